@@ -1,0 +1,36 @@
+#include "cli_support.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "diag/render.hpp"
+#include "io/output_file.hpp"
+
+namespace ppsched::cli {
+
+namespace {
+bool stderr_color() {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  return ::isatty(STDERR_FILENO) == 1;
+}
+}  // namespace
+
+void print_diagnostics(const DiagnosticSink& sink) {
+  std::string text = render_text(sink, RenderOptions{stderr_color()});
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "ppsched: error: %s\n", message.c_str());
+}
+
+void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
+  OutputFile out(path);
+  produce(out);
+  out.commit();
+}
+
+}  // namespace ppsched::cli

@@ -1,0 +1,23 @@
+// What every subcommand shares at the edge: printing diagnostics (colour only on a terminal,
+// NO_COLOR honoured) and writing an output file safely.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "diag/diagnostic.hpp"
+#include "io/byte_sink.hpp"
+
+namespace ppsched::cli {
+
+/// Prints the sink's diagnostics to standard error.
+void print_diagnostics(const DiagnosticSink& sink);
+
+/// Prints "ppsched: error: <message>" to standard error.
+void print_error(const std::string& message);
+
+/// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
+/// Throws IoError; BrokenPipe when the reader of stdout went away.
+void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce);
+
+}  // namespace ppsched::cli

@@ -1,0 +1,34 @@
+// Subcommands whose work is still to come. They are registered now so the command set is
+// stable and `--help` lists it; running one says what is missing and exits 2.
+#include <CLI/CLI.hpp>
+
+#include "cli_support.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+
+namespace ppsched::cli {
+
+void add_pending_commands(CLI::App& app, std::vector<Command>& commands) {
+  struct Pending {
+    const char* name;
+    const char* summary;
+  };
+  static constexpr Pending kPending[] = {
+      {"list", "List the schedule families ppsched can synthesize"},
+      {"validate", "Check schedules for errors a GPU run would hit (linter for CI)"},
+      {"simulate", "Simulate a schedule: iteration time, bubbles, memory, traces"},
+      {"run", "Execute a schedule on GPUs and measure it"},
+      {"tune", "Find the best schedule for a model and cluster under a memory cap"},
+  };
+  for (const Pending& p : kPending) {
+    CLI::App* sub = app.add_subcommand(p.name, std::string(p.summary) + " (not implemented yet)");
+    sub->allow_extras();
+    std::string name = p.name;
+    commands.push_back({sub, [name] {
+                          print_error("'ppsched " + name + "' is not implemented in this version");
+                          return kExitUsage;
+                        }});
+  }
+}
+
+}  // namespace ppsched::cli

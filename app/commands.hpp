@@ -1,0 +1,23 @@
+// Registration of subcommands. Each cmd_*.cpp binds its flags to an options struct and sets
+// `run`, which main calls when that subcommand was given.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace ppsched::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+void add_compile_command(CLI::App& app, std::vector<Command>& commands);
+/// Subcommands that later work fills in: registered so `--help` lists them; they exit 2.
+void add_pending_commands(CLI::App& app, std::vector<Command>& commands);
+
+}  // namespace ppsched::cli

@@ -1,0 +1,26 @@
+// Text rendering of diagnostics, the way compilers print them:
+//
+//   sched.csv:2:5: error: unknown action kind 'X' in '1X0' [action-syntax]
+//   1F0,1X0,1B0
+//       ^~~
+//   note: an action is <stage><KIND>[<microbatch>], e.g. '2F0', '1SEND_B3', '0UNSHARD'
+//
+// The location prefix is file:line:col when known, file: otherwise (plus a JSON path when
+// there is one). Colour only when asked (the caller decides: terminal and NO_COLOR).
+#pragma once
+
+#include <string>
+
+#include "diag/diagnostic.hpp"
+
+namespace ppsched {
+
+struct RenderOptions {
+  bool color = false;
+};
+
+std::string render_text(const Diagnostic& d, const RenderOptions& opt = {});
+/// Renders every diagnostic of the sink, then a line for errors that were dropped.
+std::string render_text(const DiagnosticSink& sink, const RenderOptions& opt = {});
+
+}  // namespace ppsched

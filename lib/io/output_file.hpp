@@ -1,0 +1,46 @@
+// An output file that is never left half-written.
+//
+// A regular file (or a path that does not exist yet) is written to a temporary file in the
+// same directory and renamed over the target by commit(); if commit() is never reached the
+// temporary file is removed, so the old content survives any failure. Anything else that
+// exists (a device, a FIFO, a terminal, /dev/stdout) is written in place: renaming over it
+// would replace the node itself when running as root. "-" is standard output.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "io/byte_sink.hpp"
+
+namespace ppsched {
+
+class OutputFile final : public ByteSink {
+ public:
+  /// Opens the output; throws IoError naming the path when it cannot.
+  explicit OutputFile(std::string path);
+  ~OutputFile() override;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(std::string_view bytes) override;
+  /// Flushes and puts the file in place. Throws IoError (BrokenPipe for a closed pipe).
+  void commit();
+
+  const std::string& path() const { return path_; }
+  /// True when the output is written through a temporary file and a rename.
+  bool atomic() const { return !temp_path_.empty(); }
+
+ private:
+  void flush();
+  void abort() noexcept;
+
+  std::string path_;         // as given
+  std::string target_path_;  // the file renamed over (symlinks resolved)
+  std::string temp_path_;    // empty when writing in place
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  bool committed_ = false;
+  std::string buffer_;
+};
+
+}  // namespace ppsched

@@ -1,0 +1,88 @@
+// The schedule: per-rank programs, the sub-actions of containers, placement and sizes.
+//
+// This is the whole IR that readers and synthesizers produce and that passes, checks, the
+// simulator and the GPU runner consume. It knows nothing of files, costs or output.
+// Source locations of parsed actions live beside it in a SourceMap, not inside it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/action.hpp"
+#include "ir/placement.hpp"
+
+namespace ppsched {
+
+/// Sub-actions of container actions, stored once in a flat array (CSR layout):
+/// group g is items[offsets[g] .. offsets[g+1]).
+class SubActionTable {
+ public:
+  /// Stores a group and returns its index.
+  std::uint32_t add(std::span<const Action> actions);
+  std::span<const Action> group(std::uint32_t g) const {
+    return {items_.data() + offsets_[g], items_.data() + offsets_[g + 1]};
+  }
+  std::size_t group_count() const { return offsets_.size() - 1; }
+  std::size_t action_count() const { return items_.size(); }
+
+ private:
+  std::vector<Action> items_;
+  std::vector<std::uint32_t> offsets_{0};
+};
+
+/// The ordered actions of one rank. Idle steps are kept: they matter to the CSV bytes.
+struct RankProgram {
+  std::vector<Action> actions;
+};
+
+/// A pipeline schedule. num_stages and num_microbatches are 0 when the source did not state
+/// them (a CSV file does not); stated_or_inferred_* give a usable value either way.
+struct Schedule {
+  std::vector<RankProgram> ranks;
+  SubActionTable sub_actions;
+  Placement placement;
+  std::uint32_t num_stages = 0;
+  std::uint32_t num_microbatches = 0;
+
+  std::size_t rank_count() const { return ranks.size(); }
+  /// Steps over all ranks, idle steps included.
+  std::size_t step_count() const;
+  /// Non-idle steps over all ranks (a container counts once).
+  std::size_t action_count() const;
+  /// Sub-actions of a container action.
+  std::span<const Action> subs(const Action& a) const { return sub_actions.group(a.group()); }
+};
+
+/// 1 + the largest stage index mentioned anywhere (sub-actions included); 0 if none.
+std::uint32_t infer_stage_count(const Schedule& s);
+/// 1 + the largest microbatch index mentioned anywhere; 0 if none.
+std::uint32_t infer_microbatch_count(const Schedule& s);
+
+/// PyTorch's inference when it loads a schedule: each stage goes to the first rank (in rank
+/// order, then step order) whose program mentions it. Stages never mentioned map to
+/// kUnplaced. The result's style is Explicit.
+inline constexpr std::uint32_t kUnplaced = 0xFFFFFFFF;
+Placement infer_placement(const Schedule& s);
+
+/// True when both schedules have the same programs, action for action, with containers
+/// compared by their sub-actions (group numbers may differ), and the same stated sizes
+/// and placement.
+bool same_schedule(const Schedule& a, const Schedule& b);
+
+/// Where each parsed action came from. One line per rank and one column per step, so the
+/// cost is 4 bytes per action; positions are 1-based, 0 when unknown (e.g. JSON input).
+struct SourceMap {
+  std::string file;
+  std::vector<std::uint32_t> rank_line;
+  std::vector<std::vector<std::uint32_t>> step_column;
+
+  std::uint32_t line(std::size_t rank) const { return rank < rank_line.size() ? rank_line[rank] : 0; }
+  std::uint32_t column(std::size_t rank, std::size_t step) const {
+    return rank < step_column.size() && step < step_column[rank].size() ? step_column[rank][step] : 0;
+  }
+};
+
+}  // namespace ppsched

@@ -1,0 +1,265 @@
+// Reading PyTorch's schedule CSV. fast-cpp-csv-parser's LineReader supplies lines (BOM, CRLF,
+// missing final newline, line numbers); cells are split here because rows are ragged and empty
+// cells mean something, which its CSVReader<N> cannot express.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "io/byte_sink.hpp"
+#include "io/input_file.hpp"
+#include "ir/action_text.hpp"
+#include "parse/cell_diagnostics.hpp"
+#include "parse/fccp.hpp"
+#include "parse/pytorch_csv.hpp"
+
+namespace ppsched {
+
+namespace {
+
+// A byte source that also finds the first NUL byte. LineReader hands out NUL-terminated lines,
+// so a NUL inside a line would silently cut it short; this source records where the first one
+// is (line and column), and the reader reports it when it reaches that line.
+class CheckedSource final : public io::ByteSourceBase {
+ public:
+  CheckedSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  CheckedSource(std::string_view text) : text_(text) {}
+  ~CheckedSource() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  int read(char* buffer, int size) override {
+    int n = fill(buffer, size);
+    scan(buffer, static_cast<std::size_t>(n));
+    return n;
+  }
+
+  std::uint64_t nul_line() const { return nul_line_; }
+  std::uint64_t nul_column() const { return nul_column_; }
+
+ private:
+  // LineReader treats a short read as the end of input, so fill the buffer completely.
+  int fill(char* buffer, int size) {
+    if (fd_ < 0) {
+      auto n = std::min<std::size_t>(static_cast<std::size_t>(size), text_.size());
+      std::memcpy(buffer, text_.data(), n);
+      text_.remove_prefix(n);
+      return static_cast<int>(n);
+    }
+    int got = 0;
+    while (got < size) {
+      ssize_t n = ::read(fd_, buffer + got, static_cast<std::size_t>(size - got));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(name_ + ": cannot read: " + std::strerror(errno));
+      }
+      if (n == 0) break;
+      got += static_cast<int>(n);
+    }
+    return got;
+  }
+
+  void scan(const char* p, std::size_t n) {
+    if (nul_line_ == 0) {
+      if (const void* z = std::memchr(p, 0, n)) {
+        auto at = static_cast<std::size_t>(static_cast<const char*>(z) - p);
+        std::uint64_t nl = static_cast<std::uint64_t>(std::count(p, p + at, '\n'));
+        const char* last_nl = static_cast<const char*>(memrchr(p, '\n', at));
+        nul_line_ = lines_ + nl + 1;
+        nul_column_ = last_nl ? static_cast<std::uint64_t>(p + at - last_nl)
+                              : since_newline_ + at + 1;
+      }
+    }
+    lines_ += static_cast<std::uint64_t>(std::count(p, p + n, '\n'));
+    const char* last_nl = static_cast<const char*>(memrchr(p, '\n', n));
+    since_newline_ = last_nl ? static_cast<std::uint64_t>(p + n - last_nl - 1) : since_newline_ + n;
+  }
+
+  int fd_ = -1;
+  std::string name_;
+  std::string_view text_;
+  std::uint64_t lines_ = 0, since_newline_ = 0;
+  std::uint64_t nul_line_ = 0, nul_column_ = 0;
+};
+
+class CsvScheduleReader {
+ public:
+  CsvScheduleReader(std::string name, const CsvReadOptions& opt, DiagnosticSink& sink)
+      : name_(std::move(name)), opt_(opt), sink_(sink) {
+    out_.source.file = name_;
+  }
+
+  std::optional<ParsedSchedule> run(std::unique_ptr<CheckedSource> source) {
+    CheckedSource* checked = source.get();
+    try {
+      io::LineReader lines(name_.substr(0, io::error::max_file_name_length), std::move(source));
+      while (char* raw = lines.next_line()) {
+        unsigned line_no = lines.get_file_line();
+        if (checked->nul_line() == line_no) {
+          std::string_view text(raw);  // up to the NUL
+          error_at(line_no, text, checked->nul_column() - 1, 1, "csv-syntax",
+                   "NUL byte in input: a schedule CSV is text");
+          return std::nullopt;
+        }
+        if (out_.schedule.ranks.size() == kMaxCsvRanks) {
+          error_at(line_no, raw, 0, 1, "csv-limit",
+                   "more than " + std::to_string(kMaxCsvRanks) +
+                       " rows: each row is a rank, and ppsched supports at most that many ranks");
+          return std::nullopt;
+        }
+        read_row(line_no, std::string_view(raw));
+        if (sink_.full()) break;
+      }
+    } catch (const io::error::line_length_limit_exceeded&) {
+      unsigned line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
+      Diagnostic d;
+      d.rule = "csv-limit";
+      d.loc = {name_, line_no, 0, {}};
+      d.message = "line is longer than 16 MiB, ppsched's limit for one rank's row";
+      sink_.report(std::move(d));
+      return std::nullopt;
+    }
+    if (suppressed_warnings_) {
+      Diagnostic d;
+      d.severity = Severity::Warning;
+      d.rule = "action-noncanonical";
+      d.loc = {name_, 0, 0, {}};
+      d.message = std::to_string(suppressed_warnings_) + " more non-canonical cell(s) not shown";
+      sink_.report(std::move(d));
+    }
+    if (sink_.has_errors()) return std::nullopt;
+    return std::move(out_);
+  }
+
+ private:
+  void error_at(unsigned line_no, std::string_view line, std::size_t col0, std::size_t len,
+                std::string_view rule, std::string message) {
+    Diagnostic d;
+    d.rule = std::string(rule);
+    d.loc = {name_, line_no, static_cast<std::uint32_t>(col0 + 1), {}};
+    d.message = std::move(message);
+    d.snippet = make_snippet(line, col0, len);
+    sink_.report(std::move(d));
+  }
+
+  void read_row(unsigned line_no, std::string_view line) {
+    auto& program = out_.schedule.ranks.emplace_back().actions;
+    auto& columns = out_.source.step_column.emplace_back();
+    out_.source.rank_line.push_back(line_no);
+    if (line.empty()) return;  // a blank line is a rank with no actions
+    std::size_t pos = 0;
+    for (;;) {
+      std::size_t cell_start = pos;
+      std::string_view cell;
+      std::size_t content_start = pos;  // where the cell's text starts in the line
+      std::size_t end;
+      if (line[pos] == '"') {
+        if (!read_quoted(line_no, line, pos, end)) return;
+        cell = unquoted_;
+        content_start = pos + 1;
+      } else {
+        end = line.find(',', pos);
+        if (end == std::string_view::npos) end = line.size();
+        cell = line.substr(pos, end - pos);
+      }
+      read_cell(line_no, line, cell, content_start, program);
+      columns.push_back(static_cast<std::uint32_t>(cell_start + 1));
+      if (sink_.full()) return;
+      if (end >= line.size()) return;
+      pos = end + 1;  // past the ','
+      if (pos == line.size()) {  // a trailing comma leaves an empty (idle) last cell
+        program.push_back(Action::idle());
+        columns.push_back(static_cast<std::uint32_t>(pos + 1));
+        return;
+      }
+    }
+  }
+
+  // Reads an RFC 4180 quoted cell starting at line[pos] == '"' into unquoted_; sets `end` to
+  // the position of the ',' that ends it (or line.size()).
+  bool read_quoted(unsigned line_no, std::string_view line, std::size_t pos, std::size_t& end) {
+    unquoted_.clear();
+    std::size_t i = pos + 1;
+    for (;;) {
+      if (i >= line.size()) {
+        error_at(line_no, line, pos, 1, "csv-syntax",
+                 "unterminated quoted cell (a quoted cell cannot span lines)");
+        return false;
+      }
+      if (line[i] == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          unquoted_ += '"';
+          i += 2;
+          continue;
+        }
+        ++i;
+        break;
+      }
+      unquoted_ += line[i++];
+    }
+    end = line.find(',', i);
+    if (end == std::string_view::npos) end = line.size();
+    if (end > i) {
+      // Python's csv module (non-strict) appends text after the closing quote to the cell.
+      if (!opt_.lenient) {
+        error_at(line_no, line, i, end - i, "csv-syntax",
+                 "unexpected text after the closing quote of a quoted cell");
+        return false;
+      }
+      unquoted_.append(line.substr(i, end - i));
+    }
+    return true;
+  }
+
+  void read_cell(unsigned line_no, std::string_view line, std::string_view cell,
+                 std::size_t content_start, std::vector<Action>& program) {
+    CellParse parsed = parse_action_cell(cell, opt_.lenient, out_.schedule.sub_actions);
+    if (parsed.issue) {
+      bool warning = parsed.accepted;
+      if (warning && ++warnings_ > opt_.max_warnings) {
+        ++suppressed_warnings_;
+      } else {
+        std::size_t col0 = content_start + parsed.issue->offset;
+        SourceLoc loc{name_, line_no, static_cast<std::uint32_t>(col0 + 1), {}};
+        sink_.report(cell_diagnostic(parsed, opt_.lenient, std::move(loc),
+                                     make_snippet(line, col0, parsed.issue->length)));
+      }
+    }
+    program.push_back(parsed.accepted ? parsed.action : Action::idle());
+  }
+
+  std::string name_;
+  const CsvReadOptions& opt_;
+  DiagnosticSink& sink_;
+  ParsedSchedule out_;
+  std::string unquoted_;
+  std::size_t warnings_ = 0, suppressed_warnings_ = 0;
+};
+
+}  // namespace
+
+std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const CsvReadOptions& opt,
+                                               DiagnosticSink& sink) {
+  std::string name = display_name(path);
+  try {
+    auto source = std::make_unique<CheckedSource>(open_input(path), name);
+    return CsvScheduleReader(name, opt, sink).run(std::move(source));
+  } catch (const IoError& e) {
+    Diagnostic d;
+    d.rule = "io-error";
+    d.message = e.what();
+    sink.report(std::move(d));
+    return std::nullopt;
+  }
+}
+
+std::optional<ParsedSchedule> read_pytorch_csv_text(std::string_view name, std::string_view text,
+                                                    const CsvReadOptions& opt,
+                                                    DiagnosticSink& sink) {
+  return CsvScheduleReader(std::string(name), opt, sink)
+      .run(std::make_unique<CheckedSource>(text));
+}
+
+}  // namespace ppsched
