@@ -1,0 +1,54 @@
+#include "diag/render.hpp"
+
+#include "support/catch.hpp"
+
+using namespace ppsched;
+
+TEST_CASE("a diagnostic renders as file:line:col, the line, a caret and notes") {
+  Diagnostic d;
+  d.rule = "action-syntax";
+  d.loc = {"s.csv", 2, 5, {}};
+  d.message = "unknown action kind 'X' in '1X0'";
+  d.snippet = make_snippet("1F0,1X0,1B0", 4, 3);
+  d.notes.push_back({{}, "kinds are F, B, I, W", {}});
+  CHECK(render_text(d) ==
+        "s.csv:2:5: error: unknown action kind 'X' in '1X0' [action-syntax]\n"
+        "1F0,1X0,1B0\n"
+        "    ^~~\n"
+        "note: kinds are F, B, I, W\n");
+}
+
+TEST_CASE("a JSON location shows the path; colour only when asked") {
+  Diagnostic d;
+  d.severity = Severity::Warning;
+  d.rule = "json-schema";
+  d.loc = {"s.json", 0, 0, "$.foo"};
+  d.message = "unknown key 'foo' ignored";
+  CHECK(render_text(d) == "s.json: $.foo: warning: unknown key 'foo' ignored [json-schema]\n");
+  CHECK(render_text(d, {true}).find("\x1b[") != std::string::npos);
+}
+
+TEST_CASE("snippets of long lines are windows around the caret") {
+  std::string line(5000, 'a');
+  line.replace(3000, 3, "0X1");
+  Snippet s = make_snippet(line, 3001, 1);
+  CHECK(s.text.size() <= 106);
+  CHECK(s.text.starts_with("..."));
+  CHECK(s.text.ends_with("..."));
+  CHECK(s.text.substr(s.caret, 1) == "X");
+}
+
+TEST_CASE("snippets replace control and non-ASCII bytes so the caret lines up") {
+  Snippet s = make_snippet(std::string("\xC3\xA9\x01,0X1", 7), 5, 1);
+  CHECK(s.text == "???,0X1");
+  CHECK(s.caret == 5);
+}
+
+TEST_CASE("the sink caps errors and counts what it dropped") {
+  DiagnosticSink sink(2);
+  for (int i = 0; i < 5; ++i) sink.report(Diagnostic{});
+  CHECK(sink.error_count() == 2);
+  CHECK(sink.dropped_errors() == 3);
+  CHECK(sink.full());
+  CHECK(render_text(sink).ends_with("note: 3 more error(s) not shown\n"));
+}

@@ -1,0 +1,47 @@
+#include "ir/schedule.hpp"
+
+#include "ir/action_text.hpp"
+#include "support/catch.hpp"
+
+using namespace ppsched;
+
+namespace {
+Schedule two_ranks() {
+  Schedule s;
+  s.ranks.resize(2);
+  s.ranks[0].actions = {Action::make(ActionKind::F, 0, 0), Action::idle(), Action::make(ActionKind::B, 0, 0)};
+  Action subs[] = {Action::make(ActionKind::F, 3, 4), Action::make(ActionKind::B, 1, 2)};
+  s.ranks[1].actions = {Action::container(ActionKind::OverlapFB, s.sub_actions.add(subs))};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("counts and inferred sizes look inside containers") {
+  Schedule s = two_ranks();
+  CHECK(s.step_count() == 4);
+  CHECK(s.action_count() == 3);
+  CHECK(infer_stage_count(s) == 4);
+  CHECK(infer_microbatch_count(s) == 5);
+  CHECK(action_text(s.ranks[1].actions[0], s.sub_actions) == "(3F4;1B2)OVERLAP_F_B");
+}
+
+TEST_CASE("inferred placement takes the first rank that mentions a stage") {
+  Schedule s = two_ranks();
+  Placement p = infer_placement(s);
+  CHECK(p.style == PlacementStyle::Explicit);
+  CHECK(p.stage_to_rank == std::vector<std::uint32_t>{0, 1, kUnplaced, 1});
+}
+
+TEST_CASE("same_schedule compares containers by content, not group number") {
+  Schedule a = two_ranks();
+  Schedule b;
+  b.ranks.resize(2);
+  Action unrelated[] = {Action::make(ActionKind::W, 0, 0)};
+  b.sub_actions.add(unrelated);  // shifts the group numbers
+  b.ranks[0].actions = a.ranks[0].actions;
+  Action subs[] = {Action::make(ActionKind::F, 3, 4), Action::make(ActionKind::B, 1, 2)};
+  b.ranks[1].actions = {Action::container(ActionKind::OverlapFB, b.sub_actions.add(subs))};
+  CHECK(same_schedule(a, b));
+  b.ranks[0].actions[1] = Action::make(ActionKind::W, 0, 0);
+  CHECK_FALSE(same_schedule(a, b));
+}
