@@ -1,6 +1,7 @@
 // `ppsched compile`: read a schedule and write it in the chosen format.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <string>
 
 #include "cli_support.hpp"
 #include "commands.hpp"
@@ -19,24 +20,30 @@ enum class OutputFormat { Csv, Json, Text };
 struct CompileOptions {
   std::string input;
   std::string output = "-";
-  OutputFormat format = OutputFormat::Csv;
-  ScheduleFormat input_format = ScheduleFormat::Auto;
-  LineEnding line_ending = LineEnding::Crlf;
+  std::string format = "csv";
+  std::string input_format = "auto";
+  std::string line_ending = "crlf";
   bool lenient = false;
 };
 
 int run_compile(const CompileOptions& opt) {
   DiagnosticSink sink;
-  auto parsed = read_schedule(opt.input, {opt.input_format, opt.lenient}, sink);
+  ScheduleReadOptions read_opt;
+  read_opt.format = *schedule_format_from_name(opt.input_format);
+  read_opt.lenient = opt.lenient;
+  auto parsed = read_schedule(opt.input, read_opt, sink);
   print_diagnostics(sink);
   if (!parsed) return kExitUsage;
   const Schedule& s = parsed->schedule;
+  CsvWriteOptions csv;
+  csv.line_ending = opt.line_ending == "lf" ? LineEnding::Lf : LineEnding::Crlf;
   write_output(opt.output, [&](ByteSink& out) {
-    switch (opt.format) {
-      case OutputFormat::Csv: write_pytorch_csv(s, out, {opt.line_ending}); break;
-      case OutputFormat::Json: write_json_schedule(s, out); break;
-      case OutputFormat::Text: out.write(format_pipeline_grid(s)); break;
-    }
+    if (opt.format == "json")
+      write_json_schedule(s, out);
+    else if (opt.format == "text")
+      out.write(format_pipeline_grid(s));
+    else
+      write_pytorch_csv(s, out, csv);
   });
   return kExitOk;
 }
@@ -50,23 +57,13 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
       ->required();
   sub->add_option("-o,--output", opt->output, "Where to write ('-' = stdout, the default)");
   sub->add_option("--format", opt->format, "Output format: csv (PyTorch's), json (ppsched's), text (step grid)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, OutputFormat>{{"csv", OutputFormat::Csv},
-                                              {"json", OutputFormat::Json},
-                                              {"text", OutputFormat::Text}},
-          CLI::ignore_case))
+      ->check(CLI::IsMember({"csv", "json", "text"}))
       ->option_text("csv|json|text");
   sub->add_option("--input-format", opt->input_format, "Input format (default: auto-detect)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ScheduleFormat>{{"auto", ScheduleFormat::Auto},
-                                                {"csv", ScheduleFormat::Csv},
-                                                {"json", ScheduleFormat::Json}},
-          CLI::ignore_case))
+      ->check(CLI::IsMember({"auto", "csv", "json"}))
       ->option_text("auto|csv|json");
   sub->add_option("--line-ending", opt->line_ending, "CSV line ending (PyTorch writes crlf)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, LineEnding>{{"crlf", LineEnding::Crlf}, {"lf", LineEnding::Lf}},
-          CLI::ignore_case))
+      ->check(CLI::IsMember({"crlf", "lf"}))
       ->option_text("crlf|lf");
   sub->add_flag("--lenient", opt->lenient,
                 "Accept every cell PyTorch's parser accepts (e.g. '0F0x', '00F1'), with a warning");

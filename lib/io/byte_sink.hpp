@@ -24,10 +24,17 @@ class StringSink final : public ByteSink {
   std::string& out_;
 };
 
-/// A file could not be read or written; what() names the file and the reason.
+/// A file could not be read or written. what() is "<path>: <reason>"; path() and reason()
+/// give the parts, so a diagnostic can put the path where a location goes.
 class IoError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  IoError(std::string path, std::string reason)
+      : std::runtime_error(path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}
+  const std::string& path() const { return path_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_, reason_;
 };
 
 /// Writing to a pipe whose reader has gone (`ppsched ... | head -1`): not an error to report.

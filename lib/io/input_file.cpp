@@ -15,11 +15,11 @@ std::string display_name(const std::string& path) { return path == "-" ? "<stdin
 
 int open_input(const std::string& path) {
   int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError(display_name(path) + ": cannot open: " + std::strerror(errno));
+  if (fd < 0) throw IoError(display_name(path), std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
-    throw IoError(display_name(path) + ": cannot read: it is a directory");
+    throw IoError(display_name(path), "cannot read: it is a directory");
   }
   return fd;
 }
@@ -34,13 +34,13 @@ std::string read_whole_input(const std::string& path, std::size_t max_bytes) {
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      throw IoError(display_name(path) + ": cannot read: " + std::strerror(err));
+      throw IoError(display_name(path), std::string("cannot read: ") + std::strerror(err));
     }
     if (n == 0) break;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
       ::close(fd);
-      throw IoError(display_name(path) + ": input is larger than " + std::to_string(max_bytes) +
-                    " bytes");
+      throw IoError(display_name(path),
+                    "input is larger than " + std::to_string(max_bytes) + " bytes");
     }
     out.append(buf, static_cast<std::size_t>(n));
   }

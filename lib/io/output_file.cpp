@@ -16,9 +16,9 @@ namespace {
 constexpr std::size_t kBufferBytes = 1 << 20;
 
 [[noreturn]] void fail(const std::string& path, const char* what, int err) {
-  std::string msg = path + ": cannot " + what + ": " + std::strerror(err);
-  if (err == EPIPE) throw BrokenPipe(msg);
-  throw IoError(msg);
+  std::string reason = std::string("cannot ") + what + ": " + std::strerror(err);
+  if (err == EPIPE) throw BrokenPipe(path, reason);
+  throw IoError(path, reason);
 }
 
 bool is_special_tree(const std::string& p) {

@@ -7,6 +7,7 @@
 #include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/cell_diagnostics.hpp"
+#include "parse/io_diagnostic.hpp"
 
 namespace ppsched {
 
@@ -251,10 +252,7 @@ std::optional<ParsedSchedule> read_json_schedule(const std::string& path, const 
   try {
     text = read_whole_input(path);
   } catch (const IoError& e) {
-    Diagnostic d;
-    d.rule = "io-error";
-    d.message = e.what();
-    sink.report(std::move(d));
+    sink.report(io_diagnostic(e));
     return std::nullopt;
   }
   return read_json_schedule_text(display_name(path), text, opt, sink);

@@ -12,6 +12,7 @@
 #include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/cell_diagnostics.hpp"
+#include "parse/io_diagnostic.hpp"
 #include "parse/fccp.hpp"
 #include "parse/pytorch_csv.hpp"
 
@@ -53,7 +54,7 @@ class CheckedSource final : public io::ByteSourceBase {
       ssize_t n = ::read(fd_, buffer + got, static_cast<std::size_t>(size - got));
       if (n < 0) {
         if (errno == EINTR) continue;
-        throw IoError(name_ + ": cannot read: " + std::strerror(errno));
+        throw IoError(name_, std::string("cannot read: ") + std::strerror(errno));
       }
       if (n == 0) break;
       got += static_cast<int>(n);
@@ -247,10 +248,7 @@ std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const Cs
     auto source = std::make_unique<CheckedSource>(open_input(path), name);
     return CsvScheduleReader(name, opt, sink).run(std::move(source));
   } catch (const IoError& e) {
-    Diagnostic d;
-    d.rule = "io-error";
-    d.message = e.what();
-    sink.report(std::move(d));
+    sink.report(io_diagnostic(e));
     return std::nullopt;
   }
 }

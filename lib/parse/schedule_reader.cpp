@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "io/input_file.hpp"
+#include "parse/io_diagnostic.hpp"
 
 namespace ppsched {
 
@@ -34,13 +35,6 @@ std::string peek(const std::string& path) {
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
-void report_io(DiagnosticSink& sink, const IoError& e) {
-  Diagnostic d;
-  d.rule = "io-error";
-  d.message = e.what();
-  sink.report(std::move(d));
-}
-
 }  // namespace
 
 std::optional<ParsedSchedule> read_schedule(const std::string& path, const ScheduleReadOptions& opt,
@@ -63,7 +57,7 @@ std::optional<ParsedSchedule> read_schedule(const std::string& path, const Sched
       is_json = path.ends_with(".json") || looks_like_json(peek(path));
     return is_json ? read_json_schedule(path, js, sink) : read_pytorch_csv(path, csv, sink);
   } catch (const IoError& e) {
-    report_io(sink, e);
+    sink.report(io_diagnostic(e));
     return std::nullopt;
   }
 }

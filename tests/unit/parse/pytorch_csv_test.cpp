@@ -218,5 +218,6 @@ TEST_CASE("read_pytorch_csv reports an unreadable file as an io-error") {
   CHECK_FALSE(read_pytorch_csv("/nonexistent/s.csv", {}, sink));
   REQUIRE(sink.error_count() == 1);
   CHECK(sink.diagnostics()[0].rule == "io-error");
-  CHECK(sink.diagnostics()[0].message == "/nonexistent/s.csv: cannot open: No such file or directory");
+  CHECK(render_text(sink.diagnostics()[0]) ==
+        "/nonexistent/s.csv: error: cannot open: No such file or directory [io-error]\n");
 }
