@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "diag/render.hpp"
 #include "io/output_file.hpp"
@@ -14,6 +15,8 @@ namespace {
 bool stderr_color() {
   const char* no_color = std::getenv("NO_COLOR");
   if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::string_view(term) == "dumb") return false;
   return ::isatty(STDERR_FILENO) == 1;
 }
 }  // namespace

@@ -1,19 +1,24 @@
 // ppsched: the driver. Parses the command line, runs one subcommand, and maps every failure
 // to a documented exit code. All real work is in lib/.
+#include <algorithm>
 #include <csignal>
+#include <string_view>
 #include <exception>
 
 #include <CLI/CLI.hpp>
 
 #include "cli_support.hpp"
 #include "commands.hpp"
+#include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/byte_sink.hpp"
+#include "io/output_file.hpp"
 
 int main(int argc, char** argv) {
   using namespace ppsched::cli;
   // A closed stdout pipe must surface as EPIPE (ended quietly), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
+  ppsched::install_output_signal_handlers();
 
   CLI::App app{"ppsched: compile, validate and simulate pipeline-parallel training schedules",
                "ppsched"};
@@ -26,6 +31,18 @@ int main(int argc, char** argv) {
   add_compile_command(app, commands);
   add_pending_commands(app, commands);
 
+  // CLI11 answers an unknown command with "A subcommand is required"; name it and suggest.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string_view> names;
+    for (const auto& c : commands) names.push_back(c.app->get_name());
+    std::string_view word = argv[1];
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      std::string msg = "unknown command '" + std::string(word) + "'";
+      if (auto near = ppsched::closest_match(word, names)) msg += "; did you mean '" + *near + "'?";
+      print_error(msg + " (see ppsched --help)");
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -23,10 +23,6 @@ void append_loc(std::string& out, const SourceLoc& loc) {
     if (loc.column) out += fmt::format(":{}", loc.column);
   }
   out += ": ";
-  if (!loc.path.empty()) {
-    out += loc.path;
-    out += ": ";
-  }
 }
 
 void append_snippet(std::string& out, const Snippet& s, bool color) {
@@ -51,6 +47,10 @@ void append_head(std::string& out, Severity sev, const SourceLoc& loc, const std
   out += ':';
   if (color) out += "\x1b[0m\x1b[1m";
   out += ' ';
+  if (!loc.path.empty()) {
+    out += loc.path;
+    out += ": ";
+  }
   out += msg;
   if (!rule.empty()) out += fmt::format(" [{}]", rule);
   if (color) out += "\x1b[0m";

@@ -5,8 +5,9 @@
 //       ^~~
 //   note: an action is <stage><KIND>[<microbatch>], e.g. '2F0', '1SEND_B3', '0UNSHARD'
 //
-// The location prefix is file:line:col when known, file: otherwise (plus a JSON path when
-// there is one). Colour only when asked (the caller decides: terminal and NO_COLOR).
+// The location prefix is file:line:col when known, file: otherwise; a JSON path, when there
+// is one, starts the message ("s.json:4:7: error: $.programs[1][0]: ..."), so problem
+// matchers that expect "file:line:col: error: message" read every line. Colour only when asked (the caller decides: terminal and NO_COLOR).
 #pragma once
 
 #include <string>

@@ -1,9 +1,11 @@
 #include "io/output_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -43,22 +45,55 @@ mode_t default_mode() {
   return 0666 & ~mask;
 }
 
+// The descriptor a path names directly, for the names shells and users write for them.
+int named_descriptor(const std::string& p) {
+  if (p == "-" || p == "/dev/stdout" || p == "/dev/fd/1" || p == "/proc/self/fd/1") return STDOUT_FILENO;
+  if (p == "/dev/stderr" || p == "/dev/fd/2" || p == "/proc/self/fd/2") return STDERR_FILENO;
+  return -1;
+}
+
+// Temporary file of the output being written, for the signal handler: one output is written
+// at a time, and unlink() is async-signal-safe.
+char g_pending_temp[PATH_MAX];
+
+void remember_temp(const std::string& p) {
+  std::size_t n = std::min(p.size(), sizeof g_pending_temp - 1);
+  std::memcpy(g_pending_temp, p.data(), n);
+  g_pending_temp[n] = '\0';
+}
+
+extern "C" void remove_temp_and_exit(int sig) {
+  if (g_pending_temp[0] != '\0') ::unlink(g_pending_temp);
+  _exit(128 + sig);
+}
+
 }  // namespace
+
+void install_output_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = remove_temp_and_exit;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) ::sigaction(sig, &sa, nullptr);
+}
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   buffer_.reserve(kBufferBytes);
-  if (path_ == "-") {
-    fd_ = STDOUT_FILENO;
+  if (int fd = named_descriptor(path_); fd >= 0) {
+    // Standard output or error, whatever it is connected to: writing through the descriptor
+    // keeps the shell's redirection (and its file offset) intact.
+    fd_ = fd;
     return;
   }
   struct stat lst {};
   bool exists = ::lstat(path_.c_str(), &lst) == 0;
-  bool atomic = !exists || S_ISREG(lst.st_mode);
+  // Anything reached through /dev or /proc is a node or a descriptor: never rename over it.
+  bool atomic = !is_special_tree(path_) && (!exists || S_ISREG(lst.st_mode) || S_ISLNK(lst.st_mode));
   target_path_ = path_;
   mode_t mode = exists ? (lst.st_mode & 07777) : default_mode();
-  if (exists && S_ISLNK(lst.st_mode)) {
-    // Follow the link to a regular file and replace that file, keeping the link. A link into
-    // /dev or /proc (/dev/stdout -> /proc/self/fd/1) is written in place.
+  if (atomic && exists && S_ISLNK(lst.st_mode)) {
+    // Follow the link to a regular file and replace that file, keeping the link. A link that
+    // leads to anything else, or through /dev or /proc, is written in place.
+    atomic = false;
     struct stat st {};
     char resolved[PATH_MAX];
     if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
@@ -69,7 +104,8 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     }
   }
   if (!atomic) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    // O_APPEND: a descriptor path such as /dev/fd/3 may lead to a file the shell opened.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd_ < 0) fail(path_, "open for writing", errno);
     owns_fd_ = true;
     return;
@@ -79,6 +115,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   if (fd_ < 0) fail(path_, "create a temporary file beside it", errno);
   owns_fd_ = true;
   temp_path_ = tmpl;
+  remember_temp(temp_path_);
   if (::fchmod(fd_, mode) != 0) {
     int err = errno;
     abort();
@@ -96,6 +133,7 @@ void OutputFile::abort() noexcept {
   owns_fd_ = false;
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   temp_path_.clear();
+  g_pending_temp[0] = '\0';
 }
 
 void OutputFile::write(std::string_view bytes) {
@@ -134,6 +172,7 @@ void OutputFile::commit() {
   if (!temp_path_.empty()) {
     if (::rename(temp_path_.c_str(), target_path_.c_str()) != 0) fail(path_, "replace", errno);
     temp_path_.clear();
+    g_pending_temp[0] = '\0';
   }
   committed_ = true;
 }

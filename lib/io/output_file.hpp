@@ -4,7 +4,11 @@
 // same directory and renamed over the target by commit(); if commit() is never reached the
 // temporary file is removed, so the old content survives any failure. Anything else that
 // exists (a device, a FIFO, a terminal, /dev/stdout) is written in place: renaming over it
-// would replace the node itself when running as root. "-" is standard output.
+// would replace the node itself when running as root. "-" and /dev/stdout are standard output
+// (written through descriptor 1, so a shell redirection and its offset are kept).
+//
+// SIGINT, SIGTERM, SIGHUP and SIGXFSZ during a write: install_output_signal_handlers() makes
+// them remove the temporary file and exit with 128 + the signal number (130 for Ctrl-C).
 #pragma once
 
 #include <string>
@@ -13,6 +17,9 @@
 #include "io/byte_sink.hpp"
 
 namespace ppsched {
+
+/// Installs the handlers described above; call once at program start.
+void install_output_signal_handlers();
 
 class OutputFile final : public ByteSink {
  public:

@@ -1,5 +1,6 @@
 #include "ir/action_text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -197,7 +198,9 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
   }
   if (r < text.size()) {
     std::string_view rest = text.substr(r);
-    if (kind == ActionKind::B && r == q && rest.starts_with("W"))
+    bool old_bw_spelling = kind == ActionKind::B && r == q && rest.size() >= 1 && rest[0] == 'W' &&
+                           std::all_of(rest.begin() + 1, rest.end(), is_digit);
+    if (old_bw_spelling)
       slot.accepts(base + q, rest.size(),
                    quoted(text) + " is the old spelling of a full backward; write " +
                        quoted(std::string(text.substr(0, q)) + std::string(rest.substr(1))));

@@ -45,8 +45,17 @@ Diagnostic cell_diagnostic(const CellParse& parsed, bool lenient, SourceLoc loc,
     d.message += "; read as " + reading + ", as PyTorch does";
   } else {
     d.severity = Severity::Error;
-    d.notes.push_back({{}, "PyTorch reads this cell as " + reading +
-                               "; write it that way, or pass --lenient to accept it", {}});
+    // PyTorch's reading is worth copying only when it is itself a canonical action.
+    SubActionTable scratch;
+    bool reading_is_canonical =
+        parsed.pytorch_reading.empty() || parse_action(parsed.pytorch_reading, scratch).has_value();
+    if (reading_is_canonical)
+      d.notes.push_back({{}, "PyTorch reads this cell as " + reading +
+                                 "; write it that way, or pass --lenient to accept it", {}});
+    else
+      d.notes.push_back({{}, "PyTorch reads this cell as " + reading +
+                                 ", which is not a valid action either; pass --lenient to "
+                                 "accept it as PyTorch does", {}});
   }
   return d;
 }

@@ -8,6 +8,7 @@
 #include "ir/action_text.hpp"
 #include "parse/cell_diagnostics.hpp"
 #include "parse/io_diagnostic.hpp"
+#include "parse/json_locate.hpp"
 
 namespace ppsched {
 
@@ -43,6 +44,7 @@ class JsonScheduleReader {
       : name_(std::move(name)), opt_(opt), sink_(sink) {}
 
   std::optional<ParsedSchedule> run(std::string_view text) {
+    text_ = text;
     json doc;
     try {
       doc = json::parse(text.begin(), text.end());
@@ -66,11 +68,23 @@ class JsonScheduleReader {
   }
 
  private:
+  // Where the value at `path` starts: line, column and a snippet of its line.
+  void locate(Diagnostic& d, std::size_t caret_in_value = 0, std::size_t length = 1) {
+    auto at = locate_json_path(text_, d.loc.path);
+    if (!at) return;
+    std::size_t offset = *at + caret_in_value;
+    auto [line, col] = line_col(text_, offset);
+    d.loc.line = line;
+    d.loc.column = col;
+    d.snippet = make_snippet(line_at(text_, offset), col - 1, length);
+  }
+
   void error(std::string path, std::string message) {
     Diagnostic d;
     d.rule = "json-schema";
     d.loc = {name_, 0, 0, std::move(path)};
     d.message = std::move(message);
+    locate(d);
     sink_.report(std::move(d));
   }
 
@@ -100,6 +114,7 @@ class JsonScheduleReader {
         d.rule = "json-schema";
         d.loc = {name_, 0, 0, "$." + it.key()};
         d.message = "unknown key '" + it.key() + "' ignored";
+        locate(d);
         sink_.report(std::move(d));
       }
     auto version = doc.find("schema_version");
@@ -130,12 +145,12 @@ class JsonScheduleReader {
     Schedule& s = out_.schedule;
     auto ranks = count(doc, "ranks", kMaxCsvRanks);
     if (ranks && *ranks != programs->size()) {
-      error("$.ranks", fmt::format("'ranks' is {} but 'programs' has {} rows", *ranks,
+      error("$.ranks", fmt::format("'ranks' is {} but 'programs' has {} row(s)", *ranks,
                                    programs->size()));
       return false;
     }
     s.num_stages = count(doc, "stages", Action::kMaxStage + 1u).value_or(0);
-    s.num_microbatches = count(doc, "microbatches", Action::kMaxMicrobatch).value_or(0);
+    s.num_microbatches = count(doc, "microbatches", Action::kMaxMicrobatch + 1u).value_or(0);
     if (sink_.has_errors()) return false;
 
     out_.source.file = name_;
@@ -161,10 +176,15 @@ class JsonScheduleReader {
         }
         const auto& text = cell.get_ref<const std::string&>();
         CellParse parsed = parse_action_cell(text, opt_.lenient, s.sub_actions);
-        if (parsed.issue)
-          sink_.report(cell_diagnostic(parsed, opt_.lenient, {name_, 0, 0, path},
-                                       make_snippet(text, parsed.issue->offset,
-                                                    parsed.issue->length)));
+        if (parsed.issue) {
+          Diagnostic d = cell_diagnostic(parsed, opt_.lenient, {name_, 0, 0, path}, {});
+          // The caret goes on the problem inside the string: +1 for the opening quote (the
+          // action text never needs escapes before the problem).
+          locate(d, parsed.issue->offset + 1, parsed.issue->length);
+          if (d.snippet.text.empty())
+            d.snippet = make_snippet(text, parsed.issue->offset, parsed.issue->length);
+          sink_.report(std::move(d));
+        }
         program.push_back(parsed.accepted ? parsed.action : Action::idle());
         if (sink_.full()) return false;
       }
@@ -196,7 +216,8 @@ class JsonScheduleReader {
         const json& r = (*map)[i];
         if (!r.is_number_unsigned() || r.get<std::uint64_t>() >= ranks) {
           error(fmt::format("$.placement.stage_to_rank[{}]", i),
-                fmt::format("a rank from 0 to {} expected, got {}", ranks ? ranks - 1 : 0, r.dump()));
+                ranks ? fmt::format("a rank from 0 to {} expected, got {}", ranks - 1, r.dump())
+                      : std::string("a placement needs at least one rank in 'programs'"));
           return false;
         }
         stage_to_rank.push_back(static_cast<std::uint32_t>(r.get<std::uint64_t>()));
@@ -206,6 +227,11 @@ class JsonScheduleReader {
                                                        stage_to_rank.size(), s.num_stages));
         return false;
       }
+      if (stage_to_rank.size() > Action::kMaxStage + 1u) {
+        error("$.placement.stage_to_rank", "more stages than ppsched's limit of 65535");
+        return false;
+      }
+      if (s.num_stages == 0) s.num_stages = static_cast<std::uint32_t>(stage_to_rank.size());
       s.placement = Placement::explicit_map(std::move(stage_to_rank));
       return true;
     }
@@ -233,6 +259,7 @@ class JsonScheduleReader {
   }
 
   std::string name_;
+  std::string_view text_;
   const JsonReadOptions& opt_;
   DiagnosticSink& sink_;
   ParsedSchedule out_;

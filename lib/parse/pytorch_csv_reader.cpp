@@ -111,13 +111,20 @@ class CsvScheduleReader {
           return std::nullopt;
         }
         read_row(line_no, std::string_view(raw));
-        if (sink_.full()) break;
+        if (sink_.full()) {
+          Diagnostic d;
+          d.severity = Severity::Note;
+          d.loc = {name_, line_no, 0, {}};
+          d.message = "too many errors; stopped reading here";
+          sink_.report(std::move(d));
+          break;
+        }
       }
     } catch (const io::error::line_length_limit_exceeded&) {
       unsigned line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
       Diagnostic d;
       d.rule = "csv-limit";
-      d.loc = {name_, line_no, 0, {}};
+      d.loc = {name_, line_no, 1, {}};
       d.message = "line is longer than 16 MiB, ppsched's limit for one rank's row";
       sink_.report(std::move(d));
       return std::nullopt;

@@ -23,7 +23,11 @@ std::string format_pipeline_grid(const Schedule& s, std::optional<std::size_t> e
       width[r] = std::max(width[r], cells[r].back().size());
     }
     // PyTorch zips the step labels into the width computation of the first `steps` columns.
-    if (r < steps) width[r] = std::max(width[r], label_len);
+    // Beyond those it raises IndexError; ppsched widens them to their header instead.
+    if (r < steps)
+      width[r] = std::max(width[r], label_len);
+    else
+      width[r] = std::max(width[r], 5 + std::to_string(r).size());
   }
   auto pad = [](std::string& out, std::string_view text, std::size_t w) {
     out += text;

@@ -7,7 +7,8 @@
 //
 // Quirks kept for byte equality: a column is as wide as its widest action or as the step
 // label ("Step 00"), never as its "Rank i" header, and rows keep their trailing spaces.
-// Where PyTorch raises (no steps, more ranks than steps) this prints a sensible grid instead.
+// Where PyTorch raises (no steps: empty output; more ranks than steps: the extra columns are as
+// wide as their header) this prints a sensible grid instead.
 #pragma once
 
 #include <cstddef>

@@ -24,7 +24,7 @@ TEST_CASE("a JSON location shows the path; colour only when asked") {
   d.rule = "json-schema";
   d.loc = {"s.json", 0, 0, "$.foo"};
   d.message = "unknown key 'foo' ignored";
-  CHECK(render_text(d) == "s.json: $.foo: warning: unknown key 'foo' ignored [json-schema]\n");
+  CHECK(render_text(d) == "s.json: warning: $.foo: unknown key 'foo' ignored [json-schema]\n");
   CHECK(render_text(d, {true}).find("\x1b[") != std::string::npos);
 }
 

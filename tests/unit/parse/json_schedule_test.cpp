@@ -67,28 +67,30 @@ TEST_CASE("errors: JSON problems name the place") {
         "s.json:2:26: error: invalid JSON: syntax error while parsing array - unexpected string "
         "literal; expected ']' [json-syntax]\n \"programs\": [[\"0F0\" \"1F0\"]]}\n                         ^\n");
   CHECK(first_error("[]") ==
-        "s.json: $: error: a schedule must be a JSON object, got array [json-schema]\n");
+        "s.json:1:1: error: $: a schedule must be a JSON object, got array [json-schema]\n[]\n^\n");
   CHECK(first_error(R"({"programs":[]})") ==
-        "s.json: $.schema_version: error: missing or non-integer 'schema_version' (this ppsched "
+        "s.json: error: $.schema_version: missing or non-integer 'schema_version' (this ppsched "
         "reads version 1) [json-schema]\n");
   CHECK(first_error(R"({"schema_version":2,"programs":[]})") ==
-        "s.json: $.schema_version: error: unsupported schema_version 2 (this ppsched reads "
-        "version 1) [json-schema]\n");
+        "s.json:1:19: error: $.schema_version: unsupported schema_version 2 (this ppsched reads "
+        "version 1) [json-schema]\n{\"schema_version\":2,\"programs\":[]}\n                  ^\n");
   CHECK(first_error(R"({"schema_version":1})") ==
-        "s.json: $.programs: error: missing 'programs': an array with one array of actions per "
+        "s.json: error: $.programs: missing 'programs': an array with one array of actions per "
         "rank [json-schema]\n");
-  CHECK(first_error(R"({"schema_version":1,"ranks":3,"programs":[[]]})") ==
-        "s.json: $.ranks: error: 'ranks' is 3 but 'programs' has 1 rows [json-schema]\n");
-  CHECK(first_error(R"({"schema_version":1,"programs":[["0F0", 7]]})") ==
-        "s.json: $.programs[0][1]: error: an action must be a string such as \"0F0\", or null for "
-        "an idle step [json-schema]\n");
+  CHECK(first_error(R"({"schema_version":1,"ranks":3,"programs":[[]]})").starts_with(
+        "s.json:1:29: error: $.ranks: 'ranks' is 3 but 'programs' has 1 row(s) [json-schema]\n"));
+  CHECK(first_error(R"({"schema_version":1,"programs":[["0F0", 7]]})").starts_with(
+        "s.json:1:41: error: $.programs[0][1]: an action must be a string such as \"0F0\", or "
+        "null for an idle step [json-schema]\n"));
+  // The caret is on the bad character inside the string, not on its quote.
   CHECK(first_error(R"({"schema_version":1,"programs":[["0F0"],["1Q0"]]})").starts_with(
-      "s.json: $.programs[1][0]: error: unknown action kind 'Q' in '1Q0' [action-syntax]\n1Q0\n ^\n"));
-  CHECK(first_error(R"({"schema_version":1,"stages":3,"placement":{"style":"v"},"programs":[[],[]]})") ==
-        "s.json: $.placement: error: a 'v' placement needs stages (3) to be a multiple of ranks "
-        "(2) [json-schema]\n");
-  CHECK(first_error(R"({"schema_version":1,"stages":-1,"programs":[]})") ==
-        "s.json: $.stages: error: 'stages' must be an integer from 0 to 65535, got -1 [json-schema]\n");
+        "s.json:1:44: error: $.programs[1][0]: unknown action kind 'Q' in '1Q0' [action-syntax]\n"
+        "{\"schema_version\":1,\"programs\":[[\"0F0\"],[\"1Q0\"]]}\n" + std::string(43, ' ') + "^\n"));
+  CHECK(first_error(R"({"schema_version":1,"stages":3,"placement":{"style":"v"},"programs":[[],[]]})")
+            .starts_with("s.json:1:44: error: $.placement: a 'v' placement needs stages (3) to be a "
+                         "multiple of ranks (2) [json-schema]\n"));
+  CHECK(first_error(R"({"schema_version":1,"stages":-1,"programs":[]})").starts_with(
+        "s.json:1:30: error: $.stages: 'stages' must be an integer from 0 to 65535, got -1 [json-schema]\n"));
 }
 
 TEST_CASE("unknown keys are warnings, not errors") {

@@ -136,18 +136,21 @@ TEST_CASE("errors: each malformed cell or line with its exact message and caret"
       {"0BW0\n",
        "s.csv:1:3: error: '0BW0' is the old spelling of a full backward; write '0B0' "
        "[action-noncanonical]\n0BW0\n  ^~\n"
-       "note: PyTorch reads this cell as '0B'; write it that way, or pass --lenient to accept it\n"},
+       "note: PyTorch reads this cell as '0B', which is not a valid action either; pass --lenient "
+       "to accept it as PyTorch does\n"},
       {"0UNSHARD3\n",
        "s.csv:1:9: error: UNSHARD takes no microbatch index: '0UNSHARD3' [action-noncanonical]\n"
        "0UNSHARD3\n        ^\n"
-       "note: PyTorch reads this cell as '0UNSHARD3'; write it that way, or pass --lenient to accept it\n"},
+       "note: PyTorch reads this cell as '0UNSHARD3', which is not a valid action either; pass --lenient "
+       "to accept it as PyTorch does\n"},
       {"2W\n",
        "s.csv:1:2: error: '2W' has no microbatch index; W needs one, e.g. '2W0' [action-noncanonical]\n"
-       "2W\n ^\nnote: PyTorch reads this cell as '2W'; write it that way, or pass --lenient to accept it\n"},
+       "2W\n ^\n" "note: PyTorch reads this cell as '2W', which is not a valid action either; pass --lenient "
+       "to accept it as PyTorch does\n"},
       {"()OVERLAP_F_B\n",
        "s.csv:1:1: error: container '()OVERLAP_F_B' has no sub-actions [action-noncanonical]\n"
-       "()OVERLAP_F_B\n^~~~~~~~~~~~~\nnote: PyTorch reads this cell as '-1OVERLAP_F_B'; write it "
-       "that way, or pass --lenient to accept it\n"},
+       "()OVERLAP_F_B\n^~~~~~~~~~~~~\n" "note: PyTorch reads this cell as '-1OVERLAP_F_B', which is not a valid action either; pass --lenient "
+       "to accept it as PyTorch does\n"},
       {"0F99999999999\n",
        "s.csv:1:3: error: microbatch index 99999999999 is beyond ppsched's limit of 4294967294 "
        "[action-limit]\n0F99999999999\n  ^~~~~~~~~~~\n" + std::string(kGrammarNote)},
@@ -173,7 +176,7 @@ TEST_CASE("errors: a NUL byte is reported at its line and column") {
 TEST_CASE("errors: a line longer than 16 MiB is refused, not read") {
   std::string text = "0F0\n" + std::string((16u << 20) + 10, 'F') + "\n";
   CHECK(first_error(text) ==
-        "s.csv:2: error: line is longer than 16 MiB, ppsched's limit for one rank's row [csv-limit]\n");
+        "s.csv:2:1: error: line is longer than 16 MiB, ppsched's limit for one rank's row [csv-limit]\n");
 }
 
 TEST_CASE("errors: more rows than the rank limit") {
@@ -181,12 +184,18 @@ TEST_CASE("errors: more rows than the rank limit") {
   CHECK(first_error(text).starts_with("s.csv:65537:1: error: more than 65536 rows"));
 }
 
-TEST_CASE("errors: every bad cell is reported, up to the sink's cap") {
+TEST_CASE("errors: every bad cell is reported, up to the sink's cap, and the stop is said") {
   DiagnosticSink sink(3);
-  std::string text = "0X0,0X1,0X2,0X3,0X4\n";
+  std::string text = "0X0,0X1,0X2,0X3,0X4\n0X5\n";
   CHECK_FALSE(read_pytorch_csv_text("s.csv", text, {}, sink));
   CHECK(sink.error_count() == 3);
   CHECK(sink.diagnostics()[2].loc.column == 10);  // the X of the third cell
+  REQUIRE(sink.diagnostics().size() == 4);
+  CHECK(render_text(sink.diagnostics()[3]) == "s.csv:1: note: too many errors; stopped reading here\n");
+}
+
+TEST_CASE("errors: a 'BW' that is not the old spelling is ordinary trailing text") {
+  CHECK(first_error("1BWD0\n").starts_with("s.csv:1:3: error: unexpected 'WD0' after action '1B'"));
 }
 
 TEST_CASE("random bytes never crash or hang the reader") {

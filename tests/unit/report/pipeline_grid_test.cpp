@@ -40,5 +40,5 @@ TEST_CASE("no steps gives an empty grid instead of PyTorch's IndexError") {
 TEST_CASE("more ranks than steps still prints every column") {
   CHECK(format_pipeline_grid(read("0F0\n1F0\n2F0\n")) ==
         "        Rank 0 Rank 1 Rank 2\n"
-        "Step 0: 0F0    1F0 2F0\n");
+        "Step 0: 0F0    1F0    2F0   \n");
 }
