@@ -231,8 +231,48 @@ std::pair<std::size_t, std::size_t> strip_range(std::string_view s) {
 
 }  // namespace
 
+bool parse_canonical_plain(std::string_view cell, Action& out) {
+  const char* p = cell.data();
+  const char* end = p + cell.size();
+  if (p == end) {
+    out = Action::idle();
+    return true;
+  }
+  // Stage: digits without a leading zero, at most 5 of them (65534 at most).
+  if (!is_digit(*p) || (*p == '0' && p + 1 < end && is_digit(p[1]))) return false;
+  std::uint32_t stage = 0;
+  const char* digits_end = p;
+  while (digits_end < end && is_digit(*digits_end) && digits_end - p < 6)
+    stage = stage * 10 + static_cast<std::uint32_t>(*digits_end++ - '0');
+  if (digits_end - p > 5 || stage > Action::kMaxStage) return false;
+  p = digits_end;
+  auto [kind, klen] = match_kind(std::string_view(p, static_cast<std::size_t>(end - p)));
+  if (klen == 0) return false;
+  p += klen;
+  if (!takes_microbatch(kind)) {
+    if (p != end) return false;
+    out = Action::make(kind, static_cast<std::uint16_t>(stage));
+    return true;
+  }
+  // Microbatch: 1 to 10 digits, no leading zero, at most kMaxMicrobatch, then the end.
+  if (p == end || !is_digit(*p) || (*p == '0' && p + 1 < end)) return false;
+  if (end - p > 10) return false;
+  std::uint64_t mb = 0;
+  for (; p < end; ++p) {
+    if (!is_digit(*p)) return false;
+    mb = mb * 10 + static_cast<std::uint64_t>(*p - '0');
+  }
+  if (mb > Action::kMaxMicrobatch) return false;
+  out = Action::make(kind, static_cast<std::uint16_t>(stage), static_cast<std::uint32_t>(mb));
+  return true;
+}
+
 CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable& subs) {
   CellParse out;
+  if (parse_canonical_plain(cell, out.action)) {
+    out.accepted = true;
+    return out;
+  }
   IssueSlot slot;
   auto [b, e] = strip_range(cell);
   std::string_view text = cell.substr(b, e - b);

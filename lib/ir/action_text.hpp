@@ -48,6 +48,11 @@ struct CellParse {
   std::string pytorch_reading;    ///< for a PytorchAccepts issue: PyTorch's reading, in canonical text
 };
 
+/// The fast path: true when `cell` is exactly a canonical plain action (or empty: an idle step),
+/// stored in `out`. Anything else (containers, non-canonical text, errors) returns false and
+/// goes through parse_action_cell for the full answer.
+bool parse_canonical_plain(std::string_view cell, Action& out);
+
 /// Parses one cell (already unquoted). On acceptance, a container's sub-actions are added to
 /// `subs`; nothing is added otherwise. No heap allocation on the canonical path.
 CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable& subs);

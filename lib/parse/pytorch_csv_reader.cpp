@@ -223,6 +223,11 @@ class CsvScheduleReader {
 
   void read_cell(unsigned line_no, std::string_view line, std::string_view cell,
                  std::size_t content_start, std::vector<Action>& program) {
+    Action fast;
+    if (parse_canonical_plain(cell, fast)) {  // nearly every cell of a real file
+      program.push_back(fast);
+      return;
+    }
     CellParse parsed = parse_action_cell(cell, opt_.lenient, out_.schedule.sub_actions);
     if (parsed.issue) {
       bool warning = parsed.accepted;
