@@ -1,0 +1,112 @@
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "diag/suggest.hpp"
+#include "synth/families.hpp"
+
+namespace ppsched {
+
+namespace {
+
+// Bubble formulas are per stage, from the papers that introduced each schedule; T_B is a full
+// backward (T_I + T_W), v the stages per rank.
+constexpr std::array<Family, 9> kFamilies = {{
+    {"GPipe", "", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
+     "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", &synth::gpipe},
+    {"1F1B", "OneFOneB", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true,
+     "p", "(p-1)(T_F+T_B)", "Narayanan et al. 2021 (PipeDream-Flush); PyTorch Schedule1F1B",
+     &synth::one_f_one_b},
+    {"Interleaved1F1B", "", "1F1B over v looped stages per rank, depth first", PlacementStyle::Loop, 2,
+     false, "p + (v-1)m/r chunks of 1/v (r rounds)", "(p-1)(T_F+T_B)/v",
+     "Narayanan et al. 2021 (Megatron-LM); PyTorch ScheduleInterleaved1F1B", &synth::interleaved_1f1b},
+    {"LoopedBFS", "", "every microbatch of a stage before the next stage (breadth first)",
+     PlacementStyle::Loop, 2, false, "m", "(p-1)(T_F+T_B)/v",
+     "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", &synth::looped_bfs},
+    {"InterleavedZeroBubble", "ZB1P", "interleaved 1F1B with I/W split, W filling bubbles",
+     PlacementStyle::Loop, 2, false, "p + (v-1)m/r chunks of 1/v", "(p-1)(T_F+T_I-T_W)/v",
+     "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble", &synth::interleaved_zero_bubble},
+    {"ZBVZeroBubble", "ZBV ZB-V", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
+     true, "p (2p chunks of 1/2)", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W",
+     "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble", &synth::zbv_zero_bubble},
+    {"DualPipeV", "", "DeepSeek's DualPipe folded into a V, overlapping F and B",
+     PlacementStyle::V, 2, true, "p+1 (2p+2 chunks of 1/2)", "(p/2-1)(T_F&B+T_B-3T_W)",
+     "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", &synth::dualpipev},
+    {"ZBH1", "ZB-H1", "1F1B with I/W split; W deferred by r to fill the cool-down",
+     PlacementStyle::Loop, 1, true, "p", "(p-1)(T_F+T_I-T_W)",
+     "Qi et al. 2024 (ZB-H1), handcrafted", &synth::zb_h1},
+    {"ZBH2", "ZB-H2", "ZB-H1 with 2(p-r)-1 warm-up forwards: no bubble in steady state",
+     PlacementStyle::Loop, 1, true, "2p-1", "(p-1)(T_F+T_I-2T_W)",
+     "Qi et al. 2024 (ZB-H2), handcrafted", &synth::zb_h2},
+}};
+
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::span<const Family> families() { return kFamilies; }
+
+const Family* find_family(std::string_view name) {
+  for (const Family& f : kFamilies) {
+    if (same_name(f.name, name)) return &f;
+    std::string_view aliases = f.aliases;
+    while (!aliases.empty()) {
+      auto space = aliases.find(' ');
+      if (same_name(aliases.substr(0, space), name)) return &f;
+      if (space == std::string_view::npos) break;
+      aliases.remove_prefix(space + 1);
+    }
+  }
+  return nullptr;
+}
+
+namespace synth {
+
+Schedule make_schedule(const SynthParams& p, std::uint32_t stages_per_rank, PlacementStyle style) {
+  Schedule s;
+  s.ranks.resize(p.ranks);
+  s.num_stages = p.ranks * stages_per_rank;
+  s.num_microbatches = p.microbatches;
+  s.placement = style == PlacementStyle::V ? *Placement::v(p.ranks, s.num_stages)
+                                           : Placement::loop(p.ranks, s.num_stages);
+  return s;
+}
+
+}  // namespace synth
+
+Schedule synthesize(std::string_view name, SynthParams params) {
+  const Family* family = find_family(name);
+  if (!family) {
+    std::vector<std::string_view> names;
+    for (const Family& f : kFamilies) names.push_back(f.name);
+    std::string msg = "unknown schedule '" + std::string(name) + "'";
+    if (auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
+    msg += " (see `ppsched list`)";
+    throw SynthError(msg);
+  }
+  if (params.ranks == 0) throw SynthError("--ranks must be at least 1");
+  if (params.microbatches == 0) throw SynthError("--microbatches must be at least 1");
+  if (params.stages_per_rank == 0) params.stages_per_rank = family->default_stages_per_rank;
+  if (family->fixed_stages_per_rank && params.stages_per_rank != family->default_stages_per_rank) {
+    std::uint32_t need = family->default_stages_per_rank;
+    throw SynthError(std::string(family->name) + " requires exactly " + std::to_string(need) +
+                     (need == 1 ? " stage" : " stages") + " per rank, but got " +
+                     std::to_string(params.stages_per_rank) + ".");
+  }
+  std::uint64_t stages = std::uint64_t{params.ranks} * params.stages_per_rank;
+  if (stages > Action::kMaxStage + 1u)
+    throw SynthError("ranks x stages per rank = " + std::to_string(stages) +
+                     " stages, beyond ppsched's limit of " + std::to_string(Action::kMaxStage + 1u));
+  if (params.microbatches > Action::kMaxMicrobatch)
+    throw SynthError("--microbatches beyond ppsched's limit of " + std::to_string(Action::kMaxMicrobatch));
+  return family->build(params);
+}
+
+}  // namespace ppsched

@@ -1,0 +1,56 @@
+// Schedule synthesis: every PyTorch schedule family, byte for byte, plus the Zero Bubble
+// paper's handcrafted ZB-H1 and ZB-H2. One file per family; this registry ties them together.
+//
+// A synthesizer returns the compute-only order that the family runs (PyTorch's
+// `pipeline_order`), with the schedule's sizes and placement stated. Lowering to a schedule
+// with communication is a separate pass (passes/passes.hpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "ir/schedule.hpp"
+
+namespace ppsched {
+
+/// Bad synthesis parameters (PyTorch's constructor rules, plus ppsched's limits).
+class SynthError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct SynthParams {
+  std::uint32_t ranks = 0;
+  std::uint32_t microbatches = 0;
+  std::uint32_t stages_per_rank = 0;  ///< 0: the family's default
+  /// Reproduce PyTorch's output where it is wrong (1F1B's invalid pipeline_order).
+  bool pytorch_compat = false;
+};
+
+/// A schedule family: its names, shape and what the literature says it costs.
+struct Family {
+  std::string_view name;     ///< as PyTorch's get_schedule_class spells it ("ZBVZeroBubble")
+  std::string_view aliases;  ///< other accepted names, space-separated
+  std::string_view summary;
+  PlacementStyle placement;
+  std::uint32_t default_stages_per_rank;
+  bool fixed_stages_per_rank;    ///< true: only default_stages_per_rank is allowed
+  std::string_view peak_memory;  ///< peak activation memory per rank, in microbatches
+  std::string_view bubble;       ///< idle time per stage, unit of the costs T_F, T_B (=T_I+T_W), T_I, T_W
+  std::string_view source;       ///< where the schedule comes from
+  Schedule (*build)(const SynthParams&);
+};
+
+std::span<const Family> families();
+
+/// Case-insensitive lookup by name or alias; nullptr when unknown.
+const Family* find_family(std::string_view name);
+
+/// Builds a schedule. Throws SynthError for an unknown family ("did you mean ...?") or for
+/// parameters the family does not accept, with PyTorch's wording where PyTorch has a rule.
+Schedule synthesize(std::string_view family, SynthParams params);
+
+}  // namespace ppsched
