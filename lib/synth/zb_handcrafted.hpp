@@ -6,6 +6,8 @@
 //          the r deferred Ws fill rank r's cool-down bubble: bubble (p-1)(T_F+T_I-T_W).
 //   ZB-H2: warmup = 2(p-r)-1, lag = 2r -> at most 2p-1 pending; the extra warm-up forwards fill
 //          the start and the Ws the end: no bubble in steady state, (p-1)(T_F+T_I-2T_W).
+//          With fewer than 2p-2 microbatches it takes ZB-H1's shape, which already reaches the
+//          lower bound 3m+p-1 (unit costs) there; the extra memory would buy nothing.
 #pragma once
 
 #include "synth/families.hpp"
