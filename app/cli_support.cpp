@@ -30,6 +30,10 @@ void print_error(const std::string& message) {
   std::fprintf(stderr, "ppsched: error: %s\n", message.c_str());
 }
 
+void print_warning(const std::string& message) {
+  std::fprintf(stderr, "ppsched: warning: %s\n", message.c_str());
+}
+
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
   OutputFile out(path);
   produce(out);

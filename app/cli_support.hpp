@@ -15,6 +15,8 @@ void print_diagnostics(const DiagnosticSink& sink);
 
 /// Prints "ppsched: error: <message>" to standard error.
 void print_error(const std::string& message);
+/// Prints "ppsched: warning: <message>" to standard error.
+void print_warning(const std::string& message);
 
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.

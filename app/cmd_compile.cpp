@@ -1,6 +1,8 @@
-// `ppsched compile`: read a schedule and write it in the chosen format.
+// `ppsched compile`: synthesize a schedule from a family (or read one from a file) and write it
+// in the chosen format.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_support.hpp"
@@ -10,6 +12,7 @@
 #include "parse/pytorch_csv.hpp"
 #include "parse/schedule_reader.hpp"
 #include "report/pipeline_grid.hpp"
+#include "synth/synth.hpp"
 
 namespace ppsched::cli {
 
@@ -19,6 +22,9 @@ enum class OutputFormat { Csv, Json, Text };
 
 struct CompileOptions {
   std::string input;
+  std::string schedule;  // a family name; exclusive with input
+  std::uint32_t ranks = 0, microbatches = 0, stages_per_rank = 0;
+  bool pytorch_compat = false;
   std::string output = "-";
   std::string format = "csv";
   std::string input_format = "auto";
@@ -26,15 +32,49 @@ struct CompileOptions {
   bool lenient = false;
 };
 
-int run_compile(const CompileOptions& opt) {
+// The schedule to write: synthesized, or read (problems printed); nullopt on failure.
+std::optional<Schedule> source_schedule(const CompileOptions& opt) {
+  if (!opt.schedule.empty()) {
+    SynthParams p;
+    p.ranks = opt.ranks;
+    p.microbatches = opt.microbatches;
+    p.stages_per_rank = opt.stages_per_rank;
+    p.pytorch_compat = opt.pytorch_compat;
+    try {
+      Schedule s = synthesize(opt.schedule, p);
+      if (opt.pytorch_compat && find_family(opt.schedule)->name == "1F1B")
+        print_warning("--pytorch-compat: this is PyTorch's Schedule1F1B.pipeline_order, which is "
+                      "invalid: the last rank never runs F0 and runs one microbatch too many, so "
+                      "PyTorch's own _validate_schedule rejects it. Without the flag ppsched writes "
+                      "the order PyTorch's 1F1B runtime executes.");
+      return s;
+    } catch (const SynthError& e) {
+      print_error(e.what());
+      return std::nullopt;
+    }
+  }
   DiagnosticSink sink;
   ScheduleReadOptions read_opt;
   read_opt.format = *schedule_format_from_name(opt.input_format);
   read_opt.lenient = opt.lenient;
   auto parsed = read_schedule(opt.input, read_opt, sink);
   print_diagnostics(sink);
-  if (!parsed) return kExitUsage;
-  const Schedule& s = parsed->schedule;
+  if (!parsed) return std::nullopt;
+  return std::move(parsed->schedule);
+}
+
+int run_compile(const CompileOptions& opt) {
+  if (opt.input.empty() == opt.schedule.empty()) {
+    print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");
+    return kExitUsage;
+  }
+  if (!opt.schedule.empty() && (opt.ranks == 0 || opt.microbatches == 0)) {
+    print_error("--schedule needs --ranks and --microbatches");
+    return kExitUsage;
+  }
+  std::optional<Schedule> source = source_schedule(opt);
+  if (!source) return kExitUsage;
+  const Schedule& s = *source;
   CsvWriteOptions csv;
   csv.line_ending = opt.line_ending == "lf" ? LineEnding::Lf : LineEnding::Crlf;
   write_output(opt.output, [&](ByteSink& out) {
@@ -52,9 +92,18 @@ int run_compile(const CompileOptions& opt) {
 
 void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<CompileOptions>();
-  CLI::App* sub = app.add_subcommand("compile", "Read a schedule and write it as CSV, JSON or a text grid");
-  sub->add_option("FILE", opt->input, "Schedule to read: PyTorch CSV or ppsched JSON ('-' = stdin)")
-      ->required();
+  CLI::App* sub = app.add_subcommand(
+      "compile", "Synthesize a schedule (or read one) and write it as CSV, JSON or a text grid");
+  auto* file = sub->add_option("FILE", opt->input, "Schedule to read: PyTorch CSV or ppsched JSON ('-' = stdin)");
+  auto* family = sub->add_option("--schedule", opt->schedule, "Family to synthesize (see `ppsched list`)");
+  file->excludes(family);
+  sub->add_option("--ranks", opt->ranks, "Pipeline ranks (with --schedule)")->check(CLI::Range(1u, 65535u));
+  sub->add_option("--microbatches", opt->microbatches, "Microbatches per iteration (with --schedule)")
+      ->check(CLI::Range(1u, 4294967294u));
+  sub->add_option("--stages-per-rank", opt->stages_per_rank, "Stages per rank (default: the family's)")
+      ->check(CLI::Range(1u, 65535u));
+  sub->add_flag("--pytorch-compat", opt->pytorch_compat,
+                "Reproduce PyTorch's output where it is wrong (1F1B's invalid pipeline_order)");
   sub->add_option("-o,--output", opt->output, "Where to write ('-' = stdout, the default)");
   sub->add_option("--format", opt->format, "Output format: csv (PyTorch's), json (ppsched's), text (step grid)")
       ->check(CLI::IsMember({"csv", "json", "text"}))

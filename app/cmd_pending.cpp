@@ -14,7 +14,6 @@ void add_pending_commands(CLI::App& app, std::vector<Command>& commands) {
     const char* summary;
   };
   static constexpr Pending kPending[] = {
-      {"list", "List the schedule families ppsched can synthesize"},
       {"validate", "Check schedules for errors a GPU run would hit (linter for CI)"},
       {"simulate", "Simulate a schedule: iteration time, bubbles, memory, traces"},
       {"run", "Execute a schedule on GPUs and measure it"},

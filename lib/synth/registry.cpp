@@ -18,19 +18,19 @@ constexpr std::array<Family, 9> kFamilies = {{
      "p", "(p-1)(T_F+T_B)", "Narayanan et al. 2021 (PipeDream-Flush); PyTorch Schedule1F1B",
      &synth::one_f_one_b},
     {"Interleaved1F1B", "", "1F1B over v looped stages per rank, depth first", PlacementStyle::Loop, 2,
-     false, "p + (v-1)m/r chunks of 1/v (r rounds)", "(p-1)(T_F+T_B)/v",
+     false, "p + (p-1)/v when p divides m", "(p-1)(T_F+T_B)/v",
      "Narayanan et al. 2021 (Megatron-LM); PyTorch ScheduleInterleaved1F1B", &synth::interleaved_1f1b},
     {"LoopedBFS", "", "every microbatch of a stage before the next stage (breadth first)",
      PlacementStyle::Loop, 2, false, "m", "(p-1)(T_F+T_B)/v",
      "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", &synth::looped_bfs},
     {"InterleavedZeroBubble", "ZB1P", "interleaved 1F1B with I/W split, W filling bubbles",
-     PlacementStyle::Loop, 2, false, "p + (v-1)m/r chunks of 1/v", "(p-1)(T_F+T_I-T_W)/v",
+     PlacementStyle::Loop, 2, false, "p when p divides m", "(p-1)(T_F+T_I-T_W)/v",
      "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble", &synth::interleaved_zero_bubble},
     {"ZBVZeroBubble", "ZBV ZB-V", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
-     true, "p (2p chunks of 1/2)", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W",
+     true, "p", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W",
      "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble", &synth::zbv_zero_bubble},
     {"DualPipeV", "", "DeepSeek's DualPipe folded into a V, overlapping F and B",
-     PlacementStyle::V, 2, true, "p+1 (2p+2 chunks of 1/2)", "(p/2-1)(T_F&B+T_B-3T_W)",
+     PlacementStyle::V, 2, true, "p+1/2", "(p/2-1)(T_F&B+T_B-3T_W)",
      "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", &synth::dualpipev},
     {"ZBH1", "ZB-H1", "1F1B with I/W split; W deferred by r to fill the cool-down",
      PlacementStyle::Loop, 1, true, "p", "(p-1)(T_F+T_I-T_W)",
@@ -85,7 +85,14 @@ Schedule synthesize(std::string_view name, SynthParams params) {
   const Family* family = find_family(name);
   if (!family) {
     std::vector<std::string_view> names;
-    for (const Family& f : kFamilies) names.push_back(f.name);
+    for (const Family& f : kFamilies) {
+      names.push_back(f.name);
+      for (std::string_view a = f.aliases; !a.empty();) {
+        auto space = a.find(' ');
+        names.push_back(a.substr(0, space));
+        a = space == std::string_view::npos ? std::string_view() : a.substr(space + 1);
+      }
+    }
     std::string msg = "unknown schedule '" + std::string(name) + "'";
     if (auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
     msg += " (see `ppsched list`)";

@@ -1,0 +1,45 @@
+// `ppsched list`: the schedule families ppsched can synthesize; with --ranks and
+// --microbatches, each family's peak memory computed for that configuration.
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli_support.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "report/family_table.hpp"
+
+namespace ppsched::cli {
+
+namespace {
+struct ListOptions {
+  std::string format = "text";
+  std::uint32_t ranks = 0, microbatches = 0, stages_per_rank = 0;
+};
+}  // namespace
+
+void add_list_command(CLI::App& app, std::vector<Command>& commands) {
+  auto opt = std::make_shared<ListOptions>();
+  CLI::App* sub = app.add_subcommand("list", "List the schedule families ppsched can synthesize");
+  sub->add_option("--format", opt->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->option_text("text|json");
+  auto* ranks = sub->add_option("--ranks", opt->ranks, "With --microbatches: compute each family's peak memory for this configuration")
+                    ->check(CLI::Range(1u, 65535u));
+  auto* mbs = sub->add_option("--microbatches", opt->microbatches, "Microbatches per iteration")
+                  ->check(CLI::Range(1u, 1u << 24));
+  sub->add_option("--stages-per-rank", opt->stages_per_rank, "Stages per rank for the families that take any")
+      ->check(CLI::Range(1u, 64u));
+  ranks->needs(mbs);
+  mbs->needs(ranks);
+  commands.push_back({sub, [opt] {
+                        std::optional<ListConfig> config;
+                        if (opt->ranks) config = ListConfig{opt->ranks, opt->microbatches, opt->stages_per_rank};
+                        write_output("-", [&](ByteSink& out) {
+                          out.write(opt->format == "json" ? family_table_json(config)
+                                                          : family_table_text(config));
+                        });
+                        return kExitOk;
+                      }});
+}
+
+}  // namespace ppsched::cli
