@@ -20,13 +20,19 @@ namespace ppsched {
 
 namespace {
 
-// A byte source that also finds the first NUL byte. LineReader hands out NUL-terminated lines,
-// so a NUL inside a line would silently cut it short; this source records where the first one
-// is (line and column), and the reader reports it when it reaches that line.
+// Where the first NUL byte of the input is (1-based line and column), found as the bytes are
+// read. LineReader hands out NUL-terminated lines, so a NUL inside a line would silently cut it
+// short; the reader reports it when it reaches that line. This lives in the reader, not in the
+// byte source: LineReader destroys its source as soon as it has read a small input whole.
+struct NulPosition {
+  std::uint64_t line = 0, column = 0;  // 0: none seen
+};
+
+// A byte source over a descriptor or a string that records the first NUL byte in a NulPosition.
 class CheckedSource final : public io::ByteSourceBase {
  public:
-  CheckedSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
-  CheckedSource(std::string_view text) : text_(text) {}
+  CheckedSource(int fd, std::string name, NulPosition& nul) : fd_(fd), name_(std::move(name)), nul_(nul) {}
+  CheckedSource(std::string_view text, NulPosition& nul) : text_(text), nul_(nul) {}
   ~CheckedSource() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -36,9 +42,6 @@ class CheckedSource final : public io::ByteSourceBase {
     scan(buffer, static_cast<std::size_t>(n));
     return n;
   }
-
-  std::uint64_t nul_line() const { return nul_line_; }
-  std::uint64_t nul_column() const { return nul_column_; }
 
  private:
   // LineReader treats a short read as the end of input, so fill the buffer completely.
@@ -63,14 +66,13 @@ class CheckedSource final : public io::ByteSourceBase {
   }
 
   void scan(const char* p, std::size_t n) {
-    if (nul_line_ == 0) {
+    if (nul_.line == 0) {
       if (const void* z = std::memchr(p, 0, n)) {
         auto at = static_cast<std::size_t>(static_cast<const char*>(z) - p);
         std::uint64_t nl = static_cast<std::uint64_t>(std::count(p, p + at, '\n'));
         const char* last_nl = static_cast<const char*>(memrchr(p, '\n', at));
-        nul_line_ = lines_ + nl + 1;
-        nul_column_ = last_nl ? static_cast<std::uint64_t>(p + at - last_nl)
-                              : since_newline_ + at + 1;
+        nul_.line = lines_ + nl + 1;
+        nul_.column = last_nl ? static_cast<std::uint64_t>(p + at - last_nl) : since_newline_ + at + 1;
       }
     }
     lines_ += static_cast<std::uint64_t>(std::count(p, p + n, '\n'));
@@ -81,8 +83,8 @@ class CheckedSource final : public io::ByteSourceBase {
   int fd_ = -1;
   std::string name_;
   std::string_view text_;
+  NulPosition& nul_;
   std::uint64_t lines_ = 0, since_newline_ = 0;
-  std::uint64_t nul_line_ = 0, nul_column_ = 0;
 };
 
 class CsvScheduleReader {
@@ -92,15 +94,17 @@ class CsvScheduleReader {
     out_.source.file = name_;
   }
 
+  /// The position the byte source records its first NUL byte in; must outlive run().
+  NulPosition& nul() { return nul_; }
+
   std::optional<ParsedSchedule> run(std::unique_ptr<CheckedSource> source) {
-    CheckedSource* checked = source.get();
     try {
       io::LineReader lines(name_.substr(0, io::error::max_file_name_length), std::move(source));
       while (char* raw = lines.next_line()) {
         unsigned line_no = lines.get_file_line();
-        if (checked->nul_line() == line_no) {
+        if (nul_.line == line_no) {
           std::string_view text(raw);  // up to the NUL
-          error_at(line_no, text, checked->nul_column() - 1, 1, "csv-syntax",
+          error_at(line_no, text, nul_.column - 1, 1, "csv-syntax",
                    "NUL byte in input: a schedule CSV is text");
           return std::nullopt;
         }
@@ -246,6 +250,7 @@ class CsvScheduleReader {
   std::string name_;
   const CsvReadOptions& opt_;
   DiagnosticSink& sink_;
+  NulPosition nul_;
   ParsedSchedule out_;
   std::string unquoted_;
   std::size_t warnings_ = 0, suppressed_warnings_ = 0;
@@ -257,8 +262,9 @@ std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const Cs
                                                DiagnosticSink& sink) {
   std::string name = display_name(path);
   try {
-    auto source = std::make_unique<CheckedSource>(open_input(path), name);
-    return CsvScheduleReader(name, opt, sink).run(std::move(source));
+    CsvScheduleReader reader(name, opt, sink);
+    auto source = std::make_unique<CheckedSource>(open_input(path), name, reader.nul());
+    return reader.run(std::move(source));
   } catch (const IoError& e) {
     sink.report(io_diagnostic(e));
     return std::nullopt;
@@ -268,8 +274,8 @@ std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const Cs
 std::optional<ParsedSchedule> read_pytorch_csv_text(std::string_view name, std::string_view text,
                                                     const CsvReadOptions& opt,
                                                     DiagnosticSink& sink) {
-  return CsvScheduleReader(std::string(name), opt, sink)
-      .run(std::make_unique<CheckedSource>(text));
+  CsvScheduleReader reader(std::string(name), opt, sink);
+  return reader.run(std::make_unique<CheckedSource>(text, reader.nul()));
 }
 
 }  // namespace ppsched
