@@ -6,7 +6,10 @@
 // 2048 microbatches) because its look-ahead rescans the rest of the rank at every action.
 //
 // Output is byte-identical to PyTorch's passes at the corpus commit, including the order in which
-// its Python `set` of active stages is iterated (python_set.hpp emulates CPython 3.11's table).
+// its Python `set` of active stages is iterated (python_set.hpp emulates CPython 3.11's table),
+// and so is behaviour on malformed input: a container other than OVERLAP_F_B, or one with no
+// sub-actions, acts as PyTorch's stage -1 (pytorch_view.hpp). Where PyTorch fails with a bare
+// KeyError or assertion, PassError says what went wrong and ends with PyTorch's error.
 #pragma once
 
 #include <cstdint>
@@ -33,14 +36,27 @@ class PassError : public std::runtime_error {
       : std::runtime_error(std::move(message)), stuck_(std::move(stuck)) {}
   const std::vector<Stuck>& stuck() const { return stuck_; }
 
+  /// PyTorch follows some validation messages (an F/B/I/W out of order) with
+  /// "\n\nFull pipeline schedule:\n" and its step grid, ` <-- ERROR HERE` on the failing step.
+  /// what() is the message alone; this is the step to mark when printing the grid
+  /// (report/pipeline_grid.hpp: format_pipeline_grid(schedule, *grid_step())).
+  std::optional<std::size_t> grid_step() const { return grid_step_; }
+  PassError& with_grid_step(std::size_t step) {
+    grid_step_ = step;
+    return *this;
+  }
+
  private:
   std::vector<Stuck> stuck_;
+  std::optional<std::size_t> grid_step_;
 };
 
 /// FSDP: before each compute action, RESHARD the active stages that are not among the next
 /// `max_active_stages` distinct stages to compute (OVERLAP_F_B counts its sub-actions), then
 /// UNSHARD those of them not active yet; RESHARD whatever is left at the end. Idle steps are
-/// dropped. Per rank, PyTorch's `_add_unshard_reshard`.
+/// dropped. Per rank, PyTorch's `_add_unshard_reshard`. Evictions, and the final RESHARDs, come
+/// in the order CPython iterates the set of active stages. `max_active_stages` 0 (where only an
+/// OVERLAP_F_B ends PyTorch's look-ahead) is done PyTorch's quadratic way; any other value is linear.
 Schedule add_unshard_reshard(const Schedule& s, std::uint32_t max_active_stages = 3);
 
 /// Appends `<stage>REDUCE_GRAD` right after the action that brings the count of B and W
@@ -51,8 +67,11 @@ Schedule add_reduce_grad(const Schedule& s, std::uint32_t num_microbatches);
 /// Inserts SEND_F/RECV_F and SEND_B/RECV_B between stages on different ranks, with PyTorch's
 /// `_add_send_recv` round robin over ranks in ascending order (a RECV is appended to the
 /// receiving rank's output when the SEND is emitted). Idle steps are dropped. `stage_to_rank`
-/// must cover every stage index used; `num_stages` is the pipeline depth. Throws PassError when
-/// a round makes no progress ("Malformed compute schedule").
+/// must cover every stage index used (kUnplaced marks a hole); `num_stages` is the pipeline
+/// depth. Throws PassError when a round makes no progress (PyTorch's "Malformed compute schedule,
+/// can't schedule sends/recvs", with stuck()), when a stage it must look up has no rank, when a
+/// RECV is for a rank the schedule lacks (PyTorch: KeyError), and on a rank with no steps at
+/// all (PyTorch asserts). Linear in the output, times log(ranks).
 Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                        std::uint32_t num_stages);
 
@@ -61,17 +80,26 @@ Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stag
 Schedule merge_bw(const Schedule& s);
 
 /// PyTorch's `_validate_schedule`: the checks it makes, in its order, with its messages, and the
-/// stage-to-rank map it infers. Throws PassError with PyTorch's message on the first failure.
+/// stage-to-rank map it infers. Throws PassError with PyTorch's message on the first failure
+/// (its first line: PassError::grid_step() says where PyTorch's appended grid marks the error).
+/// An F/B/I/W on a stage outside 0..num_stages-1, a bare KeyError in PyTorch, gets a message
+/// of its own. The map is indexed by stage up to the highest stage any action mentions (other
+/// kinds than F/B/I/W are mapped even beyond num_stages, as PyTorch does), kUnplaced where
+/// no action is; PyTorch also maps a container's stage -1, which the vector cannot hold.
 std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ranks,
                                             std::uint32_t num_stages, std::uint32_t num_microbatches);
 
 /// The runtime recipe of `_PipelineScheduleRuntime._prepare_schedule_with_comms` for a compute-only
 /// schedule: validate -> add_unshard_reshard -> add_reduce_grad -> add_send_recv (with the
 /// validated stage-to-rank map). Sizes come from the schedule (num_stages, num_microbatches) or
-/// are inferred when it does not state them.
+/// are inferred when it does not state them. Between validation and lowering, PyTorch's
+/// compute-only check: any non-compute action is an error ("Expected compute-only schedule
+/// but found communication action ..."). A stated placement is not used: PyTorch replaces the
+/// mapping with the validated one.
 Schedule lower_runtime(const Schedule& s);
 
-/// The test-style lowering of PyTorch's test_schedule.py: add_send_recv alone.
+/// The test-style lowering of PyTorch's test_schedule.py: add_send_recv alone, with the
+/// schedule's placement when it states one, else infer_placement (first rank per stage).
 Schedule lower_send_recv(const Schedule& s);
 
 }  // namespace ppsched

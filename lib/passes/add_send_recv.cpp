@@ -1,0 +1,200 @@
+// SEND/RECV insertion (PyTorch's `_add_send_recv`), event-driven so that it is linear.
+//
+// PyTorch repeats rounds over the ranks in ascending order; a rank whose head is ready emits it
+// (with the SEND right after it on the same rank, and the RECV appended at once to the
+// receiving rank's output) and moves on, the others are skipped. Readiness looks only at the
+// rank's own set of emitted actions, and that set changes only when the rank emits or when
+// another rank appends a RECV to it. So a rank that was not ready sleeps until a RECV arrives,
+// and each round visits only the ranks that moved in the previous round or were woken. A rank
+// woken by a lower rank is visited later in the same round, as PyTorch would; woken by a higher
+// rank, in the next. That reproduces PyTorch's output exactly with work proportional to the
+// output (times log R for the ascending order), where PyTorch spends a full sweep of the ranks
+// per round and a `list.pop(0)` per action.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "ir/action_text.hpp"
+#include "passes/microbatch_set.hpp"
+#include "passes/passes.hpp"
+#include "passes/pytorch_view.hpp"
+
+namespace ppsched {
+
+namespace {
+
+class SendRecvLowering {
+ public:
+  SendRecvLowering(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages)
+      : s_(s), map_(stage_to_rank), last_stage_(static_cast<std::int64_t>(num_stages) - 1) {}
+
+  Schedule run();
+
+ private:
+  using Queue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
+
+  // The per-rank sets of emitted actions, as one set keyed by rank, stage and kind.
+  static std::uint64_t group(std::uint32_t rank, const Action& a) {
+    return static_cast<std::uint64_t>(rank) << 24 | static_cast<std::uint64_t>(a.stage) << 8 |
+           static_cast<std::uint64_t>(a.kind);
+  }
+  bool done(std::uint32_t rank, std::optional<Action> a) const {
+    return a && done_.contains(group(rank, *a), a->index);
+  }
+  // Readiness only ever asks about F, I, B, RECV_F and RECV_B, so only those are recorded.
+  void record(std::uint32_t rank, const Action& a) {
+    switch (a.kind) {
+      case ActionKind::F:
+      case ActionKind::I:
+      case ActionKind::B:
+      case ActionKind::RecvF:
+      case ActionKind::RecvB:
+        done_.insert(group(rank, a), a.index);
+        break;
+      default:
+        break;
+    }
+  }
+  bool ready(std::uint32_t rank, const Action& leaf) const;
+  bool has_comms(std::uint32_t rank, const Action& leaf) const;
+  std::uint32_t rank_of(std::int64_t stage, std::uint32_t rank, const Action& leaf) const;
+  void emit(std::uint32_t rank, const Action& head);
+  void wake(std::uint32_t rank, std::uint32_t by);
+
+  const Schedule& s_;
+  const std::vector<std::uint32_t>& map_;
+  const std::int64_t last_stage_;  // num_stages - 1, as PyTorch compares it (-1 for no stages)
+
+  Schedule out_;
+  MicrobatchSet done_;
+  std::vector<std::uint8_t> blocked_;
+  std::vector<std::uint8_t> finished_;
+  Queue now_, next_;
+};
+
+// PyTorch's `_ready_to_schedule`, on the rank's own emitted actions.
+bool SendRecvLowering::ready(std::uint32_t rank, const Action& leaf) const {
+  const std::int64_t st = pytorch::stage(leaf);
+  const std::uint32_t mb = leaf.microbatch();
+  if (leaf.kind == ActionKind::F && st != 0)
+    return done(rank, pytorch::plain(st, ActionKind::RecvF, mb)) ||
+           done(rank, pytorch::plain(st - 1, ActionKind::F, mb));
+  if ((leaf.kind == ActionKind::I || leaf.kind == ActionKind::B) && st != last_stage_)
+    return done(rank, pytorch::plain(st, ActionKind::RecvB, mb)) ||
+           done(rank, pytorch::plain(st + 1, ActionKind::I, mb)) ||
+           done(rank, pytorch::plain(st + 1, ActionKind::B, mb));
+  return true;
+}
+
+// PyTorch looks the stage up in its stage-to-rank dict and fails with a bare KeyError.
+std::uint32_t SendRecvLowering::rank_of(std::int64_t stage, std::uint32_t rank, const Action& leaf) const {
+  if (stage >= 0 && stage <= Action::kMaxStage && static_cast<std::uint64_t>(stage) < map_.size() &&
+      map_[static_cast<std::size_t>(stage)] != kUnplaced)
+    return map_[static_cast<std::size_t>(stage)];
+  throw PassError("Rank " + std::to_string(rank) + ": " + action_text(leaf, s_.sub_actions) +
+                  " needs the rank of stage " + std::to_string(stage) +
+                  ", which the stage-to-rank map does not have (PyTorch: KeyError: " + std::to_string(stage) + ")");
+}
+
+// PyTorch's `_has_comms`: a neighbour stage on another rank. It evaluates the neighbour first.
+bool SendRecvLowering::has_comms(std::uint32_t rank, const Action& leaf) const {
+  const std::int64_t st = pytorch::stage(leaf);
+  if (leaf.kind == ActionKind::F)
+    return st != last_stage_ && rank_of(st + 1, rank, leaf) != rank_of(st, rank, leaf);
+  if (leaf.kind == ActionKind::I || leaf.kind == ActionKind::B)
+    return st != 0 && rank_of(st - 1, rank, leaf) != rank_of(st, rank, leaf);
+  return false;
+}
+
+void SendRecvLowering::emit(std::uint32_t rank, const Action& head) {
+  out_.ranks[rank].actions.push_back(head);
+  pytorch::for_each_leaf(s_, head, [&](const Action& leaf) {
+    record(rank, leaf);
+    if (!has_comms(rank, leaf)) return;
+    // has_comms found both stages in the map, so they are real stages (0..kMaxStage).
+    const bool forward = leaf.kind == ActionKind::F;
+    const auto st = static_cast<std::uint16_t>(leaf.stage);
+    const auto peer_stage = static_cast<std::uint16_t>(forward ? st + 1 : st - 1);
+    const Action send = Action::make(forward ? ActionKind::SendF : ActionKind::SendB, st, leaf.microbatch());
+    const Action recv = Action::make(forward ? ActionKind::RecvF : ActionKind::RecvB, peer_stage, leaf.microbatch());
+    out_.ranks[rank].actions.push_back(send);
+    const std::uint32_t peer = rank_of(peer_stage, rank, leaf);
+    if (peer >= out_.ranks.size())
+      throw PassError("Rank " + std::to_string(rank) + ": " + action_text(leaf, s_.sub_actions) + " sends to stage " +
+                      std::to_string(peer_stage) + " on rank " + std::to_string(peer) + ", but the schedule has " +
+                      std::to_string(out_.ranks.size()) + " ranks (PyTorch: KeyError: " + std::to_string(peer) + ")");
+    out_.ranks[peer].actions.push_back(recv);
+    record(peer, recv);
+    wake(peer, rank);
+  });
+}
+
+// A RECV just reached `rank`: if it was waiting, it looks again; later in this round when
+// PyTorch has yet to visit it this round, else in the next.
+void SendRecvLowering::wake(std::uint32_t rank, std::uint32_t by) {
+  if (!blocked_[rank]) return;
+  blocked_[rank] = 0;
+  (rank > by ? now_ : next_).push(rank);
+}
+
+Schedule SendRecvLowering::run() {
+  const std::size_t ranks = s_.ranks.size();
+  out_.sub_actions = s_.sub_actions;
+  out_.placement = s_.placement;
+  out_.num_stages = s_.num_stages;
+  out_.num_microbatches = s_.num_microbatches;
+  out_.ranks.resize(ranks);
+  blocked_.assign(ranks, 0);
+  finished_.assign(ranks, 0);
+  std::vector<std::size_t> cursor(ranks, 0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    out_.ranks[r].actions.reserve(s_.ranks[r].actions.size() * 2 + 4);
+    now_.push(static_cast<std::uint32_t>(r));
+  }
+  std::size_t live = ranks;
+  while (live > 0) {
+    bool progress = false;
+    while (!now_.empty()) {
+      const std::uint32_t r = now_.top();
+      now_.pop();
+      const auto& program = s_.ranks[r].actions;
+      if (program.empty())  // only possible in the first round
+        throw PassError("Rank " + std::to_string(r) + " has no actions (PyTorch's _add_send_recv asserts: rank=" +
+                        std::to_string(r) + ", len(compute_actions[rank])=0)");
+      const Action& head = program[cursor[r]];
+      bool is_ready = true;
+      pytorch::for_each_leaf(s_, head, [&](const Action& leaf) { is_ready = is_ready && ready(r, leaf); });
+      if (!is_ready) {
+        blocked_[r] = 1;
+        continue;
+      }
+      if (!head.is_idle()) emit(r, head);
+      progress = true;
+      if (++cursor[r] == program.size()) {
+        finished_[r] = 1;
+        --live;
+      } else {
+        next_.push(r);
+      }
+    }
+    if (!progress) {
+      std::vector<PassError::Stuck> stuck;
+      for (std::size_t r = 0; r < ranks; ++r)
+        if (!finished_[r]) stuck.push_back({static_cast<std::uint32_t>(r), cursor[r]});
+      throw PassError("Malformed compute schedule, can't schedule sends/recvs", std::move(stuck));
+    }
+    std::swap(now_, next_);
+  }
+  return std::move(out_);
+}
+
+}  // namespace
+
+Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages) {
+  return SendRecvLowering(s, stage_to_rank, num_stages).run();
+}
+
+}  // namespace ppsched

@@ -1,0 +1,51 @@
+// PyTorch's two lowering recipes: what its runtime does to a compute-only schedule, and what
+// its tests do (`_add_send_recv` alone).
+#include <string>
+
+#include "ir/action_text.hpp"
+#include "passes/passes.hpp"
+
+namespace ppsched {
+
+namespace {
+
+std::uint32_t stage_count(const Schedule& s) { return s.num_stages ? s.num_stages : infer_stage_count(s); }
+
+}  // namespace
+
+// `_PipelineScheduleRuntime._prepare_schedule_with_comms(format="compute_only")`: validation
+// (which also yields the stage-to-rank map), then the compute-only check, then per rank
+// `_add_unshard_reshard` and `_add_reduce_grad`, then `_add_send_recv` over all ranks.
+Schedule lower_runtime(const Schedule& s) {
+  const std::uint32_t num_stages = stage_count(s);
+  const std::uint32_t num_microbatches = s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
+  const auto ranks = static_cast<std::uint32_t>(s.rank_count());
+  std::vector<std::uint32_t> stage_to_rank = pytorch_validate(s, ranks, num_stages, num_microbatches);
+
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const auto& program = s.ranks[r].actions;
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const Action& a = program[i];
+      if (a.is_idle() || is_compute(a.kind)) continue;
+      throw PassError("Expected compute-only schedule but found communication action '" +
+                      action_text(a, s.sub_actions) + "' at rank " + std::to_string(r) + ", position " +
+                      std::to_string(i) +
+                      ". Communication actions (e.g. SEND_F, RECV_F, etc.) should not be present when "
+                      "format='compute_only'.");
+    }
+  }
+
+  Schedule fsdp = add_unshard_reshard(s);
+  Schedule reduced = add_reduce_grad(fsdp, num_microbatches);
+  return add_send_recv(reduced, stage_to_rank, num_stages);
+}
+
+// PyTorch's tests pass the mapping they built the schedule with; a CSV does not state one, so
+// it is inferred the way PyTorch's loader would (first rank that mentions each stage).
+Schedule lower_send_recv(const Schedule& s) {
+  if (s.placement.style != PlacementStyle::Unspecified)
+    return add_send_recv(s, s.placement.stage_to_rank, stage_count(s));
+  return add_send_recv(s, infer_placement(s).stage_to_rank, stage_count(s));
+}
+
+}  // namespace ppsched
