@@ -9,6 +9,8 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "parse/json_schedule.hpp"
+#include "ir/action_text.hpp"
+#include "passes/passes.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "parse/schedule_reader.hpp"
 #include "report/pipeline_grid.hpp"
@@ -29,6 +31,7 @@ struct CompileOptions {
   std::string format = "csv";
   std::string input_format = "auto";
   std::string line_ending = "crlf";
+  std::string lower = "none";
   bool lenient = false;
 };
 
@@ -63,6 +66,30 @@ std::optional<Schedule> source_schedule(const CompileOptions& opt) {
   return std::move(parsed->schedule);
 }
 
+// Applies the lowering recipe; prints PyTorch's verdict and returns nullopt when it fails.
+std::optional<Schedule> lower(const Schedule& s, const std::string& recipe) {
+  try {
+    if (recipe == "send-recv") return lower_send_recv(s);
+    if (recipe == "runtime") {
+      // PyTorch's single-stage orders (GPipe, 1F1B --pytorch-compat) already end each rank with
+      // REDUCE_GRAD; the runtime recipe places it again, at the same steps.
+      return lower_runtime(strip_kind(s, ActionKind::ReduceGrad));
+    }
+    return s;
+  } catch (const PassError& e) {
+    std::string msg = std::string("cannot lower the schedule (--lower ") + recipe + "): " + e.what();
+    if (e.grid_step())
+      msg += "\n\nFull pipeline schedule:\n" + format_pipeline_grid(s, *e.grid_step());
+    for (const PassError::Stuck& stuck : e.stuck())
+      msg += "\nnote: rank " + std::to_string(stuck.rank) + " cannot run its step " +
+             std::to_string(stuck.step) + " (" +
+             action_text(s.ranks[stuck.rank].actions[stuck.step], s.sub_actions) +
+             "): what it waits for never comes";
+    print_error(msg);
+    return std::nullopt;
+  }
+}
+
 int run_compile(const CompileOptions& opt) {
   if (opt.input.empty() == opt.schedule.empty()) {
     print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");
@@ -74,7 +101,9 @@ int run_compile(const CompileOptions& opt) {
   }
   std::optional<Schedule> source = source_schedule(opt);
   if (!source) return kExitUsage;
-  const Schedule& s = *source;
+  std::optional<Schedule> lowered = lower(*source, opt.lower);
+  if (!lowered) return kExitUsage;
+  const Schedule& s = *lowered;
   CsvWriteOptions csv;
   csv.line_ending = opt.line_ending == "lf" ? LineEnding::Lf : LineEnding::Crlf;
   write_output(opt.output, [&](ByteSink& out) {
@@ -114,6 +143,11 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--line-ending", opt->line_ending, "CSV line ending (PyTorch writes crlf)")
       ->check(CLI::IsMember({"crlf", "lf"}))
       ->option_text("crlf|lf");
+  sub->add_option("--lower", opt->lower,
+                  "Lowering: none (compute only, what torchtitan loads), send-recv (PyTorch's "
+                  "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv)")
+      ->check(CLI::IsMember({"none", "send-recv", "runtime"}))
+      ->option_text("none|send-recv|runtime");
   sub->add_flag("--lenient", opt->lenient,
                 "Accept every cell PyTorch's parser accepts (e.g. '0F0x', '00F1'), with a warning");
   commands.push_back({sub, [opt] { return run_compile(*opt); }});

@@ -98,6 +98,9 @@ std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ran
 /// mapping with the validated one.
 Schedule lower_runtime(const Schedule& s);
 
+/// Every action of `kind` removed (containers are kept whole; idle steps stay).
+Schedule strip_kind(const Schedule& s, ActionKind kind);
+
 /// The test-style lowering of PyTorch's test_schedule.py: add_send_recv alone, with the
 /// schedule's placement when it states one, else infer_placement (first rank per stage).
 Schedule lower_send_recv(const Schedule& s);

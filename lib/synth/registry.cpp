@@ -23,7 +23,7 @@ constexpr std::array<Family, 9> kFamilies = {{
     {"LoopedBFS", "", "every microbatch of a stage before the next stage (breadth first)",
      PlacementStyle::Loop, 2, false, "m", "(p-1)(T_F+T_B)/v",
      "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", &synth::looped_bfs},
-    {"InterleavedZeroBubble", "ZB1P", "interleaved 1F1B with I/W split, W filling bubbles",
+    {"InterleavedZeroBubble", "InterleavedZB ZB1P", "interleaved 1F1B with I/W split, W filling bubbles",
      PlacementStyle::Loop, 2, false, "p when p divides m", "(p-1)(T_F+T_I-T_W)/v",
      "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble", &synth::interleaved_zero_bubble},
     {"ZBVZeroBubble", "ZBV ZB-V", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
