@@ -94,6 +94,13 @@ std::string family_table_text(const std::optional<ListConfig>& config) {
     out += fmt::format("{}{} ({})", first ? "" : ", ", f.aliases, f.name);
     first = false;
   }
+  out += ".\nConstraints: ";
+  first = true;
+  for (const Family& f : families()) {
+    if (f.requires_.empty()) continue;
+    out += fmt::format("{}{} needs {}", first ? "" : "; ", f.name, f.requires_);
+    first = false;
+  }
   out += ".\n";
   if (config)
     out += "Peak at p, m: most microbatches a rank holds at once (forward done, weight gradient "
@@ -128,6 +135,7 @@ std::string family_table_json(const std::optional<ListConfig>& config) {
     j["peak_memory_microbatches"] = f.peak_memory;
     j["bubble_per_stage"] = f.bubble;
     j["source"] = f.source;
+    j["requires"] = f.requires_;
     if (config) {
       Computed c = compute(f, *config);
       if (c.peak)

@@ -41,6 +41,7 @@ struct Family {
   std::string_view peak_memory;  ///< peak activation memory per rank, in microbatches
   std::string_view bubble;       ///< idle time per stage, unit of the costs T_F, T_B (=T_I+T_W), T_I, T_W
   std::string_view source;       ///< where the schedule comes from
+  std::string_view requires_;    ///< constraints on ranks/microbatches beyond ranks, m >= 1
   Schedule (*build)(const SynthParams&);
 };
 
