@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   add_compile_command(app, commands);
   add_list_command(app, commands);
+  add_simulate_command(app, commands);
   add_pending_commands(app, commands);
 
   // CLI11 answers an unknown command with "A subcommand is required"; name it and suggest.

@@ -1,0 +1,241 @@
+// `ppsched simulate`: run a schedule through the timed simulator (or PyTorch's lock-step dry run)
+// and report iteration time, bubbles, critical path and memory; write a Chrome trace on request.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "cli_support.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "ir/action_text.hpp"
+#include "parse/pytorch_csv.hpp"
+#include "report/ascii_gantt.hpp"
+#include "report/pipeline_grid.hpp"
+#include "report/sim_views.hpp"
+#include "passes/passes.hpp"
+#include "report/trace_view.hpp"
+#include "schedule_source.hpp"
+#include "sim/pytorch_steps.hpp"
+#include "sim/timed.hpp"
+
+namespace ppsched::cli {
+
+namespace {
+
+struct SimulateOptions {
+  SourceOptions source;
+  std::string model = "timed";
+  std::string cost;   // shorthand
+  std::string costs;  // file
+  std::string stage_spec, topology;
+  double overlap_factor = 1.0;
+  bool blocking_comms = false;
+  double memory_cap = 0;
+  std::string format = "text";
+  std::string output = "-";
+  std::string trace;
+  std::size_t gantt_width = 0;
+};
+
+std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
+  if (s.placement.style != PlacementStyle::Unspecified) return s.placement.stage_to_rank;
+  return infer_placement(s).stage_to_rank;
+}
+
+std::uint32_t stages_per_rank(const Schedule& s, std::uint32_t stages) {
+  return s.rank_count() && stages >= s.rank_count() ? stages / static_cast<std::uint32_t>(s.rank_count()) : 1;
+}
+
+nlohmann::ordered_json input_json(const SimulateOptions& opt) {
+  nlohmann::ordered_json in;
+  if (!opt.source.schedule.empty()) {
+    in["schedule"] = opt.source.schedule;
+    in["ranks"] = opt.source.ranks;
+    in["microbatches"] = opt.source.microbatches;
+    if (opt.source.stages_per_rank) in["stages_per_rank"] = opt.source.stages_per_rank;
+  } else {
+    in["file"] = opt.source.input;
+  }
+  in["lower"] = opt.source.lower;
+  return in;
+}
+
+bool has_comms(const Schedule& s) {
+  for (const auto& r : s.ranks)
+    for (const Action& a : r.actions)
+      if (is_send_recv(a.kind)) return true;
+  return false;
+}
+
+int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
+  if (!has_comms(s)) {
+    // PyTorch simulates the output of _add_send_recv; a compute-only order would never move data.
+    s = lower_send_recv(s);
+  }
+  std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
+  try {
+    Schedule timeline = simulate_pytorch_steps(s, stage_to_rank_of(s), stages);
+    std::size_t steps = 0;
+    for (const auto& r : timeline.ranks) steps = std::max(steps, r.actions.size());
+    write_output(opt.output, [&](ByteSink& out) {
+      if (opt.format == "csv") {
+        write_pytorch_csv(timeline, out);
+      } else if (opt.format == "json") {
+        nlohmann::ordered_json j;
+        j["schema_version"] = 1;
+        j["input"] = input_json(opt);
+        j["parameters"] = {{"model", "pytorch-steps"}};
+        j["steps"] = steps;
+        auto& ranks = j["timeline"] = nlohmann::ordered_json::array();
+        for (const auto& r : timeline.ranks) {
+          nlohmann::ordered_json row = nlohmann::ordered_json::array();
+          for (const Action& a : r.actions)
+            row.push_back(a.is_idle() ? nlohmann::ordered_json() : nlohmann::ordered_json(action_text(a, timeline.sub_actions)));
+          ranks.push_back(std::move(row));
+        }
+        out.write(j.dump(2) + "\n");
+      } else {
+        out.write(format_pipeline_grid(timeline));
+        out.write("steps: " + std::to_string(steps) + " (PyTorch's _simulate_comms_compute: one step per action, " +
+                  "an empty cell where a rank waits)\n");
+      }
+    });
+    return kExitOk;
+  } catch (const SimDeadlock& d) {
+    std::string msg = "the schedule deadlocks: Schedule is not progressing (PyTorch's verdict)\n\nWIP comms schedule:\n" +
+                      format_pipeline_grid(d.partial());
+    for (const auto& st : d.stuck())
+      msg += "note: rank " + std::to_string(st.rank) + " next action = " +
+             action_text(s.ranks[st.rank].actions[st.step], s.sub_actions) + "\n";
+    print_error(msg);
+    return kExitFindings;
+  } catch (const std::invalid_argument& e) {
+    print_error(e.what());
+    return kExitUsage;
+  }
+}
+
+int run_simulate(const SimulateOptions& opt) {
+  if (opt.model == "timed" && opt.format == "csv") {
+    print_error("--format csv is the lock-step grid of --model pytorch-steps; use text or json");
+    return kExitUsage;
+  }
+  std::optional<Schedule> loaded = load_schedule(opt.source);
+  if (!loaded) return kExitUsage;
+  Schedule& s = *loaded;
+  if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(s));
+
+  const std::uint32_t stages = std::max(s.num_stages, infer_stage_count(s));
+  TimedOptions sim;
+  KindCosts per_rank = unit_costs();
+  if (!opt.cost.empty()) {
+    std::string error;
+    auto parsed = parse_cost_shorthand(opt.cost, error);
+    if (!parsed) {
+      print_error("--cost " + error);
+      return kExitUsage;
+    }
+    per_rank = *parsed;
+  }
+  sim.costs = CostModel::uniform(stages, stages_per_rank(s, stages), per_rank);
+  sim.costs.overlap_factor = opt.overlap_factor;
+  sim.blocking_comms = opt.blocking_comms;
+  DiagnosticSink sink;
+  bool ok = true;
+  if (!opt.costs.empty()) ok &= read_cost_file(opt.costs, sim.costs, sink);
+  if (!opt.topology.empty()) {
+    sim.comm.topology = read_topology(opt.topology, static_cast<std::uint32_t>(s.rank_count()), sink);
+    ok &= sim.comm.topology.has_value();
+  }
+  MemoryModel memory;
+  if (!opt.stage_spec.empty()) {
+    auto spec = read_stage_spec(opt.stage_spec, stages, sink);
+    ok &= spec.has_value();
+    if (spec) {
+      sim.comm.stages = *spec;
+      memory.in_bytes = true;
+      for (const StageSpec& st : *spec) {
+        memory.activation.push_back(st.activation_memory_bytes);
+        memory.weight_grad.push_back(st.weight_grad_memory_bytes < 0 ? st.activation_memory_bytes
+                                                                     : st.weight_grad_memory_bytes);
+      }
+    }
+  }
+  print_diagnostics(sink);
+  if (!ok) return kExitUsage;
+
+  Timeline t;
+  try {
+    t = simulate_timed(s, stage_to_rank_of(s), sim);
+  } catch (const TimedDeadlock& d) {
+    std::string msg = "the schedule deadlocks: no remaining action can start";
+    for (const auto& st : d.stuck())
+      msg += "\nnote: rank " + std::to_string(st.rank) + " is stuck at its step " + std::to_string(st.step) + " (" +
+             action_text(s.ranks[st.rank].actions[st.step], s.sub_actions) + "), waiting for " + st.waiting_for;
+    print_error(msg);
+    return kExitFindings;
+  }
+  SimAnalysis a = analyze(s, t, memory, opt.memory_cap);
+  if (!opt.trace.empty())
+    write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out); });
+  write_output(opt.output, [&](ByteSink& out) {
+    if (opt.format == "json") {
+      nlohmann::ordered_json j;
+      j["schema_version"] = 1;
+      j["input"] = input_json(opt);
+      j["parameters"] = {{"model", "timed"},
+                         {"blocking_comms", opt.blocking_comms},
+                         {"overlap_factor", opt.overlap_factor},
+                         {"cost", opt.cost.empty() ? "F=1,I=1,W=1,B=2 (unit)" : opt.cost},
+                         {"costs_file", opt.costs},
+                         {"topology", opt.topology},
+                         {"stage_spec", opt.stage_spec}};
+      j["summary"] = summary_json(a);
+      j["bubbles"] = bubbles_json(a);
+      j["critical_path"] = critical_path_json(s, t);
+      j["memory"] = memory_json(a);
+      out.write(j.dump(2) + "\n");
+      return;
+    }
+    out.write(summary_text(a));
+    out.write("\n" + bubbles_text(a));
+    out.write("\n" + memory_text(a));
+    out.write("\n" + critical_path_text(s, t));
+    if (opt.gantt_width) {
+      AsciiOptions g;
+      g.width = opt.gantt_width;
+      out.write("\n" + ascii_gantt(s, t, g));
+    }
+  });
+  return a.memory_cap > 0 && a.memory.max_peak() > a.memory_cap ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
+  auto opt = std::make_shared<SimulateOptions>();
+  CLI::App* sub = app.add_subcommand("simulate", "Simulate a schedule: iteration time, bubbles, critical path, memory, traces");
+  add_source_options(*sub, opt->source);
+  sub->add_option("--model", opt->model, "timed (default: event-driven with costs) or pytorch-steps (PyTorch's lock-step dry run)")
+      ->check(CLI::IsMember({"timed", "pytorch-steps"}))
+      ->option_text("timed|pytorch-steps");
+  sub->add_option("--cost", opt->cost, "Per-rank costs, e.g. F=1,B=2,I=1,W=1 (default: F=I=W=1, B=I+W)");
+  sub->add_option("--costs", opt->costs, "Cost table: CSV stage,kind,time_us or JSON (overrides --cost)");
+  sub->add_option("--overlap-factor", opt->overlap_factor, "OVERLAP_F_B lasts this times the sum of its parts")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--stage-spec", opt->stage_spec, "Stage spec JSON: bytes per stage boundary, memory, inputs");
+  sub->add_option("--topology", opt->topology, "Topology JSON: ranks on nodes and slices, link latency and bandwidth");
+  sub->add_flag("--blocking-comms", opt->blocking_comms, "Compute waits on its receives (PyTorch's runtime)");
+  sub->add_option("--memory-cap", opt->memory_cap, "Flag ranks whose peak memory exceeds this (exit 1)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--format", opt->format, "text, json (all views), or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->option_text("text|json|csv");
+  sub->add_option("-o,--output", opt->output, "Where to write the report ('-' = stdout)");
+  sub->add_option("--trace", opt->trace, "Write a Chrome trace (open in Perfetto)");
+  sub->add_option("--gantt", opt->gantt_width, "Add an ASCII Gantt chart this many columns wide")
+      ->check(CLI::Range(std::size_t{10}, std::size_t{1000}));
+  commands.push_back({sub, [opt] { return run_simulate(*opt); }});
+}
+
+}  // namespace ppsched::cli

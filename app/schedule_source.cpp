@@ -1,0 +1,107 @@
+#include "schedule_source.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "cli_support.hpp"
+#include "ir/action_text.hpp"
+#include "parse/schedule_reader.hpp"
+#include "passes/passes.hpp"
+#include "report/pipeline_grid.hpp"
+#include "synth/synth.hpp"
+
+namespace ppsched::cli {
+
+void add_source_options(CLI::App& sub, SourceOptions& opt) {
+  auto* file = sub.add_option("FILE", opt.input, "Schedule to read: PyTorch CSV or ppsched JSON ('-' = stdin)");
+  auto* family = sub.add_option("--schedule", opt.schedule, "Family to synthesize instead (see `ppsched list`)");
+  file->excludes(family);
+  sub.add_option("--ranks", opt.ranks, "Pipeline ranks (with --schedule)")->check(CLI::Range(1u, 65535u));
+  sub.add_option("--microbatches", opt.microbatches, "Microbatches per iteration (with --schedule)")
+      ->check(CLI::Range(1u, 4294967294u));
+  sub.add_option("--stages-per-rank", opt.stages_per_rank, "Stages per rank (default: the family's)")
+      ->check(CLI::Range(1u, 65535u));
+  sub.add_flag("--pytorch-compat", opt.pytorch_compat,
+               "Reproduce PyTorch's output where it is wrong (1F1B's invalid pipeline_order)");
+  sub.add_option("--input-format", opt.input_format, "Input format (default: auto-detect)")
+      ->check(CLI::IsMember({"auto", "csv", "json"}))
+      ->option_text("auto|csv|json");
+  sub.add_flag("--lenient", opt.lenient,
+               "Accept every cell PyTorch's parser accepts (e.g. '0F0x', '00F1'), with a warning");
+  sub.add_option("--lower", opt.lower,
+                 "Lowering: none (compute only, what torchtitan loads), send-recv (PyTorch's "
+                 "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv)")
+      ->check(CLI::IsMember({"none", "send-recv", "runtime"}))
+      ->option_text("none|send-recv|runtime");
+}
+
+namespace {
+
+std::optional<Schedule> source_schedule(const SourceOptions& opt) {
+  if (!opt.schedule.empty()) {
+    SynthParams p;
+    p.ranks = opt.ranks;
+    p.microbatches = opt.microbatches;
+    p.stages_per_rank = opt.stages_per_rank;
+    p.pytorch_compat = opt.pytorch_compat;
+    try {
+      Schedule s = synthesize(opt.schedule, p);
+      if (opt.pytorch_compat && find_family(opt.schedule)->name == "1F1B")
+        print_warning("--pytorch-compat: this is PyTorch's Schedule1F1B.pipeline_order, which is "
+                      "invalid: the last rank never runs F0 and runs one microbatch too many, so "
+                      "PyTorch's own _validate_schedule rejects it. Without the flag ppsched writes "
+                      "the order PyTorch's 1F1B runtime executes.");
+      return s;
+    } catch (const SynthError& e) {
+      print_error(e.what());
+      return std::nullopt;
+    }
+  }
+  DiagnosticSink sink;
+  ScheduleReadOptions read_opt;
+  read_opt.format = *schedule_format_from_name(opt.input_format);
+  read_opt.lenient = opt.lenient;
+  auto parsed = read_schedule(opt.input, read_opt, sink);
+  print_diagnostics(sink);
+  if (!parsed) return std::nullopt;
+  return std::move(parsed->schedule);
+}
+
+// Applies the lowering recipe; prints PyTorch's verdict and returns nullopt when it fails.
+std::optional<Schedule> lower(const Schedule& s, const std::string& recipe) {
+  try {
+    if (recipe == "send-recv") return lower_send_recv(s);
+    if (recipe == "runtime") {
+      // PyTorch's single-stage orders (GPipe, 1F1B --pytorch-compat) already end each rank with
+      // REDUCE_GRAD; the runtime recipe places it again, at the same steps.
+      return lower_runtime(strip_kind(s, ActionKind::ReduceGrad));
+    }
+    return s;
+  } catch (const PassError& e) {
+    std::string msg = std::string("cannot lower the schedule (--lower ") + recipe + "): " + e.what();
+    if (e.grid_step()) msg += "\n\nFull pipeline schedule:\n" + format_pipeline_grid(s, *e.grid_step());
+    for (const PassError::Stuck& stuck : e.stuck())
+      msg += "\nnote: rank " + std::to_string(stuck.rank) + " cannot run its step " + std::to_string(stuck.step) +
+             " (" + action_text(s.ranks[stuck.rank].actions[stuck.step], s.sub_actions) +
+             "): what it waits for never comes";
+    print_error(msg);
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<Schedule> load_schedule(const SourceOptions& opt) {
+  if (opt.input.empty() == opt.schedule.empty()) {
+    print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");
+    return std::nullopt;
+  }
+  if (!opt.schedule.empty() && (opt.ranks == 0 || opt.microbatches == 0)) {
+    print_error("--schedule needs --ranks and --microbatches");
+    return std::nullopt;
+  }
+  std::optional<Schedule> source = source_schedule(opt);
+  if (!source) return std::nullopt;
+  return lower(*source, opt.lower);
+}
+
+}  // namespace ppsched::cli

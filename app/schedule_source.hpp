@@ -1,0 +1,35 @@
+// Where a command's schedule comes from: a file (PyTorch CSV or ppsched JSON) or a family to
+// synthesize, then an optional lowering. Shared by compile and simulate (and later commands),
+// so the flags mean the same everywhere.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ir/schedule.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace ppsched::cli {
+
+struct SourceOptions {
+  std::string input;     ///< a file, or "-"; exclusive with schedule
+  std::string schedule;  ///< a family name
+  std::uint32_t ranks = 0, microbatches = 0, stages_per_rank = 0;
+  bool pytorch_compat = false;
+  std::string input_format = "auto";
+  bool lenient = false;
+  std::string lower = "none";
+};
+
+/// Adds FILE, --schedule, --ranks, --microbatches, --stages-per-rank, --pytorch-compat,
+/// --input-format, --lenient and --lower to a subcommand.
+void add_source_options(CLI::App& sub, SourceOptions& opt);
+
+/// Reads or synthesizes, then lowers; prints every problem and returns nullopt on failure.
+std::optional<Schedule> load_schedule(const SourceOptions& opt);
+
+}  // namespace ppsched::cli

@@ -1,0 +1,97 @@
+// Simulation speed (lib/sim), against PyTorch's figures in ../shared/docs/pytorch-baseline.md.
+//
+//   BM_SimulateTimed1f1b      the timed model on 1F1B with 64 ranks lowered with send/recv:
+//                             16384 microbatches is 6.2M actions, the schedule PyTorch's
+//                             _simulate_comms_compute took 110 s on; the target is < 0.1 s
+//   BM_SimulateSteps1f1b      PyTorch's lock-step model (ppsched's exact reproduction), same input
+//   BM_SimulateTimedSizes     actions/s from 1e3 to 1e7 actions
+//
+// Counters: actions, actions/s, and bytes_per_action: the timeline plus the simulator's own
+// working arrays, per action (the schedule itself adds 8 bytes per action).
+#include <benchmark/benchmark.h>
+
+#include <map>
+
+#include "passes/passes.hpp"
+#include "sim/pytorch_steps.hpp"
+#include "sim/timed.hpp"
+#include "synth/synth.hpp"
+
+namespace {
+
+using namespace ppsched;
+
+const Schedule& lowered_1f1b(std::uint32_t ranks, std::uint32_t microbatches) {
+  static std::map<std::pair<std::uint32_t, std::uint32_t>, Schedule> cache;
+  auto key = std::make_pair(ranks, microbatches);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    SynthParams p;
+    p.ranks = ranks;
+    p.microbatches = microbatches;
+    it = cache.emplace(key, lower_send_recv(synthesize("1F1B", p))).first;
+  }
+  return it->second;
+}
+
+double timeline_bytes(const Timeline& t) {
+  return static_cast<double>(t.start.capacity() * 8 + t.end.capacity() * 8 + t.stream.capacity() +
+                             t.step.capacity() * 4 + t.released_by.capacity() * 4 + t.peer.capacity() * 4);
+}
+
+void run_timed(benchmark::State& state, std::uint32_t ranks, std::uint32_t microbatches) {
+  const Schedule& s = lowered_1f1b(ranks, microbatches);
+  TimedOptions opt;
+  opt.costs = CostModel::uniform(s.num_stages, 1, unit_costs());
+  Timeline t;
+  for (auto _ : state) {
+    t = simulate_timed(s, s.placement.stage_to_rank, opt);
+    benchmark::DoNotOptimize(t.makespan);
+  }
+  state.counters["actions"] = static_cast<double>(t.size());
+  // Working arrays: 6 event keys and 6 waiter heads (4 bytes each) per (stage, microbatch).
+  double working = 48.0 * s.num_stages * s.num_microbatches;
+  state.counters["bytes_per_action"] = (timeline_bytes(t) + working) / static_cast<double>(t.size());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * t.size()));
+}
+
+void BM_SimulateTimed1f1b(benchmark::State& state) { run_timed(state, 64, static_cast<std::uint32_t>(state.range(0))); }
+
+void BM_SimulateTimedSizes(benchmark::State& state) {
+  // ~6 actions per (rank, microbatch) after lowering; 8 ranks for the small sizes.
+  auto target = static_cast<std::uint32_t>(state.range(0));
+  std::uint32_t ranks = target >= 100000 ? 64 : 8;
+  run_timed(state, ranks, std::max<std::uint32_t>(ranks, target / (6 * ranks)));
+}
+
+void BM_SimulateSteps1f1b(benchmark::State& state) {
+  const Schedule& s = lowered_1f1b(64, static_cast<std::uint32_t>(state.range(0)));
+  std::size_t actions = s.action_count();
+  for (auto _ : state) {
+    Schedule t = simulate_pytorch_steps(s, s.placement.stage_to_rank, s.num_stages);
+    benchmark::DoNotOptimize(t.ranks.data());
+  }
+  state.counters["actions"] = static_cast<double>(actions);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
+}
+
+BENCHMARK(BM_SimulateTimed1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_SimulateSteps1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_SimulateTimedSizes)
+    ->ArgName("actions")
+    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.2);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("ppsched_sim_input", "1F1B lowered with send/recv, unit costs, no comm time; "
+                                                   "PyTorch baseline: 110 s for 64 x 16384 (6.2M actions)");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,55 @@
+// Views of a simulated schedule, each with a text face for people and a JSON face for tools.
+// Every one reads (schedule, timeline) and nothing else; `simulate --format json` gathers their
+// JSON faces into one document keyed by view name.
+//
+// summary        makespan; per rank busy and idle time; the bubble ratio under both
+//                definitions; peak memory
+//                  makespan 27 | bubble 11.1% (global) 11.1% (per stage) | peak memory 4 mb (rank 0 at t=3)
+// bubbles        each rank's idle time split into warm-up (before its first compute),
+//                cool-down (after its last), waiting for a dependency, waiting for a transfer
+// critical_path  the chain of actions, and of the edges between them, that sets the makespan
+// memory         per rank: the peak, when it is reached, and the memory over time
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/schedule.hpp"
+#include "sim/memory.hpp"
+#include "sim/timeline.hpp"
+
+namespace ppsched {
+
+/// What a rank's time went to; all in the timeline's unit.
+struct RankUsage {
+  double busy = 0;        ///< compute stream busy time
+  double first_start = 0, last_end = 0;  ///< compute actions of non-zero cost
+  double warmup = 0, cooldown = 0, dependency_wait = 0, comm_wait = 0;
+};
+
+struct SimAnalysis {
+  double makespan = 0;
+  std::vector<RankUsage> ranks;
+  double bubble_global = 0;     ///< 1 - total compute / (ranks x makespan)
+  double bubble_per_stage = 0;  ///< Zero Bubble paper: max over ranks of (span - busy) / max span
+  MemoryProfile memory;
+  double memory_cap = 0;        ///< 0: none
+};
+
+SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory, double memory_cap = 0);
+
+std::string summary_text(const SimAnalysis& a);
+nlohmann::ordered_json summary_json(const SimAnalysis& a);
+
+std::string bubbles_text(const SimAnalysis& a);
+nlohmann::ordered_json bubbles_json(const SimAnalysis& a);
+
+/// The critical path, last action first followed back to time 0; text shows at most `max_lines`.
+std::string critical_path_text(const Schedule& s, const Timeline& t, std::size_t max_lines = 40);
+nlohmann::ordered_json critical_path_json(const Schedule& s, const Timeline& t);
+
+std::string memory_text(const SimAnalysis& a);
+nlohmann::ordered_json memory_json(const SimAnalysis& a, bool with_timeline = true);
+
+}  // namespace ppsched

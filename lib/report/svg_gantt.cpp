@@ -1,0 +1,480 @@
+#include "report/svg_gantt.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iterator>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "ir/action_text.hpp"
+
+namespace ppsched {
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{1} << 16;
+
+// Colour classes: index, CSS class, fill, legend text.
+enum Colour : int { kF, kB, kI, kW, kO, kComm, kFsdp, kColours };
+constexpr std::array<std::string_view, kColours> kClass = {"kF", "kB", "kI", "kW", "kO", "kC", "kS"};
+constexpr std::array<std::string_view, kColours> kFill = {"#6baed6", "#fd8d3c", "#fb6a4a", "#74c476",
+                                                          "#9e9ac8", "#bdbdbd", "#fdd049"};
+constexpr std::array<std::string_view, kColours> kLegend = {"F forward",
+                                                            "B backward",
+                                                            "I input grad",
+                                                            "W weight grad",
+                                                            "OVERLAP_F_B",
+                                                            "SEND/RECV",
+                                                            "UNSHARD/RESHARD/REDUCE_GRAD"};
+
+int colour_of(ActionKind k) {
+  switch (k) {
+    case ActionKind::F: return kF;
+    case ActionKind::B: return kB;
+    case ActionKind::I: return kI;
+    case ActionKind::W: return kW;
+    case ActionKind::OverlapFB: return kO;
+    case ActionKind::Unshard:
+    case ActionKind::Reshard:
+    case ActionKind::ReduceGrad: return kFsdp;
+    case ActionKind::Idle: return -1;
+    default: return kComm;
+  }
+}
+
+std::string time_text(double v) { return fmt::format("{:.4g}", v); }
+
+double nice_step(double raw) {
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw * (1 - 1e-12)) return m * mag;
+  return 10 * mag;
+}
+
+/// Buffered writer of SVG text into the sink.
+class SvgOut {
+ public:
+  explicit SvgOut(ByteSink& sink) : sink_(sink) { buf_.reserve(kChunk + 4096); }
+  void raw(std::string_view s) { buf_.append(s.data(), s.data() + s.size()); }
+  /// A coordinate: at most 2 decimals, trailing zeros dropped ("12", "6.25", "0.5").
+  void num(double v) {
+    if (!std::isfinite(v)) v = 0;  // never reached with checked input; keeps the XML valid
+    char tmp[48];
+    auto* end = fmt::format_to_n(tmp, sizeof tmp, "{:.2f}", v).out;
+    while (end[-1] == '0') --end;
+    if (end[-1] == '.') --end;
+    if (end - tmp == 2 && tmp[0] == '-' && tmp[1] == '0') {  // "-0"
+      tmp[0] = '0';
+      end = tmp + 1;
+    }
+    buf_.append(tmp, end);
+  }
+  void text(std::string_view s) {
+    for (char c : s) {
+      switch (c) {
+        case '&': raw("&amp;"); break;
+        case '<': raw("&lt;"); break;
+        case '>': raw("&gt;"); break;
+        case '"': raw("&quot;"); break;
+        case '\'': raw("&apos;"); break;
+        default:
+          // XML 1.0 allows no control characters other than tab, newline and carriage return.
+          if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            buf_.push_back(' ');
+          else
+            buf_.push_back(c);
+      }
+    }
+  }
+  template <typename... Args>
+  void fmt(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
+  }
+  void maybe_flush() {
+    if (buf_.size() >= kChunk) flush();
+  }
+  void flush() {
+    if (buf_.size() != 0) sink_.write(std::string_view(buf_.data(), buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  ByteSink& sink_;
+  fmt::memory_buffer buf_;
+};
+
+struct Lane {
+  double y, h;
+};
+
+/// Draws one lane (one stream of one rank): single boxes where they are wide enough, merged
+/// runs of narrow ones otherwise (see the header for why that bounds the size).
+class LanePainter {
+ public:
+  LanePainter(SvgOut& out, const Schedule& s, const Timeline& t, const SvgOptions& opt, double x0,
+              double px_per_unit, double min_px, double label_font)
+      : out_(out),
+        s_(s),
+        t_(t),
+        opt_(opt),
+        x0_(x0),
+        px_per_unit_(px_per_unit),
+        min_px_(min_px),
+        label_font_(label_font) {}
+
+  void paint(std::uint32_t rank, Lane lane, const std::vector<std::uint32_t>& entries, bool labels) {
+    rank_ = rank;
+    lane_ = lane;
+    labels_ = labels;
+    for (std::uint32_t e : entries) {
+      const Action& a = s_.ranks[rank].actions[t_.step[e]];
+      const int colour = colour_of(a.kind);
+      if (colour < 0) continue;
+      const double x1 = x0_ + t_.start[e] * px_per_unit_, x2 = x0_ + t_.end[e] * px_per_unit_;
+      if (run_.count && x1 - run_.x2 >= min_px_) flush_run();
+      if (x2 - x1 >= min_px_) {
+        flush_run();
+        box(e, a, colour, x1, x2);
+      } else {
+        if (!run_.count) {
+          run_.x1 = x1;
+          run_.x2 = x2;
+          run_.first = e;
+        }
+        run_.x2 = std::max(run_.x2, x2);
+        run_.time[static_cast<std::size_t>(colour)] += t_.end[e] - t_.start[e];
+        run_.last = e;
+        ++run_.count;
+        if (run_.x2 - run_.x1 >= min_px_) flush_run();
+      }
+      out_.maybe_flush();
+    }
+    flush_run();
+  }
+
+ private:
+  struct Run {
+    double x1 = 0, x2 = 0;
+    std::array<double, kColours> time{};
+    std::uint32_t first = 0, last = 0, count = 0;
+  };
+
+  const Action& action(std::uint32_t e) const { return s_.ranks[rank_].actions[t_.step[e]]; }
+
+  void rect_open(int colour, bool merged, double x1, double w) {
+    out_.raw("<rect class=\"");
+    out_.raw(kClass[static_cast<std::size_t>(colour)]);
+    if (merged) out_.raw(" m");
+    out_.raw("\" x=\"");
+    out_.num(x1);
+    out_.raw("\" y=\"");
+    out_.num(lane_.y);
+    out_.raw("\" width=\"");
+    out_.num(w);
+    out_.raw("\" height=\"");
+    out_.num(lane_.h);
+    out_.raw("\"");
+  }
+
+  void box(std::uint32_t e, const Action& a, int colour, double x1, double x2) {
+    text_.clear();
+    append_action_text(text_, a, s_.sub_actions);
+    rect_open(colour, false, x1, x2 - x1);
+    if (opt_.tooltips) {
+      out_.raw("><title>");
+      out_.text(text_);
+      out_.fmt(" (rank {}): {} to {}</title></rect>\n", rank_, time_text(t_.start[e]), time_text(t_.end[e]));
+    } else {
+      out_.raw("/>\n");
+    }
+    // Monospace glyphs are about 0.6 em wide; keep a little air on both sides.
+    if (labels_ && (x2 - x1) >= 0.62 * label_font_ * static_cast<double>(text_.size()) + 4) {
+      out_.raw("<text class=\"l\" x=\"");
+      out_.num((x1 + x2) / 2);
+      out_.raw("\" y=\"");
+      out_.num(lane_.y + lane_.h / 2);
+      out_.raw("\">");
+      out_.text(text_);
+      out_.raw("</text>\n");
+    }
+  }
+
+  void flush_run() {
+    if (!run_.count) return;
+    int colour = 0;
+    for (int k = 1; k < kColours; ++k)
+      if (run_.time[static_cast<std::size_t>(k)] > run_.time[static_cast<std::size_t>(colour)]) colour = k;
+    if (run_.count == 1) {  // a lone narrow action keeps its own tooltip
+      const std::uint32_t e = run_.first;
+      colour = colour_of(action(e).kind);
+    }
+    // Zero-length actions would vanish; half a pixel keeps them visible as a hairline.
+    const double w = std::max(run_.x2 - run_.x1, 0.5);
+    rect_open(colour, true, run_.x1, w);
+    if (opt_.tooltips) {
+      out_.raw("><title>");
+      text_.clear();
+      append_action_text(text_, action(run_.first), s_.sub_actions);
+      if (run_.count == 1) {
+        out_.text(text_);
+        out_.fmt(" (rank {}): {} to {}", rank_, time_text(t_.start[run_.first]),
+                 time_text(t_.end[run_.first]));
+      } else {
+        out_.fmt("rank {}: {} actions, ", rank_, run_.count);
+        out_.text(text_);
+        out_.raw(" .. ");
+        text_.clear();
+        append_action_text(text_, action(run_.last), s_.sub_actions);
+        out_.text(text_);
+        out_.fmt(": {} to {}", time_text(t_.start[run_.first]), time_text(t_.end[run_.last]));
+      }
+      out_.raw("</title></rect>\n");
+    } else {
+      out_.raw("/>\n");
+    }
+    run_ = Run{};
+  }
+
+  SvgOut& out_;
+  const Schedule& s_;
+  const Timeline& t_;
+  const SvgOptions& opt_;
+  double x0_, px_per_unit_, min_px_, label_font_;
+  std::uint32_t rank_ = 0;
+  Lane lane_{};
+  bool labels_ = false;
+  Run run_;
+  std::string text_;
+};
+
+}  // namespace
+
+void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const SvgOptions& opt) {
+  if (!std::isfinite(opt.width) || opt.width <= 0 || !std::isfinite(opt.row_height) || opt.row_height < 0 ||
+      !std::isfinite(opt.max_chart_height) || opt.max_chart_height <= 0 || opt.max_boxes == 0)
+    throw std::invalid_argument("svg gantt: width, row height, chart height and max boxes must be positive");
+  const std::size_t n = t.size();
+  if (t.end.size() != n || t.stream.size() != n || t.step.size() != n)
+    throw std::logic_error("svg gantt: the timeline's arrays have different lengths");
+  if (!t.rank_begin.empty() &&
+      (t.rank_count() != s.rank_count() || t.rank_begin.front() != 0 || t.rank_begin.back() != n ||
+       !std::is_sorted(t.rank_begin.begin(), t.rank_begin.end())))
+    throw std::invalid_argument(
+        fmt::format("svg gantt: the timeline ({} ranks, {} entries) is not one of this "
+                    "schedule ({} ranks)",
+                    t.rank_count(), n, s.rank_count()));
+  if (t.rank_begin.empty() && n != 0) throw std::logic_error("svg gantt: timeline entries but no rank_begin");
+  const std::size_t ranks = s.rank_count();
+  auto rank_begin = [&](std::size_t r) -> std::uint32_t {
+    return t.rank_begin.empty() ? 0 : t.rank_begin[r];
+  };
+
+  // Per rank and stream, the entries in time order (program order is usually that already).
+  // Entries with times that cannot be drawn (NaN, infinite, reversed) are left out.
+  const bool stated_makespan = std::isfinite(t.makespan) && t.makespan > 0;
+  double makespan = stated_makespan ? t.makespan : 0;
+  bool has_comm_streams = false;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const std::size_t steps = s.ranks[r].actions.size();
+    for (std::uint32_t e = rank_begin(r); e < rank_begin(r + 1); ++e) {
+      if (t.step[e] >= steps || static_cast<unsigned>(t.stream[e]) >= kStreamCount)
+        throw std::logic_error(
+            fmt::format("svg gantt: timeline entry {} of rank {} names step {} (of {}) or "
+                        "stream {}",
+                        e, r, t.step[e], steps, static_cast<unsigned>(t.stream[e])));
+      if (t.stream[e] != Stream::Compute) has_comm_streams = true;
+      if (!stated_makespan && std::isfinite(t.end[e])) makespan = std::max(makespan, t.end[e]);
+    }
+  }
+
+  // Geometry.
+  const std::size_t digits = std::to_string(ranks == 0 ? 0 : ranks - 1).size();
+  const double left = std::max(60.0, 20.0 + 7.0 * static_cast<double>(5 + digits));
+  const double right = 16;
+  const double width = std::max(opt.width, left + right + 50);
+  const double chart_w = width - left - right;
+  const double top = 32;
+  const double pitch =
+      opt.row_height > 0 ? opt.row_height : std::min(28.0, opt.max_chart_height / std::max<double>(1, ranks));
+  const bool lanes = opt.comm_lanes.value_or(has_comm_streams && pitch >= 14);
+  const double chart_h = pitch * static_cast<double>(ranks);
+  auto lane_of = [&](std::size_t r, int stream) -> Lane {
+    const double y0 = top + pitch * static_cast<double>(r);
+    if (lanes) {
+      if (stream == 0) return {y0 + 0.08 * pitch, 0.56 * pitch};
+      return {y0 + (stream == 1 ? 0.68 : 0.82) * pitch, 0.12 * pitch};
+    }
+    if (pitch < 4) return {y0, pitch};
+    return {y0 + 0.1 * pitch, 0.8 * pitch};
+  };
+  const double compute_h = lane_of(0, 0).h;
+  const double label_font = std::min(12.0, compute_h * 0.75);
+  const bool labels = opt.labels && compute_h >= 10;
+  const double px_per_unit = makespan > 0 ? chart_w / makespan : 0;
+  const double drawn_lanes = static_cast<double>(ranks) * (lanes ? 3 : 1);
+  const double min_px = std::max(1.0, chart_w * drawn_lanes / static_cast<double>(opt.max_boxes));
+
+  // Legend layout (wrapped to the width), then the total height.
+  struct Item {
+    double x, y;
+    int colour;
+  };
+  std::vector<Item> legend;
+  const double axis_y = top + chart_h;
+  double lx = left, ly = axis_y + 44;
+  for (int k = 0; k < kColours; ++k) {
+    const double w = 12 + 6 + 7 * static_cast<double>(kLegend[static_cast<std::size_t>(k)].size()) + 18;
+    if (lx + w > width && lx > left) {
+      lx = left;
+      ly += 20;
+    }
+    legend.push_back({lx, ly, k});
+    lx += w;
+  }
+  const double height = ly + 20;
+
+  SvgOut out(sink);
+  out.raw(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+      "width=\"");
+  out.num(width);
+  out.raw("\" height=\"");
+  out.num(height);
+  out.raw("\" viewBox=\"0 0 ");
+  out.num(width);
+  out.raw(" ");
+  out.num(height);
+  out.raw("\">\n<style type=\"text/css\"><![CDATA[\n");
+  out.raw("text{font-family:sans-serif;font-size:12px;fill:#222}\n");
+  out.raw(".h{font-size:14px;font-weight:bold}\n.r{text-anchor:end;dominant-baseline:central}\n");
+  out.raw(".t{text-anchor:middle}\n.a{stroke:#999;stroke-width:1}\n.grid{stroke:#e4e4e4;stroke-width:1}\n");
+  out.fmt(".l{{font-family:monospace;font-size:{:.1f}px;text-anchor:middle;dominant-baseline:central}}\n",
+          label_font);
+  if (pitch >= 10) out.raw(".g rect{stroke:#fff;stroke-width:0.5}\n.g rect.m{stroke:none}\n");
+  for (int k = 0; k < kColours; ++k)
+    out.fmt(".{}{{fill:{}}}\n", kClass[static_cast<std::size_t>(k)], kFill[static_cast<std::size_t>(k)]);
+  out.raw("]]></style>\n");
+  out.raw("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
+
+  out.raw("<text class=\"h\" x=\"");
+  out.num(left);
+  out.raw("\" y=\"20\">");
+  if (opt.title.empty()) {
+    out.fmt("ppsched: {} ranks, {} actions, makespan {}", ranks, n, time_text(makespan));
+    if (!opt.time_unit.empty()) {
+      out.raw(" ");
+      out.text(opt.time_unit);
+    }
+  } else {
+    out.text(opt.title);
+  }
+  out.raw("</text>\n");
+
+  // Chart background, time grid and axis.
+  out.raw("<rect x=\"");
+  out.num(left);
+  out.fmt("\" y=\"{}\" width=\"", top);
+  out.num(chart_w);
+  out.raw("\" height=\"");
+  out.num(chart_h);
+  out.raw("\" fill=\"#f7f7f7\"/>\n");
+  if (makespan > 0) {
+    double step = nice_step(makespan / std::max(2.0, std::floor(chart_w / 100)));
+    while (step * px_per_unit < 8 * static_cast<double>(time_text(makespan).size() + 2))
+      step = nice_step(step * 1.5);
+    for (int k = 0;; ++k) {
+      const double when = step * k;
+      if (when > makespan * (1 + 1e-9)) break;
+      const double x = left + when * px_per_unit;
+      out.raw("<line class=\"grid\" x1=\"");
+      out.num(x);
+      out.fmt("\" y1=\"{}\" x2=\"", top);
+      out.num(x);
+      out.raw("\" y2=\"");
+      out.num(axis_y + 5);
+      out.raw("\"/>\n<text class=\"t\" x=\"");
+      out.num(x);
+      out.raw("\" y=\"");
+      out.num(axis_y + 19);
+      out.fmt("\">{}</text>\n", time_text(when));
+    }
+  }
+  out.raw("<line class=\"a\" x1=\"");
+  out.num(left);
+  out.raw("\" y1=\"");
+  out.num(axis_y);
+  out.raw("\" x2=\"");
+  out.num(left + chart_w);
+  out.raw("\" y2=\"");
+  out.num(axis_y);
+  out.raw("\"/>\n<text class=\"r\" x=\"");
+  out.num(left - 6);
+  out.raw("\" y=\"");
+  out.num(axis_y + 15);
+  out.raw("\">time");
+  if (!opt.time_unit.empty()) {
+    out.raw(" (");
+    out.text(opt.time_unit);
+    out.raw(")");
+  }
+  out.raw("</text>\n");
+
+  // Rank labels: every rank while rows are tall enough for the text, else every 2nd, 4th, ...
+  std::size_t every = 1;
+  while (pitch * static_cast<double>(every) < 11) every *= 2;
+  const double rank_font = std::min(12.0, std::max(9.0, pitch * 0.8));
+  for (std::size_t r = 0; r < ranks; r += every) {
+    out.raw("<text class=\"r\" x=\"");
+    out.num(left - 6);
+    out.raw("\" y=\"");
+    out.num(top + pitch * (static_cast<double>(r) + 0.5));
+    if (rank_font < 12) {
+      out.raw("\" font-size=\"");
+      out.num(rank_font);
+    }
+    out.fmt("\">rank {}</text>\n", r);
+    out.maybe_flush();
+  }
+
+  // The boxes.
+  out.raw("<g class=\"g\">\n");
+  LanePainter painter(out, s, t, opt, left, px_per_unit, min_px, label_font);
+  std::array<std::vector<std::uint32_t>, kStreamCount> lane_entries;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    for (auto& l : lane_entries) l.clear();
+    for (std::uint32_t e = rank_begin(r); e < rank_begin(r + 1); ++e) {
+      if (!std::isfinite(t.start[e]) || !std::isfinite(t.end[e]) || t.end[e] < t.start[e]) continue;
+      lane_entries[static_cast<std::size_t>(t.stream[e])].push_back(e);
+    }
+    for (int st = 0; st < (lanes ? kStreamCount : 1); ++st) {
+      auto& l = lane_entries[static_cast<std::size_t>(st)];
+      auto by_start = [&](std::uint32_t a, std::uint32_t b) { return t.start[a] < t.start[b]; };
+      if (!std::is_sorted(l.begin(), l.end(), by_start)) std::stable_sort(l.begin(), l.end(), by_start);
+      painter.paint(static_cast<std::uint32_t>(r), lane_of(r, st), l, labels && st == 0);
+    }
+  }
+  out.raw("</g>\n");
+
+  for (const Item& item : legend) {
+    out.raw("<rect class=\"");
+    out.raw(kClass[static_cast<std::size_t>(item.colour)]);
+    out.raw("\" x=\"");
+    out.num(item.x);
+    out.raw("\" y=\"");
+    out.num(item.y - 6);
+    out.raw("\" width=\"12\" height=\"12\"/>\n<text class=\"r\" style=\"text-anchor:start\" x=\"");
+    out.num(item.x + 18);
+    out.raw("\" y=\"");
+    out.num(item.y);
+    out.raw("\">");
+    out.text(kLegend[static_cast<std::size_t>(item.colour)]);
+    out.raw("</text>\n");
+  }
+  out.raw("</svg>\n");
+  out.flush();
+}
+
+}  // namespace ppsched

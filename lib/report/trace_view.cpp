@@ -1,0 +1,400 @@
+#include "report/trace_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "ir/action_text.hpp"
+
+namespace ppsched {
+namespace {
+
+// Bytes buffered before handing a chunk to the sink: large enough that the virtual call and
+// the sink's own work vanish, small enough to stay in L2.
+constexpr std::size_t kChunk = std::size_t{1} << 16;
+
+// Times are written in whole nanoseconds; beyond this (about 104 days) llround overflows.
+constexpr double kMaxNanoseconds = 9.0e15;
+
+constexpr std::string_view kStreamNames[kStreamCount] = {"compute", "send", "recv"};
+
+int tid_of(Stream s) { return static_cast<int>(s) + 1; }
+
+std::string_view kind_class(ActionKind k) {
+  if (is_compute(k)) return "compute";
+  if (is_send_recv(k)) return "comm";
+  return "fsdp";  // UNSHARD, RESHARD, REDUCE_GRAD
+}
+
+bool is_send(ActionKind k) { return k == ActionKind::SendF || k == ActionKind::SendB; }
+bool is_recv(ActionKind k) { return k == ActionKind::RecvF || k == ActionKind::RecvB; }
+
+/// A streaming JSON writer: appends to a buffer and hands it to the sink in chunks.
+class JsonOut {
+ public:
+  explicit JsonOut(ByteSink& sink) : sink_(sink) { buf_.reserve(kChunk + 4096); }
+
+  void raw(std::string_view s) { buf_.append(s.data(), s.data() + s.size()); }
+  void ch(char c) { buf_.push_back(c); }
+  void uint(std::uint64_t v) {
+    fmt::format_int f(v);
+    buf_.append(f.data(), f.data() + f.size());
+  }
+  /// Nanoseconds as microseconds with exactly 3 decimals.
+  void micros(std::int64_t ns) {
+    if (ns < 0) {
+      ch('-');
+      ns = -ns;
+    }
+    const auto u = static_cast<std::uint64_t>(ns);
+    uint(u / 1000);
+    const auto frac = static_cast<unsigned>(u % 1000);
+    const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                            static_cast<char>('0' + frac % 10)};
+    buf_.append(digits, digits + 4);
+  }
+  /// A finite number (callers guard), shortest round-trip form.
+  void number(double v) { fmt::format_to(std::back_inserter(buf_), "{}", v); }
+  void string(std::string_view s) {
+    ch('"');
+    for (char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        ch('\\');
+        ch(c);
+      } else if (u < 0x20) {
+        switch (c) {
+          case '\n': raw("\\n"); break;
+          case '\t': raw("\\t"); break;
+          case '\r': raw("\\r"); break;
+          default: fmt::format_to(std::back_inserter(buf_), "\\u{:04x}", u);
+        }
+      } else {
+        ch(c);
+      }
+    }
+    ch('"');
+  }
+  /// Starts an event: the separator from the previous one.
+  void begin_event() {
+    if (!first_) raw(",\n");
+    first_ = false;
+  }
+  void end_event() {
+    if (buf_.size() >= kChunk) flush();
+  }
+  void flush() {
+    if (buf_.size() != 0) sink_.write(std::string_view(buf_.data(), buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  ByteSink& sink_;
+  fmt::memory_buffer buf_;
+  bool first_ = true;
+};
+
+/// Read-only context shared by the checks and the writer.
+struct Ctx {
+  const Schedule& s;
+  const Timeline& t;
+  double ns_per_unit;  // time_scale * 1000
+  std::size_t ranks;
+
+  std::uint32_t begin(std::size_t r) const { return t.rank_begin.empty() ? 0 : t.rank_begin[r]; }
+  std::uint32_t end(std::size_t r) const { return t.rank_begin.empty() ? 0 : t.rank_begin[r + 1]; }
+  /// Rank of an entry (rank_begin validated first).
+  std::uint32_t rank_of(std::uint32_t e) const {
+    auto it = std::upper_bound(t.rank_begin.begin(), t.rank_begin.end(), e);
+    return static_cast<std::uint32_t>(it - t.rank_begin.begin() - 1);
+  }
+  const Action& action(std::uint32_t r, std::uint32_t e) const { return s.ranks[r].actions[t.step[e]]; }
+  std::int64_t ns(double time) const { return std::llround(time * ns_per_unit); }
+
+  std::string describe(std::uint32_t e) const {
+    const std::uint32_t r = rank_of(e);
+    std::string text = action_text(action(r, e), s.sub_actions);
+    return fmt::format("entry {} (rank {} {}, {}, {} to {})", e, r, text,
+                       kStreamNames[static_cast<int>(t.stream[e])], t.start[e], t.end[e]);
+  }
+};
+
+[[noreturn]] void bug(const std::string& what) {
+  throw std::logic_error("chrome trace: timeline is inconsistent: " + what);
+}
+
+// Everything that could make the output wrong is checked before the first byte is written,
+// so a throw never leaves half a trace behind. Returns the streams each rank uses (bit mask).
+std::vector<std::uint8_t> check_timeline(const Ctx& c) {
+  const Timeline& t = c.t;
+  const std::size_t n = t.size();
+  if (t.end.size() != n || t.stream.size() != n || t.step.size() != n || t.released_by.size() != n ||
+      t.peer.size() != n)
+    bug("its arrays have different lengths");
+  if (t.rank_begin.empty()) {
+    if (n != 0) bug("entries but no rank_begin");
+  } else {
+    if (t.rank_count() != c.s.rank_count())
+      throw std::invalid_argument(fmt::format("chrome trace: the timeline has {} ranks, the schedule {}",
+                                              t.rank_count(), c.s.rank_count()));
+    if (t.rank_begin.front() != 0 || t.rank_begin.back() != n ||
+        !std::is_sorted(t.rank_begin.begin(), t.rank_begin.end()))
+      bug("rank_begin is not a sorted offset array over the entries");
+  }
+
+  std::vector<std::uint8_t> used(c.ranks, 0);
+  std::vector<std::uint32_t> lane[kStreamCount];
+  for (std::size_t r = 0; r < c.ranks; ++r) {
+    for (auto& l : lane) l.clear();
+    const std::size_t steps = c.s.ranks[r].actions.size();
+    for (std::uint32_t e = c.begin(r); e < c.end(r); ++e) {
+      if (t.step[e] >= steps)
+        bug(fmt::format("entry {} of rank {} names step {}, its program has {}", e, r, t.step[e], steps));
+      const auto stream = static_cast<unsigned>(t.stream[e]);
+      if (stream >= kStreamCount) bug(fmt::format("entry {} has stream {}", e, stream));
+      const double a = t.start[e] * c.ns_per_unit, b = t.end[e] * c.ns_per_unit;
+      if (!std::isfinite(a) || !std::isfinite(b) || std::abs(a) > kMaxNanoseconds ||
+          std::abs(b) > kMaxNanoseconds)
+        bug(c.describe(e) + " has a time that is not finite or too large to write");
+      if (t.end[e] < t.start[e]) bug(c.describe(e) + " ends before it starts");
+      if (t.released_by[e] != Timeline::kNone && t.released_by[e] >= n)
+        bug(fmt::format("entry {} is released by entry {}, there are {}", e, t.released_by[e], n));
+      if (const std::uint32_t p = t.peer[e]; p != Timeline::kNone) {
+        if (p >= n) bug(fmt::format("entry {} has peer {}, there are {}", e, p, n));
+        const ActionKind k = c.action(static_cast<std::uint32_t>(r), e).kind;
+        const ActionKind pk = c.action(c.rank_of(p), p).kind;
+        if (!((is_send(k) && is_recv(pk)) || (is_recv(k) && is_send(pk))) || t.peer[p] != e)
+          bug(c.describe(e) + " and its peer " + c.describe(p) + " are not a SEND/RECV pair");
+      }
+      if (c.action(static_cast<std::uint32_t>(r), e).is_idle()) continue;  // not written
+      used[r] |= static_cast<std::uint8_t>(1u << stream);
+      lane[stream].push_back(e);
+    }
+    // One stream runs one action at a time: sort its entries by written start (the simulator
+    // emits them in program order, which is usually time order already) and look for an entry
+    // that starts before an earlier one has ended.
+    for (auto& l : lane) {
+      auto key = [&](std::uint32_t e) { return std::pair(c.ns(t.start[e]), c.ns(t.end[e])); };
+      if (!std::is_sorted(l.begin(), l.end(), [&](auto x, auto y) { return key(x) < key(y); }))
+        std::stable_sort(l.begin(), l.end(), [&](auto x, auto y) { return key(x) < key(y); });
+      std::int64_t reach = INT64_MIN;  // latest end so far
+      std::uint32_t holder = Timeline::kNone;
+      for (std::uint32_t e : l) {
+        const auto [a, b] = key(e);
+        if (a < reach && b > a) bug(c.describe(holder) + " and " + c.describe(e) + " overlap on one stream");
+        if (b > reach) {
+          reach = b;
+          holder = e;
+        }
+      }
+    }
+  }
+  return used;
+}
+
+std::string process_name(const Schedule& s, std::size_t r, std::vector<bool>& seen) {
+  std::vector<std::uint32_t> stages;
+  auto note = [&](const Action& a) {
+    if (a.has_stage() && !seen[a.stage]) {
+      seen[a.stage] = true;
+      stages.push_back(a.stage);
+    }
+  };
+  for (const Action& a : s.ranks[r].actions) {
+    if (a.is_container())
+      for (const Action& sub : s.subs(a)) note(sub);
+    else
+      note(a);
+  }
+  for (std::uint32_t st : stages) seen[st] = false;
+  std::sort(stages.begin(), stages.end());
+  std::string name = fmt::format("rank {}", r);
+  if (stages.empty()) return name;
+  constexpr std::size_t kListed = 8;
+  name += stages.size() == 1 ? " (stage " : " (stages ";
+  for (std::size_t i = 0; i < stages.size() && i < kListed; ++i)
+    name += (i ? ", " : "") + std::to_string(stages[i]);
+  if (stages.size() > kListed) name += fmt::format(", ... {} in all", stages.size());
+  name += ')';
+  return name;
+}
+
+}  // namespace
+
+void write_chrome_trace(const Schedule& s, const Timeline& t, const MemoryProfile* memory, ByteSink& sink,
+                        const TraceOptions& opt) {
+  if (!std::isfinite(opt.time_scale) || opt.time_scale <= 0)
+    throw std::invalid_argument(
+        fmt::format("chrome trace: time scale {} is not a positive number", opt.time_scale));
+  if (opt.display_time_unit != "ms" && opt.display_time_unit != "ns")
+    throw std::invalid_argument("chrome trace: display time unit '" + opt.display_time_unit +
+                                "' is not 'ms' or 'ns'");
+  const Ctx c{s, t, opt.time_scale * 1000.0, t.rank_begin.empty() ? s.rank_count() : t.rank_count()};
+  const std::vector<std::uint8_t> used = check_timeline(c);
+
+  JsonOut out(sink);
+  out.raw("{\"traceEvents\":[\n");
+  std::string text, other;  // scratch for action texts, reused so the loop does not allocate
+  std::vector<bool> seen(std::size_t{Action::kNoStage} + 1, false);
+  for (std::size_t r = 0; r < c.ranks; ++r) {
+    const std::uint64_t pid = r + 1;
+    out.begin_event();
+    out.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    out.uint(pid);
+    out.raw(",\"args\":{\"name\":");
+    out.string(process_name(s, r, seen));
+    out.raw("}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+    out.uint(pid);
+    out.raw(",\"args\":{\"sort_index\":");
+    out.uint(r);
+    out.raw("}}");
+    for (int st = 0; st < kStreamCount; ++st) {
+      if (!(used[r] & (1u << st))) continue;
+      for (std::string_view meta : {"thread_name", "thread_sort_index"}) {
+        out.raw(",\n{\"ph\":\"M\",\"name\":\"");
+        out.raw(meta);
+        out.raw("\",\"pid\":");
+        out.uint(pid);
+        out.raw(",\"tid\":");
+        out.uint(static_cast<std::uint64_t>(st + 1));
+        if (meta == "thread_name") {
+          out.raw(",\"args\":{\"name\":\"");
+          out.raw(kStreamNames[st]);
+          out.raw("\"}}");
+        } else {
+          out.raw(",\"args\":{\"sort_index\":");
+          out.uint(static_cast<std::uint64_t>(st + 1));
+          out.raw("}}");
+        }
+      }
+    }
+    out.end_event();
+
+    for (std::uint32_t e = c.begin(r); e < c.end(r); ++e) {
+      const Action& a = c.action(static_cast<std::uint32_t>(r), e);
+      if (a.is_idle()) continue;
+      const std::int64_t a_ns = c.ns(t.start[e]), b_ns = c.ns(t.end[e]);
+      const int tid = tid_of(t.stream[e]);
+      text.clear();
+      append_action_text(text, a, s.sub_actions);
+      out.begin_event();
+      out.raw("{\"ph\":\"X\",\"name\":");
+      out.string(text);
+      out.raw(",\"cat\":\"");
+      out.raw(kind_class(a.kind));
+      out.raw("\",\"pid\":");
+      out.uint(pid);
+      out.raw(",\"tid\":");
+      out.uint(static_cast<std::uint64_t>(tid));
+      out.raw(",\"ts\":");
+      out.micros(a_ns);
+      out.raw(",\"dur\":");
+      out.micros(b_ns - a_ns);
+      out.raw(",\"args\":{");
+      if (a.has_stage()) {
+        out.raw("\"stage\":");
+        out.uint(a.stage);
+        out.ch(',');
+      }
+      if (a.has_microbatch()) {
+        out.raw("\"microbatch\":");
+        out.uint(a.microbatch());
+        out.ch(',');
+      }
+      out.raw("\"kind\":\"");
+      out.raw(kind_name(a.kind));
+      out.raw("\",\"step\":");
+      out.uint(t.step[e]);
+      if (const std::uint32_t by = t.released_by[e]; by != Timeline::kNone) {
+        const std::uint32_t by_rank =
+            by >= c.begin(r) && by < c.end(r) ? static_cast<std::uint32_t>(r) : c.rank_of(by);
+        other.clear();
+        fmt::format_to(std::back_inserter(other), "rank {} ", by_rank);
+        append_action_text(other, c.action(by_rank, by), s.sub_actions);
+        out.raw(",\"released_by\":");
+        out.string(other);
+      }
+      out.ch('}');
+      const std::uint32_t p = t.peer[e];
+      // The flow id is the SEND's entry index + 1: unique per pair and known at both ends.
+      const std::uint64_t flow_id = p == Timeline::kNone ? 0 : std::uint64_t{is_send(a.kind) ? e : p} + 1;
+      if (p != Timeline::kNone && opt.flows == TraceFlows::V2) {
+        out.raw(",\"bind_id\":");
+        out.uint(flow_id);
+        out.raw(is_send(a.kind) ? ",\"flow_out\":true" : ",\"flow_in\":true");
+      }
+      out.ch('}');
+      if (p != Timeline::kNone && opt.flows == TraceFlows::V1) {
+        // Strictly inside the slice (for slices of 2 ns or more), so the start binds to the SEND
+        // whatever the order of events with equal timestamps; "bp":"e" binds the end to the
+        // enclosing RECV rather than to the next slice.
+        out.raw(is_send(a.kind) ? ",\n{\"ph\":\"s\"," : ",\n{\"ph\":\"f\",\"bp\":\"e\",");
+        out.raw("\"name\":\"p2p\",\"cat\":\"p2p\",\"id\":");
+        out.uint(flow_id);
+        out.raw(",\"pid\":");
+        out.uint(pid);
+        out.raw(",\"tid\":");
+        out.uint(static_cast<std::uint64_t>(tid));
+        out.raw(",\"ts\":");
+        out.micros(a_ns + (b_ns - a_ns) / 2);
+        out.ch('}');
+      }
+      out.end_event();
+    }
+
+    if (memory && r < memory->per_rank.size()) {
+      const auto& points = memory->per_rank[r];
+      const std::string_view key = memory->in_bytes ? "activations_MiB" : "activations";
+      const double unit = memory->in_bytes ? 1.0 / (1024.0 * 1024.0) : 1.0;
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        const double when = points[i].time * c.ns_per_unit, value = points[i].value * unit;
+        if (!std::isfinite(when) || std::abs(when) > kMaxNanoseconds || !std::isfinite(value)) continue;
+        const std::int64_t ts = std::llround(when);
+        // Several changes at one (written) time: the last one is what holds from then on.
+        if (i + 1 < points.size() && std::isfinite(points[i + 1].value * unit)) {
+          const double next = points[i + 1].time * c.ns_per_unit;
+          if (std::isfinite(next) && std::abs(next) <= kMaxNanoseconds && std::llround(next) == ts) continue;
+        }
+        out.begin_event();
+        out.raw("{\"ph\":\"C\",\"name\":\"memory\",\"pid\":");
+        out.uint(pid);
+        out.raw(",\"ts\":");
+        out.micros(ts);
+        out.raw(",\"args\":{\"");
+        out.raw(key);
+        out.raw("\":");
+        out.number(value);
+        out.raw("}}");
+        out.end_event();
+      }
+    }
+  }
+
+  out.raw("\n],\"displayTimeUnit\":");
+  out.string(opt.display_time_unit);
+  out.raw(",\"otherData\":{\"generator\":\"ppsched\"");
+  if (!opt.label.empty()) {
+    out.raw(",\"label\":");
+    out.string(opt.label);
+  }
+  out.raw(",\"time_scale\":");
+  out.number(opt.time_scale);
+  out.raw(",\"ranks\":");
+  out.uint(c.ranks);
+  out.raw(",\"actions\":");
+  out.uint(t.size());
+  if (const double makespan = t.makespan * opt.time_scale; std::isfinite(makespan)) {
+    out.raw(",\"makespan_us\":");
+    out.number(makespan);
+  }
+  out.raw("}}\n");
+  out.flush();
+}
+
+}  // namespace ppsched

@@ -1,0 +1,208 @@
+#include "sim/costs.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "io/byte_sink.hpp"
+#include "io/input_file.hpp"
+#include "parse/fccp.hpp"
+#include "parse/io_diagnostic.hpp"
+
+namespace ppsched {
+
+KindCosts unit_costs() {
+  KindCosts c{};
+  c[static_cast<std::size_t>(ActionKind::F)] = 1;
+  c[static_cast<std::size_t>(ActionKind::I)] = 1;
+  c[static_cast<std::size_t>(ActionKind::W)] = 1;
+  c[static_cast<std::size_t>(ActionKind::B)] = 2;
+  return c;
+}
+
+namespace {
+
+std::optional<double> parse_cost_value(std::string_view text) {
+  std::string s(text);
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+  return v;
+}
+
+std::optional<ActionKind> cost_kind(std::string_view name) {
+  auto k = kind_from_name(name);
+  if (!k || *k == ActionKind::OverlapFB) return std::nullopt;
+  return k;
+}
+
+}  // namespace
+
+std::optional<KindCosts> parse_cost_shorthand(std::string_view text, std::string& error) {
+  KindCosts c = unit_costs();
+  bool b_given = false;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      error = fmt::format("'{}': expected KIND=VALUE, e.g. F=1", item);
+      return std::nullopt;
+    }
+    auto kind = cost_kind(item.substr(0, eq));
+    if (!kind) {
+      error = fmt::format("'{}': unknown kind '{}' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, "
+                          "RECV_F, SEND_B, RECV_B)", item, item.substr(0, eq));
+      return std::nullopt;
+    }
+    auto value = parse_cost_value(item.substr(eq + 1));
+    if (!value) {
+      error = fmt::format("'{}': the cost must be a finite number >= 0", item);
+      return std::nullopt;
+    }
+    c[static_cast<std::size_t>(*kind)] = *value;
+    b_given |= *kind == ActionKind::B;
+  }
+  if (!b_given)
+    c[static_cast<std::size_t>(ActionKind::B)] =
+        c[static_cast<std::size_t>(ActionKind::I)] + c[static_cast<std::size_t>(ActionKind::W)];
+  return c;
+}
+
+CostModel CostModel::uniform(std::uint32_t num_stages, std::uint32_t stages_per_rank, const KindCosts& per_rank) {
+  CostModel m;
+  KindCosts per_stage = per_rank;
+  for (double& v : per_stage) v /= std::max<std::uint32_t>(1, stages_per_rank);
+  m.per_stage.assign(num_stages, per_stage);
+  return m;
+}
+
+double CostModel::duration(const Schedule& s, const Action& a) const {
+  if (a.is_idle()) return 0;
+  if (!a.is_container()) return cost(a.stage, a.kind);
+  double sum = 0;
+  for (const Action& sub : s.subs(a)) sum += cost(sub.stage, sub.kind);
+  return sum * overlap_factor;
+}
+
+namespace {
+
+Diagnostic cost_error(const std::string& file, std::uint32_t line, std::string path, std::string msg) {
+  Diagnostic d;
+  d.rule = "cost-file";
+  d.loc = {file, line, 0, std::move(path)};
+  d.message = std::move(msg);
+  return d;
+}
+
+bool set_cost(CostModel& model, std::int64_t stage, std::string_view kind_name, double value,
+              const std::function<void(std::string)>& fail) {
+  if (stage < 0 || static_cast<std::size_t>(stage) >= model.per_stage.size()) {
+    fail(fmt::format("stage {} is out of range: the schedule has stages 0 to {}", stage,
+                     model.per_stage.empty() ? 0 : model.per_stage.size() - 1));
+    return false;
+  }
+  auto kind = cost_kind(kind_name);
+  if (!kind) {
+    fail(fmt::format("unknown kind '{}' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, RECV_F, "
+                     "SEND_B, RECV_B)", kind_name));
+    return false;
+  }
+  if (!std::isfinite(value) || value < 0) {
+    fail(fmt::format("time_us must be a finite number >= 0, got {}", value));
+    return false;
+  }
+  model.per_stage[static_cast<std::size_t>(stage)][static_cast<std::size_t>(*kind)] = value;
+  return true;
+}
+
+bool read_csv_costs(const std::string& path, const std::string& text, CostModel& model, DiagnosticSink& sink) {
+  std::string name = display_name(path);
+  try {
+    io::CSVReader<3, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+        name, text.data(), text.data() + text.size());
+    in.read_header(io::ignore_extra_column, "stage", "kind", "time_us");
+    std::string stage_text, kind, time_text;
+    bool ok = true;
+    while (in.read_row(stage_text, kind, time_text)) {
+      auto line = static_cast<std::uint32_t>(in.get_file_line());
+      auto fail = [&](std::string msg) { sink.report(cost_error(name, line, {}, std::move(msg))); };
+      char* end = nullptr;
+      long long stage = std::strtoll(stage_text.c_str(), &end, 10);
+      if (stage_text.empty() || *end != '\0') {
+        fail(fmt::format("stage '{}' is not an integer", stage_text));
+        ok = false;
+        continue;
+      }
+      auto value = parse_cost_value(time_text);
+      if (!value) {
+        fail(fmt::format("time_us '{}' must be a finite number >= 0", time_text));
+        ok = false;
+        continue;
+      }
+      ok &= set_cost(model, stage, kind, *value, fail);
+    }
+    return ok;
+  } catch (const io::error::base& e) {
+    sink.report(cost_error(name, 0, {}, e.what()));
+    return false;
+  }
+}
+
+bool read_json_costs(const std::string& path, const std::string& text, CostModel& model, DiagnosticSink& sink) {
+  std::string name = display_name(path);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    sink.report(cost_error(name, 0, {}, std::string("invalid JSON: ") + e.what()));
+    return false;
+  }
+  auto fail_at = [&](std::string path_, std::string msg) {
+    sink.report(cost_error(name, 0, std::move(path_), std::move(msg)));
+  };
+  if (!doc.is_object() || !doc.contains("costs") || !doc["costs"].is_array()) {
+    fail_at("$", "a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", \"kind\", \"time_us\"}, ...]");
+    return false;
+  }
+  if (doc.value("schema_version", 0) != 1) {
+    fail_at("$.schema_version", "schema_version must be 1");
+    return false;
+  }
+  bool ok = true;
+  const auto& costs = doc["costs"];
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    std::string at = fmt::format("$.costs[{}]", i);
+    const auto& c = costs[i];
+    if (!c.is_object() || !c.contains("stage") || !c["stage"].is_number_integer() || !c.contains("kind") ||
+        !c["kind"].is_string() || !c.contains("time_us") || !c["time_us"].is_number()) {
+      fail_at(at, "each cost needs an integer \"stage\", a string \"kind\" and a number \"time_us\"");
+      ok = false;
+      continue;
+    }
+    ok &= set_cost(model, c["stage"].get<std::int64_t>(), c["kind"].get<std::string>(), c["time_us"].get<double>(),
+                   [&](std::string msg) { fail_at(at, std::move(msg)); });
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& sink) {
+  std::string text;
+  try {
+    text = read_whole_input(path, std::size_t{1} << 30);
+  } catch (const IoError& e) {
+    sink.report(io_diagnostic(e));
+    return false;
+  }
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return read_json_costs(path, text, model, sink);
+  return read_csv_costs(path, text, model, sink);
+}
+
+}  // namespace ppsched

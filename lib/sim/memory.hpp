@@ -1,0 +1,41 @@
+// Activation memory over time, from a schedule and its timeline.
+//
+// Model (Zero Bubble paper's accounting): a forward F allocates its stage's activation M_B when it
+// starts; an input-gradient backward I frees M_B - M_W when it ends; the weight-gradient W frees
+// the remaining M_W when it ends; a full backward B frees M_B when it ends. Sizes come from the
+// stage spec (bytes) or default to units where one microbatch's activation of a whole rank is 1
+// (a chunk of a rank with v stages holds 1/v) and M_W = M_B (conservative: nothing is released
+// before W). A fixed per-rank term (parameters, optimizer) can be added.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/schedule.hpp"
+#include "sim/timeline.hpp"
+
+namespace ppsched {
+
+struct MemoryModel {
+  std::vector<double> activation;    ///< M_B per stage; empty: 1/v per stage
+  std::vector<double> weight_grad;   ///< M_W per stage; empty: equal to M_B
+  std::vector<double> fixed_per_rank;  ///< parameters and optimizer state; empty: 0
+  bool in_bytes = false;             ///< true when the sizes are bytes (from a stage spec)
+};
+
+struct MemoryPoint {
+  double time;
+  double value;  ///< memory in use from this time on
+};
+
+struct MemoryProfile {
+  std::vector<std::vector<MemoryPoint>> per_rank;  ///< step function per rank, time ascending
+  std::vector<double> peak;                        ///< per rank
+  std::vector<double> peak_time;                   ///< when the peak is first reached
+  bool in_bytes = false;
+  double max_peak() const;
+};
+
+MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryModel& model);
+
+}  // namespace ppsched

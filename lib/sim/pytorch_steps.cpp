@@ -1,0 +1,277 @@
+#include "sim/pytorch_steps.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "ir/action_text.hpp"
+#include "passes/microbatch_set.hpp"
+
+namespace ppsched {
+
+namespace {
+
+// The per-rank sets of actions done, for the only kinds readiness asks about (F, B, I, SEND_F,
+// RECV_F, SEND_B, RECV_B). In a well-formed schedule a stage's actions run on the rank that owns
+// it, so (stage, kind) finds a bitmap over microbatches directly when the rank is the stage's
+// owner. Everything else (an action run on a rank that does not own its stage, a microbatch so far
+// out that a bitmap would waste memory, no microbatch at all) goes to a MicrobatchSet keyed by
+// rank, stage and kind: malformed input costs speed, never memory or correctness.
+class DoneSet {
+ public:
+  explicit DoneSet(const std::vector<std::uint32_t>& stage_to_rank)
+      : owner_(stage_to_rank), groups_(stage_to_rank.size() * kKinds) {}
+
+  static constexpr bool recorded(ActionKind k) {
+    return k >= ActionKind::F && k <= ActionKind::RecvB && k != ActionKind::W;
+  }
+
+  void insert(std::uint32_t rank, std::uint16_t stage, ActionKind kind, std::uint32_t microbatch) {
+    if (Group* g = group(rank, stage, kind)) {
+      const std::size_t word = microbatch / 64;
+      if (word >= g->bits.size() && word < g->entries + 64)
+        g->bits.resize(std::min(std::max(word + 1, 2 * g->bits.size()), g->entries + 64), 0);
+      if (word < g->bits.size()) {
+        g->bits[word] |= std::uint64_t{1} << (microbatch % 64);
+        ++g->entries;
+        return;
+      }
+    }
+    sparse_.insert(name(rank, stage, kind), microbatch);
+    any_sparse_ = true;
+  }
+
+  bool contains(std::uint32_t rank, std::uint16_t stage, ActionKind kind, std::uint32_t microbatch) const {
+    if (const Group* g = group(rank, stage, kind)) {
+      const std::size_t word = microbatch / 64;
+      if (word < g->bits.size() && (g->bits[word] >> (microbatch % 64) & 1)) return true;
+    }
+    return any_sparse_ && sparse_.contains(name(rank, stage, kind), microbatch);
+  }
+
+ private:
+  static constexpr std::size_t kKinds = 8;  // F..RECV_B are kinds 1..8
+
+  struct Group {
+    std::vector<std::uint64_t> bits;
+    std::size_t entries = 0;  // bits set; a bitmap keeps at least one per 64 words
+  };
+
+  Group* group(std::uint32_t rank, std::uint16_t stage, ActionKind kind) {
+    return const_cast<Group*>(std::as_const(*this).group(rank, stage, kind));
+  }
+  const Group* group(std::uint32_t rank, std::uint16_t stage, ActionKind kind) const {
+    if (stage >= owner_.size() || owner_[stage] != rank) return nullptr;
+    return &groups_[std::size_t{stage} * kKinds + (static_cast<std::size_t>(kind) - 1)];
+  }
+  static std::uint64_t name(std::uint32_t rank, std::uint16_t stage, ActionKind kind) {
+    return std::uint64_t{rank} << 32 | std::uint64_t{stage} << 8 | static_cast<std::uint64_t>(kind);
+  }
+
+  const std::vector<std::uint32_t>& owner_;
+  std::vector<Group> groups_;
+  MicrobatchSet sparse_;
+  bool any_sparse_ = false;
+};
+
+class StepSimulator {
+ public:
+  StepSimulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages)
+      : s_(s), stage_to_rank_(stage_to_rank), last_stage_(static_cast<std::int64_t>(num_stages) - 1), done_(stage_to_rank) {}
+
+  Schedule run() {
+    const auto ranks = static_cast<std::uint32_t>(s_.rank_count());
+    Schedule out;
+    out.ranks.resize(ranks);
+    out.sub_actions = s_.sub_actions;
+    out.placement = s_.placement;
+    out.num_stages = last_stage_ >= 0 ? static_cast<std::uint32_t>(last_stage_ + 1) : 0;
+    out.num_microbatches = s_.num_microbatches;
+
+    // Ranks with something left to run, ascending (PyTorch's dict, rebuilt in sorted order).
+    std::vector<Lane> active;
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      const auto& p = s_.ranks[r].actions;
+      Lane lane{p.data(), p.data(), p.data() + p.size(), &out.ranks[r].actions, r};
+      skip_idle(lane);
+      if (lane.next == lane.end) continue;
+      // A timeline holds at least the rank's actions; a little more for its idle steps.
+      const auto busy = static_cast<std::size_t>(lane.end - lane.next);
+      lane.out->reserve(busy + busy / 8 + 16);
+      active.push_back(lane);
+    }
+    // PyTorch runs a first step as long as it has ranks, empty ones included: if no rank has an
+    // action, nothing runs in it and that is "not progressing" (with no rank stuck).
+    if (active.empty() && ranks > 0) throw SimDeadlock(std::move(out), {});
+    std::vector<Lane*> waiting;  // ranks that idled in this step's first pass
+    while (!active.empty()) {
+      waiting.clear();
+      bool progress = false;
+      for (Lane& lane : active) {
+        const Action a = *lane.next;
+        if (ready(lane, a)) {
+          lane.out->push_back(a);
+          run_action(lane, a);
+          progress = true;
+        } else {
+          lane.out->push_back(Action::idle());
+          waiting.push_back(&lane);
+        }
+      }
+      // Second pass: an idle slot of this step goes to a head that has become ready since.
+      // A waiting rank did not move in the first pass, so it has not finished.
+      for (Lane* lane : waiting) {
+        const Action a = *lane->next;
+        if (ready(*lane, a)) {
+          lane->out->back() = a;
+          run_action(*lane, a);
+        }
+      }
+      if (finished_any_) {
+        std::erase_if(active, [](const Lane& lane) { return lane.next == lane.end; });
+        finished_any_ = false;
+      }
+      if (!progress) {
+        std::vector<SimDeadlock::Stuck> stuck;
+        stuck.reserve(active.size());
+        for (const Lane& lane : active) stuck.push_back({lane.rank, lane.index()});
+        throw SimDeadlock(std::move(out), std::move(stuck));
+      }
+    }
+    return out;
+  }
+
+ private:
+  // One rank's progress: its input program, where it stands in it, and its timeline.
+  struct Lane {
+    const Action* begin;
+    const Action* next;  // its next action (never an idle step)
+    const Action* end;
+    std::vector<Action>* out;
+    std::uint32_t rank;
+    std::size_t index() const { return static_cast<std::size_t>(next - begin); }
+  };
+
+  static void skip_idle(Lane& lane) {
+    while (lane.next != lane.end && lane.next->is_idle()) ++lane.next;
+  }
+
+  // Records what the rank ran and moves on to its next action.
+  void run_action(Lane& lane, const Action& a) {
+    if (a.is_container()) {
+      for (const Action& sub : s_.subs(a)) mark_done(lane.rank, sub);
+    } else {
+      mark_done(lane.rank, a);
+    }
+    ++lane.next;
+    skip_idle(lane);
+    finished_any_ |= lane.next == lane.end;
+  }
+
+  void mark_done(std::uint32_t rank, const Action& a) {
+    if (DoneSet::recorded(a.kind)) done_.insert(rank, a.stage, a.kind, a.index);
+  }
+  bool done(std::uint32_t rank, std::int64_t stage, ActionKind kind, std::uint32_t microbatch) const {
+    // No action of the IR has a stage outside 0..kMaxStage, so such a query finds nothing.
+    if (stage < 0 || stage > Action::kMaxStage) return false;
+    return done_.contains(rank, static_cast<std::uint16_t>(stage), kind, microbatch);
+  }
+
+  // PyTorch's `_ready_to_schedule` for the lane's next action `a` (the lane only names it in errors).
+  bool ready(const Lane& r, const Action& a) const {
+    if (!a.is_container()) return ready_plain(r, a, a);
+    if (a.kind != ActionKind::OverlapFB || s_.subs(a).empty())
+      fail(r, a, a, "a container other than a non-empty OVERLAP_F_B has no stage", "-1");
+    for (const Action& sub : s_.subs(a)) {
+      if (sub.is_container()) fail(r, a, sub, "a container inside a container has no stage", "-1");
+      if (!ready_plain(r, a, sub)) return false;
+    }
+    return true;
+  }
+
+  // `a` is a plain action (a sub-action of `head` when head is a container).
+  bool ready_plain(const Lane& r, const Action& head, const Action& a) const {
+    const std::int64_t s = a.stage;
+    const std::uint32_t m = a.index;
+    // PyTorch looks up the owner of the action's stage first, whatever the kind.
+    const std::uint32_t owner = owner_of(r, head, a, s);
+    switch (a.kind) {
+      case ActionKind::F:
+        return s == 0 || done(owner, s, ActionKind::RecvF, m) || done(owner, s - 1, ActionKind::F, m);
+      case ActionKind::I:
+      case ActionKind::B:
+        return s == last_stage_ || done(owner, s, ActionKind::RecvB, m) || done(owner, s + 1, ActionKind::I, m) ||
+               done(owner, s + 1, ActionKind::B, m);
+      case ActionKind::W:
+        return true;
+      case ActionKind::SendF:
+        return done(owner, s, ActionKind::F, m);
+      case ActionKind::SendB:
+        return done(owner, s, ActionKind::I, m) || done(owner, s, ActionKind::B, m);
+      case ActionKind::RecvF:
+        return done(owner_of(r, head, a, s - 1), s - 1, ActionKind::SendF, m);
+      case ActionKind::RecvB:
+        return done(owner_of(r, head, a, s + 1), s + 1, ActionKind::SendB, m);
+      case ActionKind::Unshard:
+      case ActionKind::Reshard:
+      case ActionKind::ReduceGrad:
+        return true;  // ppsched's extension
+      case ActionKind::OverlapFB:
+      case ActionKind::Idle:
+        break;
+    }
+    // A plain OVERLAP_F_B (or Idle) cannot come out of the parser; PyTorch has no rule for it.
+    fail(r, head, a, "no readiness rule for this action", "");
+  }
+
+  // stage_to_rank(stage), or PyTorch's KeyError.
+  std::uint32_t owner_of(const Lane& r, const Action& head, const Action& a, std::int64_t stage) const {
+    if (stage >= 0 && static_cast<std::uint64_t>(stage) < stage_to_rank_.size()) {
+      const std::uint32_t owner = stage_to_rank_[static_cast<std::size_t>(stage)];
+      if (owner < s_.rank_count()) return owner;
+    }
+    no_owner(r, head, a, stage);
+  }
+
+  [[noreturn]] [[gnu::noinline]] void no_owner(const Lane& r, const Action& head, const Action& a,
+                                               std::int64_t stage) const {
+    const std::string key = std::to_string(stage);
+    if (stage < 0 || static_cast<std::uint64_t>(stage) >= stage_to_rank_.size() ||
+        stage_to_rank_[static_cast<std::size_t>(stage)] == kUnplaced)
+      fail(r, head, a, "stage " + key + " has no rank in the stage-to-rank map", key);
+    const std::uint32_t owner = stage_to_rank_[static_cast<std::size_t>(stage)];
+    fail(r, head, a,
+         "stage " + key + " is placed on rank " + std::to_string(owner) + ", but the schedule has " +
+             std::to_string(s_.rank_count()) + " ranks",
+         std::to_string(owner));
+  }
+
+  [[noreturn]] [[gnu::noinline]] void fail(const Lane& r, const Action& head, const Action& a, const std::string& why,
+                         const std::string& key_error) const {
+    std::string msg = "simulate: rank " + std::to_string(r.rank) + ", action " + std::to_string(r.index()) + " (";
+    append_action_text(msg, head, s_.sub_actions);
+    msg += ")";
+    if (!(a == head)) {
+      msg += ", sub-action ";
+      append_action_text(msg, a, s_.sub_actions);
+    }
+    msg += ": " + why;
+    if (!key_error.empty()) msg += " (PyTorch: KeyError: " + key_error + ")";
+    throw std::invalid_argument(msg);
+  }
+
+  const Schedule& s_;
+  const std::vector<std::uint32_t>& stage_to_rank_;
+  std::int64_t last_stage_;
+  DoneSet done_;               // what each rank has run
+  bool finished_any_ = false;  // a rank ran its last action in this step
+};
+
+}  // namespace
+
+Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                std::uint32_t num_stages) {
+  return StepSimulator(s, stage_to_rank, num_stages).run();
+}
+
+}  // namespace ppsched

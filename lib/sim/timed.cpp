@@ -1,0 +1,343 @@
+// The timed simulator (timed.hpp). Event keys are (kind, stage, microbatch) slots that hold the
+// timeline entry which produced the event; a stream whose head lacks an event waits on exactly
+// one key, in an intrusive list, and is woken when that key is written.
+#include "sim/timed.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ir/action_text.hpp"
+
+namespace ppsched {
+
+TimedDeadlock::TimedDeadlock(std::vector<Stuck> stuck, Timeline partial)
+    : std::runtime_error("the schedule cannot finish: every remaining action waits for another"),
+      stuck_(std::move(stuck)),
+      partial_(std::move(partial)) {}
+
+namespace {
+
+constexpr std::uint32_t kNone = Timeline::kNone;
+constexpr double kNotDone = -1.0;
+
+enum KeyKind : std::uint32_t { kF, kBwd, kSendF, kRecvF, kSendB, kRecvB, kKeyKinds };
+
+Stream stream_of(const Action& a, bool blocking) {
+  if (blocking) return Stream::Compute;
+  if (a.kind == ActionKind::SendF || a.kind == ActionKind::SendB) return Stream::Send;
+  if (a.kind == ActionKind::RecvF || a.kind == ActionKind::RecvB) return Stream::Recv;
+  return Stream::Compute;
+}
+
+class Simulator {
+ public:
+  Simulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt)
+      : s_(s), placement_(stage_to_rank), opt_(opt) {
+    stages_ = std::max<std::uint32_t>(s.num_stages, infer_stage_count(s));
+    microbatches_ = std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s));
+    for (const auto& r : s.ranks)
+      for (const Action& a : r.actions)
+        explicit_comms_ |= is_send_recv(a.kind);
+  }
+
+  Timeline run() {
+    build_entries();
+    slots_.assign(std::size_t{kKeyKinds} * stages_ * microbatches_, Slot{});
+    const std::size_t streams = t_.rank_count() * kStreamCount;
+    wait_next_.assign(streams, kNone);
+    waiting_on_.assign(streams, kNone);
+    free_at_.assign(streams, 0.0);
+    last_.assign(streams, kNone);
+    cursor_.assign(streams, kNone);
+    for (std::uint32_t r = 0; r < t_.rank_count(); ++r)
+      for (int k = 0; k < kStreamCount; ++k) {
+        std::uint32_t id = r * kStreamCount + static_cast<std::uint32_t>(k);
+        cursor_[id] = next_on_stream(r, static_cast<Stream>(k), t_.rank_begin[r]);
+        work_.push_back(id);
+      }
+    while (!work_.empty()) {
+      std::uint32_t id = work_.back();
+      work_.pop_back();
+      advance(id);
+    }
+    for (std::size_t id = 0; id < streams; ++id)
+      if (cursor_[id] != kNone) throw_deadlock();
+    for (std::size_t e = 0; e < t_.size(); ++e) t_.makespan = std::max(t_.makespan, t_.end[e]);
+    return std::move(t_);
+  }
+
+ private:
+  void build_entries() {
+    std::size_t n = 0;
+    for (const auto& r : s_.ranks)
+      for (const Action& a : r.actions) n += !a.is_idle();
+    t_.start.assign(n, kNotDone);
+    t_.end.assign(n, kNotDone);
+    t_.stream.resize(n);
+    t_.step.resize(n);
+    t_.released_by.assign(n, kNone);
+    t_.peer.assign(n, kNone);
+    t_.rank_begin.assign(1, 0);
+    std::size_t e = 0;
+    for (const auto& r : s_.ranks) {
+      for (std::size_t i = 0; i < r.actions.size(); ++i) {
+        if (r.actions[i].is_idle()) continue;
+        t_.stream[e] = stream_of(r.actions[i], opt_.blocking_comms);
+        t_.step[e] = static_cast<std::uint32_t>(i);
+        ++e;
+      }
+      t_.rank_begin.push_back(static_cast<std::uint32_t>(e));
+    }
+  }
+
+  const Action& action(std::uint32_t e, std::uint32_t rank) const { return s_.ranks[rank].actions[t_.step[e]]; }
+
+  std::uint32_t next_on_stream(std::uint32_t rank, Stream k, std::uint32_t from) const {
+    for (std::uint32_t e = from; e < t_.rank_begin[rank + 1]; ++e)
+      if (t_.stream[e] == k) return e;
+    return kNone;
+  }
+
+  // Slot of an event, or kNone when the action has no such event (a stage or microbatch out of
+  // range, e.g. in a malformed schedule read leniently). Slots are ordered by microbatch, then
+  // stage, then kind: the events a microbatch raises on neighbouring stages share cache lines,
+  // and the slots in use at any time (the microbatches in flight) stay in cache.
+  std::uint32_t key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
+    if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNone;
+    return static_cast<std::uint32_t>((std::size_t{mb} * stages_ + static_cast<std::size_t>(stage)) * kKeyKinds + kind);
+  }
+  bool done(std::uint32_t e) const { return e != kNone && t_.end[e] != kNotDone; }
+  bool posted(std::uint32_t e) const { return e != kNone && t_.start[e] != kNotDone; }
+
+  void publish(std::uint32_t k, std::uint32_t e) {
+    if (k == kNone) return;
+    Slot& slot = slots_[k];
+    slot.entry = e;
+    for (std::uint32_t id = slot.waiters; id != kNone;) {
+      std::uint32_t next = wait_next_[id];
+      wait_next_[id] = kNone;
+      waiting_on_[id] = kNone;
+      work_.push_back(id);
+      id = next;
+    }
+    slot.waiters = kNone;
+  }
+
+  void wait(std::uint32_t id, std::uint32_t k) {
+    waiting_on_[id] = k;
+    wait_next_[id] = slots_[k].waiters;
+    slots_[k].waiters = id;
+  }
+
+  // The time a dependency is met, folded into (ready, by); false when it is not met yet, with
+  // the key to wait on in `missing`.
+  struct Ready {
+    double time = 0;
+    std::uint32_t by = kNone;
+    std::uint32_t missing = kNone;
+    // Keeps the latest time; on a tie the first contributor (the stream predecessor) stays.
+    void take(double t, std::uint32_t e) {
+      if (by == kNone ? t >= time : t > time) {
+        time = t;
+        by = e;
+      }
+    }
+  };
+
+  // Needs the entry published under `k` to be done; `extra` is added to its end (transfer).
+  bool need_done(Ready& r, std::uint32_t k, double extra = 0) {
+    if (k == kNone) return true;  // no such event can exist: nothing to wait for
+    std::uint32_t e = slots_[k].entry;
+    if (!done(e)) {
+      r.missing = k;
+      return false;
+    }
+    r.take(t_.end[e] + extra, e);
+    return true;
+  }
+
+  double transfer(std::uint32_t stage, bool forward, std::uint32_t from, std::uint32_t to) const {
+    return from == to ? 0.0 : opt_.comm.transfer_time(stage, forward, from, to);
+  }
+
+  // What a compute (sub-)action on `rank` needs, folded into r.
+  bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
+    if (!a.has_stage() || !a.has_microbatch()) return true;
+    const std::uint32_t s = a.stage, m = a.microbatch();
+    auto rank_of = [&](std::uint32_t stage) { return stage < placement_.size() ? placement_[stage] : rank; };
+    switch (a.kind) {
+      case ActionKind::F: {
+        if (s == 0) return true;
+        if (rank_of(s - 1) == rank || !explicit_comms_)
+          return need_done(r, key(kF, s - 1, m), transfer(s - 1, true, rank_of(s - 1), rank));
+        return need_done(r, key(kRecvF, s, m));
+      }
+      case ActionKind::I:
+      case ActionKind::B: {
+        if (!need_done(r, key(kF, s, m))) return false;
+        if (s + 1 >= stages_) return true;
+        if (rank_of(s + 1) == rank || !explicit_comms_)
+          return need_done(r, key(kBwd, s + 1, m), transfer(s + 1, false, rank_of(s + 1), rank));
+        return need_done(r, key(kRecvB, s, m));
+      }
+      case ActionKind::W: return need_done(r, key(kBwd, s, m));
+      default: return true;
+    }
+  }
+
+  void publish_compute(const Action& a, std::uint32_t e) {
+    if (!a.has_stage() || !a.has_microbatch()) return;
+    if (a.kind == ActionKind::F) publish(key(kF, a.stage, a.microbatch()), e);
+    if (a.kind == ActionKind::I || a.kind == ActionKind::B) publish(key(kBwd, a.stage, a.microbatch()), e);
+  }
+
+  void finish(std::uint32_t e, double start, double end, std::uint32_t by) {
+    t_.start[e] = start;
+    t_.end[e] = end;
+    t_.released_by[e] = by;
+  }
+
+  // Completes a SEND/RECV pair once both have been reached on their streams.
+  void complete_pair(std::uint32_t send, std::uint32_t recv, std::uint32_t from, std::uint32_t to,
+                     std::uint32_t stage, bool forward) {
+    double begin = std::max(t_.start[send], t_.start[recv]);
+    double end = begin + transfer(stage, forward, from, to);
+    t_.end[send] = t_.end[recv] = end;
+    t_.peer[send] = recv;
+    t_.peer[recv] = send;
+    // The later of the two posts set the transfer's start: it released the other side.
+    if (t_.start[recv] > t_.start[send])
+      t_.released_by[send] = recv;
+    else
+      t_.released_by[recv] = send;
+    const Action& ra = action(recv, to);
+    publish(key(forward ? kRecvF : kRecvB, ra.stage, ra.microbatch()), recv);
+    const Action& sa = action(send, from);
+    publish(key(forward ? kSendF : kSendB, sa.stage, sa.microbatch()), send);
+  }
+
+  // Runs stream `id` forward as far as its dependencies allow.
+  void advance(std::uint32_t id) {
+    const std::uint32_t rank = id / kStreamCount;
+    const auto k = static_cast<Stream>(id % kStreamCount);
+    while (cursor_[id] != kNone) {
+      const std::uint32_t e = cursor_[id];
+      const Action& a = action(e, rank);
+      if (!done(e) && !step(id, e, a, rank)) return;
+      if (!done(e)) return;  // posted, waiting for its partner
+      free_at_[id] = t_.end[e];
+      last_[id] = e;
+      cursor_[id] = next_on_stream(rank, k, e + 1);
+    }
+  }
+
+  // Tries to run entry e (the head of stream id). Returns false when it must wait.
+  bool step(std::uint32_t id, std::uint32_t e, const Action& a, std::uint32_t rank) {
+    Ready r;
+    r.take(free_at_[id], last_[id]);
+    if (is_send_recv(a.kind)) return step_comm(id, e, a, r, rank);
+    if (a.is_container()) {
+      for (const Action& sub : s_.subs(a))
+        if (!compute_deps(r, sub, rank)) return wait(id, r.missing), false;
+    } else if (!compute_deps(r, a, rank)) {
+      return wait(id, r.missing), false;
+    }
+    finish(e, r.time, r.time + opt_.costs.duration(s_, a), r.by);
+    if (a.is_container()) {
+      for (const Action& sub : s_.subs(a)) publish_compute(sub, e);
+    } else {
+      publish_compute(a, e);
+    }
+    return true;
+  }
+
+  bool step_comm(std::uint32_t id, std::uint32_t e, const Action& a, Ready& r, std::uint32_t rank) {
+    if (!a.has_microbatch()) {  // malformed: a comm with nothing to move finishes at once
+      finish(e, r.time, r.time, r.by);
+      return true;
+    }
+    const std::int64_t s = a.stage;
+    const std::uint32_t m = a.microbatch();
+    const bool forward = a.kind == ActionKind::SendF || a.kind == ActionKind::RecvF;
+    const bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
+    // The data a SEND carries must exist first.
+    if (is_send && !posted(e)) {
+      std::uint32_t produced = forward ? key(kF, s, m) : key(kBwd, s, m);
+      if (!need_done(r, produced)) return wait(id, r.missing), false;
+    }
+    // Reach (post) it on its stream.
+    const KeyKind own = forward ? (is_send ? kSendF : kRecvF) : (is_send ? kSendB : kRecvB);
+    if (!posted(e)) {
+      t_.start[e] = r.time;
+      t_.released_by[e] = r.by;
+      publish(key(own, s, m), e);
+    }
+    // Find the partner: SEND_F(s) <-> RECV_F(s+1); SEND_B(s) <-> RECV_B(s-1).
+    const std::int64_t partner_stage = is_send ? (forward ? s + 1 : s - 1) : (forward ? s - 1 : s + 1);
+    const KeyKind partner_kind = forward ? (is_send ? kRecvF : kSendF) : (is_send ? kRecvB : kSendB);
+    const std::uint32_t pk = key(partner_kind, partner_stage, m);
+    if (pk == kNone) {  // no partner can exist (stage outside the pipeline): nothing to move
+      t_.end[e] = t_.start[e];
+      return true;
+    }
+    const std::uint32_t partner = slots_[pk].entry;
+    if (!posted(partner)) return wait(id, pk), false;
+    partner_rank_ = t_.rank_of(partner);
+    if (!done(e)) {
+      if (is_send)
+        complete_pair(e, partner, rank, partner_rank_, static_cast<std::uint32_t>(s), forward);
+      else
+        complete_pair(partner, e, partner_rank_, rank, static_cast<std::uint32_t>(partner_stage), forward);
+    }
+    return true;
+  }
+
+  [[noreturn]] void throw_deadlock() {
+    std::vector<TimedDeadlock::Stuck> stuck;
+    for (std::uint32_t id = 0; id < cursor_.size(); ++id) {
+      if (cursor_[id] == kNone) continue;
+      std::uint32_t rank = id / kStreamCount, e = cursor_[id];
+      std::string why = "nothing (the stream never ran)";
+      std::uint32_t k = waiting_on_[id];
+      if (k != kNone) {
+        static constexpr const char* kNames[] = {"F", "I or B", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
+        std::uint32_t kind = k % kKeyKinds;
+        std::uint32_t rest = k / kKeyKinds;
+        why = fmt::format("{} of stage {}, microbatch {}", kNames[kind], rest % stages_, rest / stages_);
+      }
+      stuck.push_back({rank, t_.step[e], why});
+    }
+    std::sort(stuck.begin(), stuck.end(), [](const auto& a, const auto& b) {
+      return a.rank < b.rank || (a.rank == b.rank && a.step < b.step);
+    });
+    stuck.erase(std::unique(stuck.begin(), stuck.end(),
+                            [](const auto& a, const auto& b) { return a.rank == b.rank && a.step == b.step; }),
+                stuck.end());
+    throw TimedDeadlock(std::move(stuck), std::move(t_));
+  }
+
+  const Schedule& s_;
+  const std::vector<std::uint32_t>& placement_;
+  const TimedOptions& opt_;
+  std::uint32_t stages_ = 0, microbatches_ = 0;
+  bool explicit_comms_ = false;
+  Timeline t_;
+  struct Slot {
+    std::uint32_t entry = kNone;    ///< the entry that raised this event
+    std::uint32_t waiters = kNone;  ///< streams waiting for it (intrusive list through wait_next_)
+  };
+  std::vector<Slot> slots_;
+  std::uint32_t partner_rank_ = 0;
+  std::vector<std::uint32_t> wait_next_, waiting_on_, last_, cursor_;
+  std::vector<double> free_at_;
+  std::vector<std::uint32_t> work_;
+};
+
+}  // namespace
+
+Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt) {
+  return Simulator(s, stage_to_rank, opt).run();
+}
+
+}  // namespace ppsched

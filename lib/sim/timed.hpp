@@ -1,0 +1,63 @@
+// The timed simulator: an exact, deterministic, event-driven replay of a schedule with costs.
+//
+// Each rank has three in-order streams: compute (F, B, I, W, OVERLAP_F_B, UNSHARD, RESHARD,
+// REDUCE_GRAD), send and recv. An action starts when its stream is free and what it needs is
+// there:
+//   F(s, m)      the input from stage s-1: its F when co-located, else the RECV_F(s, m) on this
+//                rank when the schedule has explicit comms, else F(s-1, m)'s end plus the
+//                transfer time (implicit comms, for compute-only schedules)
+//   I/B(s, m)    F(s, m), and the gradient from stage s+1 the same three ways
+//   W(s, m)      I(s, m)
+//   SEND_F/B     the compute that produced the data; the transfer starts when both the SEND
+//                and its RECV have been reached on their streams and takes the transfer time;
+//                both end when it ends
+//   OVERLAP_F_B  everything its sub-actions need; it lasts their summed cost times the
+//                overlap factor, and all its sub-actions count as done when it ends
+// With blocking comms every action of a rank runs on its compute stream, in program order
+// (PyTorch's runtime: compute waits for its receive).
+//
+// Linear time: each stream waits on one missing dependency at a time and is woken when it
+// arrives. A schedule that cannot finish is reported as SimDeadlock with the stuck heads.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/schedule.hpp"
+#include "sim/comm.hpp"
+#include "sim/costs.hpp"
+#include "sim/timeline.hpp"
+
+namespace ppsched {
+
+struct TimedOptions {
+  CostModel costs;
+  CommModel comm;
+  bool blocking_comms = false;
+};
+
+/// A schedule the timed simulator cannot finish: each stuck stream's rank, the index of its
+/// next action in that rank's program, and what it waits for.
+class TimedDeadlock : public std::runtime_error {
+ public:
+  struct Stuck {
+    std::uint32_t rank;
+    std::size_t step;
+    std::string waiting_for;
+  };
+  TimedDeadlock(std::vector<Stuck> stuck, Timeline partial);
+  const std::vector<Stuck>& stuck() const { return stuck_; }
+  const Timeline& partial() const { return partial_; }
+
+ private:
+  std::vector<Stuck> stuck_;
+  Timeline partial_;
+};
+
+/// Simulates `s` with stage placement `stage_to_rank` (indexed by stage, covering every stage).
+Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                        const TimedOptions& opt);
+
+}  // namespace ppsched
