@@ -12,6 +12,7 @@
 #include "report/ascii_gantt.hpp"
 #include "report/pipeline_grid.hpp"
 #include "report/sim_views.hpp"
+#include "report/svg_gantt.hpp"
 #include "passes/passes.hpp"
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
@@ -33,7 +34,7 @@ struct SimulateOptions {
   double memory_cap = 0;
   std::string format = "text";
   std::string output = "-";
-  std::string trace;
+  std::string trace, svg;
   std::size_t gantt_width = 0;
 };
 
@@ -154,6 +155,10 @@ int run_simulate(const SimulateOptions& opt) {
     if (spec) {
       sim.comm.stages = *spec;
       memory.in_bytes = true;
+      memory.fixed_per_rank.assign(s.rank_count(), 0.0);
+      const auto placement = stage_to_rank_of(s);
+      for (std::size_t st = 0; st < spec->size() && st < placement.size(); ++st)
+        if (placement[st] < s.rank_count()) memory.fixed_per_rank[placement[st]] += (*spec)[st].weight_bytes;
       for (const StageSpec& st : *spec) {
         memory.activation.push_back(st.activation_memory_bytes);
         memory.weight_grad.push_back(st.weight_grad_memory_bytes < 0 ? st.activation_memory_bytes
@@ -176,8 +181,15 @@ int run_simulate(const SimulateOptions& opt) {
     return kExitFindings;
   }
   SimAnalysis a = analyze(s, t, memory, opt.memory_cap);
-  if (!opt.trace.empty())
-    write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out); });
+  if (!opt.trace.empty()) {
+    TraceOptions trace;
+    // With free transfers a SEND/RECV slice has no length to anchor a legacy flow arrow in;
+    // Perfetto's bind_id flows still bind then.
+    bool free_comms = !sim.comm.topology.has_value();
+    trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
+    write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
+  }
+  if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
       nlohmann::ordered_json j;
@@ -233,6 +245,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->option_text("text|json|csv");
   sub->add_option("-o,--output", opt->output, "Where to write the report ('-' = stdout)");
   sub->add_option("--trace", opt->trace, "Write a Chrome trace (open in Perfetto)");
+  sub->add_option("--svg", opt->svg, "Write an SVG Gantt chart");
   sub->add_option("--gantt", opt->gantt_width, "Add an ASCII Gantt chart this many columns wide")
       ->check(CLI::Range(std::size_t{10}, std::size_t{1000}));
   commands.push_back({sub, [opt] { return run_simulate(*opt); }});
