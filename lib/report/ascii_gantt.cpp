@@ -1,4 +1,5 @@
 #include "report/ascii_gantt.hpp"
+#include "report/timeline_shape.hpp"
 
 #include <fmt/format.h>
 
@@ -87,18 +88,8 @@ std::string scale_line(std::size_t indent, std::size_t width, double makespan) {
 
 std::string ascii_gantt(const Schedule& s, const Timeline& t, const AsciiOptions& opt) {
   if (opt.width == 0) throw std::invalid_argument("ascii gantt: width must be at least 1");
+  check_timeline_shape(s, t, "ascii gantt");
   const std::size_t n = t.size();
-  if (t.end.size() != n || t.stream.size() != n || t.step.size() != n)
-    throw std::logic_error("ascii gantt: the timeline's arrays have different lengths");
-  if (!t.rank_begin.empty() &&
-      (t.rank_count() != s.rank_count() || t.rank_begin.front() != 0 || t.rank_begin.back() != n ||
-       !std::is_sorted(t.rank_begin.begin(), t.rank_begin.end())))
-    throw std::invalid_argument(
-        fmt::format("ascii gantt: the timeline ({} ranks, {} entries) is not one of this "
-                    "schedule ({} ranks)",
-                    t.rank_count(), n, s.rank_count()));
-  if (t.rank_begin.empty() && n != 0)
-    throw std::logic_error("ascii gantt: timeline entries but no rank_begin");
   const std::size_t ranks = s.rank_count();
 
   double makespan = std::isfinite(t.makespan) && t.makespan > 0 ? t.makespan : 0;

@@ -1,4 +1,5 @@
 #include "report/svg_gantt.hpp"
+#include "report/timeline_shape.hpp"
 
 #include <fmt/format.h>
 
@@ -256,17 +257,8 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
   if (!std::isfinite(opt.width) || opt.width <= 0 || !std::isfinite(opt.row_height) || opt.row_height < 0 ||
       !std::isfinite(opt.max_chart_height) || opt.max_chart_height <= 0 || opt.max_boxes == 0)
     throw std::invalid_argument("svg gantt: width, row height, chart height and max boxes must be positive");
+  check_timeline_shape(s, t, "svg gantt");
   const std::size_t n = t.size();
-  if (t.end.size() != n || t.stream.size() != n || t.step.size() != n)
-    throw std::logic_error("svg gantt: the timeline's arrays have different lengths");
-  if (!t.rank_begin.empty() &&
-      (t.rank_count() != s.rank_count() || t.rank_begin.front() != 0 || t.rank_begin.back() != n ||
-       !std::is_sorted(t.rank_begin.begin(), t.rank_begin.end())))
-    throw std::invalid_argument(
-        fmt::format("svg gantt: the timeline ({} ranks, {} entries) is not one of this "
-                    "schedule ({} ranks)",
-                    t.rank_count(), n, s.rank_count()));
-  if (t.rank_begin.empty() && n != 0) throw std::logic_error("svg gantt: timeline entries but no rank_begin");
   const std::size_t ranks = s.rank_count();
   auto rank_begin = [&](std::size_t r) -> std::uint32_t {
     return t.rank_begin.empty() ? 0 : t.rank_begin[r];
