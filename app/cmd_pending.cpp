@@ -14,7 +14,6 @@ void add_pending_commands(CLI::App& app, std::vector<Command>& commands) {
     const char* summary;
   };
   static constexpr Pending kPending[] = {
-      {"validate", "Check schedules for errors a GPU run would hit (linter for CI)"},
       {"run", "Execute a schedule on GPUs and measure it"},
       {"tune", "Find the best schedule for a model and cluster under a memory cap"},
   };

@@ -23,6 +23,12 @@ constexpr double kNotDone = -1.0;
 
 enum KeyKind : std::uint32_t { kF, kBwd, kSendF, kRecvF, kSendB, kRecvB, kKeyKinds };
 
+// Each rank has two in-order queues: compute, and one for all its point-to-point comms. Sends and
+// receives are shown on their own tracks, but like NCCL's P2P on one communicator they run in
+// program order on one queue: a receive posted early blocks the sends behind it.
+constexpr std::uint32_t kQueues = 2;
+std::uint32_t queue_of(Stream s) { return s == Stream::Compute ? 0 : 1; }
+
 Stream stream_of(const Action& a, bool blocking) {
   if (blocking) return Stream::Compute;
   if (a.kind == ActionKind::SendF || a.kind == ActionKind::SendB) return Stream::Send;
@@ -44,16 +50,16 @@ class Simulator {
   Timeline run() {
     build_entries();
     slots_.assign(std::size_t{kKeyKinds} * stages_ * microbatches_, Slot{});
-    const std::size_t streams = t_.rank_count() * kStreamCount;
+    const std::size_t streams = t_.rank_count() * kQueues;
     wait_next_.assign(streams, kNone);
     waiting_on_.assign(streams, kNone);
     free_at_.assign(streams, 0.0);
     last_.assign(streams, kNone);
     cursor_.assign(streams, kNone);
     for (std::uint32_t r = 0; r < t_.rank_count(); ++r)
-      for (int k = 0; k < kStreamCount; ++k) {
-        std::uint32_t id = r * kStreamCount + static_cast<std::uint32_t>(k);
-        cursor_[id] = next_on_stream(r, static_cast<Stream>(k), t_.rank_begin[r]);
+      for (std::uint32_t q = 0; q < kQueues; ++q) {
+        std::uint32_t id = r * kQueues + q;
+        cursor_[id] = next_on_queue(r, q, t_.rank_begin[r]);
         work_.push_back(id);
       }
     while (!work_.empty()) {
@@ -93,9 +99,9 @@ class Simulator {
 
   const Action& action(std::uint32_t e, std::uint32_t rank) const { return s_.ranks[rank].actions[t_.step[e]]; }
 
-  std::uint32_t next_on_stream(std::uint32_t rank, Stream k, std::uint32_t from) const {
+  std::uint32_t next_on_queue(std::uint32_t rank, std::uint32_t q, std::uint32_t from) const {
     for (std::uint32_t e = from; e < t_.rank_begin[rank + 1]; ++e)
-      if (t_.stream[e] == k) return e;
+      if (queue_of(t_.stream[e]) == q) return e;
     return kNone;
   }
 
@@ -219,8 +225,8 @@ class Simulator {
 
   // Runs stream `id` forward as far as its dependencies allow.
   void advance(std::uint32_t id) {
-    const std::uint32_t rank = id / kStreamCount;
-    const auto k = static_cast<Stream>(id % kStreamCount);
+    const std::uint32_t rank = id / kQueues;
+    const std::uint32_t q = id % kQueues;
     while (cursor_[id] != kNone) {
       const std::uint32_t e = cursor_[id];
       const Action& a = action(e, rank);
@@ -228,7 +234,7 @@ class Simulator {
       if (!done(e)) return;  // posted, waiting for its partner
       free_at_[id] = t_.end[e];
       last_[id] = e;
-      cursor_[id] = next_on_stream(rank, k, e + 1);
+      cursor_[id] = next_on_queue(rank, q, e + 1);
     }
   }
 
@@ -297,7 +303,7 @@ class Simulator {
     std::vector<TimedDeadlock::Stuck> stuck;
     for (std::uint32_t id = 0; id < cursor_.size(); ++id) {
       if (cursor_[id] == kNone) continue;
-      std::uint32_t rank = id / kStreamCount, e = cursor_[id];
+      std::uint32_t rank = id / kQueues, e = cursor_[id];
       std::string why = "nothing (the stream never ran)";
       std::uint32_t k = waiting_on_[id];
       if (k != kNone) {

@@ -1,16 +1,18 @@
 // The timed simulator: an exact, deterministic, event-driven replay of a schedule with costs.
 //
-// Each rank has three in-order streams: compute (F, B, I, W, OVERLAP_F_B, UNSHARD, RESHARD,
-// REDUCE_GRAD), send and recv. An action starts when its stream is free and what it needs is
-// there:
+// Each rank has two in-order queues: compute (F, B, I, W, OVERLAP_F_B, UNSHARD, RESHARD,
+// REDUCE_GRAD) and comm (SEND_* and RECV_*, in program order, as NCCL runs the point-to-point ops
+// of one communicator; the timeline shows sends and receives on their own tracks). An action
+// starts when its queue is free and what it needs is there:
 //   F(s, m)      the input from stage s-1: its F when co-located, else the RECV_F(s, m) on this
 //                rank when the schedule has explicit comms, else F(s-1, m)'s end plus the
 //                transfer time (implicit comms, for compute-only schedules)
 //   I/B(s, m)    F(s, m), and the gradient from stage s+1 the same three ways
 //   W(s, m)      I(s, m)
 //   SEND_F/B     the compute that produced the data; the transfer starts when both the SEND
-//                and its RECV have been reached on their streams and takes the transfer time;
-//                both end when it ends
+//                and its RECV have been reached on their queues and takes the transfer time;
+//                both end when it ends (so a RECV posted before a SEND it indirectly depends on
+//                deadlocks, as it does on a GPU)
 //   OVERLAP_F_B  everything its sub-actions need; it lasts their summed cost times the
 //                overlap factor, and all its sub-actions count as done when it ends
 // With blocking comms every action of a rank runs on its compute stream, in program order

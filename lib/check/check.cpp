@@ -1,0 +1,117 @@
+#include "check/check.hpp"
+
+#include <fmt/format.h>
+
+#include "check/check_support.hpp"
+#include "check/rules_impl.hpp"
+
+namespace ppsched {
+
+namespace {
+
+constexpr Rule kRules[] = {
+    {"rank-count", RuleLevel::Error, "the schedule has a different number of ranks than expected",
+     "give one row per rank (a blank line for a rank with no actions), or pass --ranks", &check::rank_count},
+    {"stage-out-of-range", RuleLevel::Error, "an action names a stage the pipeline does not have",
+     "stages run from 0 to stages-1; check --stages-per-rank or the action", &check::stage_out_of_range},
+    {"microbatch-out-of-range", RuleLevel::Error, "an action names a microbatch beyond --microbatches",
+     "microbatches run from 0 to microbatches-1", &check::microbatch_out_of_range},
+    {"stage-on-two-ranks", RuleLevel::Error, "one stage's actions appear on two ranks",
+     "each stage lives on one rank; move the action to the rank that runs the stage", &check::stage_on_two_ranks},
+    {"stage-on-wrong-rank", RuleLevel::Error, "a stage runs on another rank than its placement says",
+     "pass the placement the schedule was made for (--placement loop|v|list, or --schedule NAME)",
+     &check::stage_on_wrong_rank},
+    {"duplicate-action", RuleLevel::Error, "the same action appears twice",
+     "each (stage, kind, microbatch) runs once; PyTorch's validator counts sets and lets this pass",
+     &check::duplicate_action},
+    {"missing-forward", RuleLevel::Error, "a stage never runs the forward of a microbatch",
+     "every stage runs F once per microbatch", &check::missing_forward},
+    {"missing-backward", RuleLevel::Error, "a stage never runs the backward of a microbatch",
+     "every stage runs B, or I and W, once per microbatch", &check::missing_backward},
+    {"backward-before-forward", RuleLevel::Error, "a backward runs before its forward on the same rank",
+     "move the B or I after the F of the same stage and microbatch", &check::backward_before_forward},
+    {"weight-before-input-grad", RuleLevel::Error, "a W runs before its I",
+     "the weight gradient needs the input-gradient pass first: put I before W", &check::weight_before_input_grad},
+    {"full-and-split-backward", RuleLevel::Error, "a microbatch gets both a full backward B and an I or W",
+     "use B, or I and W, for each (stage, microbatch), not both", &check::full_and_split_backward},
+    {"send-without-recv", RuleLevel::Error, "a SEND has no matching RECV on the receiving rank",
+     "every SEND_F(s, m) needs RECV_F(s+1, m) and every SEND_B(s, m) needs RECV_B(s-1, m)",
+     &check::send_without_recv},
+    {"recv-without-send", RuleLevel::Error, "a RECV has no matching SEND on the sending rank",
+     "every RECV_F(s, m) needs SEND_F(s-1, m) and every RECV_B(s, m) needs SEND_B(s+1, m)",
+     &check::recv_without_send},
+    {"send-before-compute", RuleLevel::Error, "a SEND comes before the compute that produces its data",
+     "put SEND_F(s, m) after F(s, m) and SEND_B(s, m) after I(s, m) or B(s, m)", &check::send_before_compute},
+    {"comm-in-compute-only", RuleLevel::Error, "a compute-only schedule contains communication",
+     "PyTorch's compute_only loader rejects it: remove SEND/RECV/UNSHARD/RESHARD/REDUCE_GRAD, or load it as "
+     "compute_comms",
+     &check::comm_in_compute_only},
+    {"idle-in-compute-comms", RuleLevel::Error, "a compute_comms schedule has an idle cell",
+     "PyTorch's runtime asserts on idle steps in a lowered schedule: remove the empty cells",
+     &check::idle_in_compute_comms},
+    {"deadlock", RuleLevel::Error, "the schedule cannot finish: every remaining action waits for another",
+     "follow the wait-for notes: an action waits for one that comes later on its rank or never comes",
+     &check::deadlock},
+};
+
+}  // namespace
+
+std::span<const Rule> rules() { return kRules; }
+
+const Rule* find_rule(std::string_view id) {
+  for (const Rule& r : kRules)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+SourceLoc action_location(const CheckContext& ctx, std::size_t rank, std::size_t step) {
+  SourceLoc loc;
+  loc.file = ctx.file;
+  if (ctx.source && ctx.source->line(rank)) {
+    loc.line = ctx.source->line(rank);
+    loc.column = ctx.source->column(rank, step);
+  } else {
+    loc.path = fmt::format("$.programs[{}][{}]", rank, step);
+  }
+  return loc;
+}
+
+void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
+                const std::vector<std::pair<std::string, RuleLevel>>& levels) {
+  if (!ctx.index) ctx.index = std::make_shared<const check::ActionIndex>(ctx);
+  for (const Rule& rule : kRules) {
+    RuleLevel level = rule.level;
+    for (const auto& [id, l] : levels)
+      if (id == rule.id) level = l;
+    if (level == RuleLevel::Off) continue;
+    DiagnosticSink local(1000);
+    rule.check(ctx, local);
+    for (Diagnostic d : local.diagnostics()) {
+      d.severity = level == RuleLevel::Error ? Severity::Error
+                   : level == RuleLevel::Warning ? Severity::Warning : Severity::Note;
+      sink.report(std::move(d));
+    }
+  }
+}
+
+namespace check {
+
+const ActionIndex& index_of(const CheckContext& ctx) { return *ctx.index; }
+
+void report(const CheckContext& ctx, DiagnosticSink& sink, std::string_view rule, std::size_t rank,
+            std::size_t step, std::string message, std::vector<Note> notes) {
+  Diagnostic d;
+  d.rule = std::string(rule);
+  d.loc = action_location(ctx, rank, step);
+  d.message = std::move(message);
+  d.notes = std::move(notes);
+  sink.report(std::move(d));
+}
+
+Note note_at(const CheckContext& ctx, std::size_t rank, std::size_t step, std::string message) {
+  return Note{action_location(ctx, rank, step), std::move(message), {}};
+}
+
+}  // namespace check
+
+}  // namespace ppsched

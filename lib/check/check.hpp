@@ -1,0 +1,66 @@
+// The schedule linter: rules that find what a GPU run would hit, reported as diagnostics.
+//
+// A rule is a row of one table (rules()): a stable kebab-case id, a default level, a one-line
+// summary, help that says how to fix it, and the function that checks it. The same table feeds
+// `validate --list-rules` and docs/rules.md. Rules read a CheckContext: the schedule, where its
+// actions came from, and what it is expected to be (ranks, stages, microbatches, placement).
+//
+// Not here yet (issue 7 continues): UNSHARD/RESHARD and REDUCE_GRAD rules, the stage-spec rule
+// for an I whose inputs do not require grad, bubble and memory thresholds, JSON/SARIF/GitHub
+// output.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diag/diagnostic.hpp"
+#include "ir/schedule.hpp"
+
+namespace ppsched {
+
+namespace check {
+class ActionIndex;
+}
+
+/// What the schedule is checked against. Values the caller did not know are inferred by
+/// make_context (and a note says so).
+struct CheckContext {
+  const Schedule* schedule = nullptr;
+  const SourceMap* source = nullptr;  ///< may be null (synthesized schedules)
+  std::string file;                   ///< for locations when there is no source map
+  std::uint32_t ranks = 0;
+  std::uint32_t stages = 0;
+  std::uint32_t microbatches = 0;
+  std::vector<std::uint32_t> stage_to_rank;  ///< indexed by stage
+  bool has_comms = false;                    ///< the file has SEND/RECV: a compute_comms schedule
+  bool expect_compute_only = false;          ///< --expect compute-only
+  bool placement_inferred = true;            ///< stage_to_rank came from the schedule itself
+  /// Built by run_checks and shared by the rules.
+  mutable std::shared_ptr<const check::ActionIndex> index;
+};
+
+enum class RuleLevel : std::uint8_t { Off, Note, Warning, Error };
+
+struct Rule {
+  std::string_view id;
+  RuleLevel level;
+  std::string_view summary;
+  std::string_view help;
+  void (*check)(const CheckContext&, DiagnosticSink&);
+};
+
+std::span<const Rule> rules();
+const Rule* find_rule(std::string_view id);
+
+/// Where action `step` of `rank` is, for a diagnostic.
+SourceLoc action_location(const CheckContext& ctx, std::size_t rank, std::size_t step);
+
+/// Runs every rule whose level is not Off; `levels` overrides default levels by rule id.
+void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
+                const std::vector<std::pair<std::string, RuleLevel>>& levels = {});
+
+}  // namespace ppsched

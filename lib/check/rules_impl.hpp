@@ -1,0 +1,61 @@
+// The rule functions of the table in check.cpp, and the index they share. Internal.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "check/check.hpp"
+
+namespace ppsched::check {
+
+/// First occurrence and count of each (kind, stage, microbatch) over the whole schedule, for the
+/// kinds that carry a microbatch. Positions are ordinals: rank_begin[rank] + step.
+class ActionIndex {
+ public:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  explicit ActionIndex(const CheckContext& ctx);
+
+  std::uint32_t first(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
+    auto i = slot(k, stage, mb);
+    return i == kNone ? kNone : first_[i];
+  }
+  std::uint32_t count(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
+    auto i = slot(k, stage, mb);
+    return i == kNone ? 0 : count_[i];
+  }
+  std::uint32_t ordinal(std::size_t rank, std::size_t step) const {
+    return rank_begin_[rank] + static_cast<std::uint32_t>(step);
+  }
+  std::pair<std::size_t, std::size_t> position(std::uint32_t ordinal) const;
+
+ private:
+  std::uint32_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const;
+  std::uint32_t stages_, microbatches_;
+  std::vector<std::uint32_t> first_;
+  std::vector<std::uint8_t> count_;  // saturates at 255
+  std::vector<std::uint32_t> rank_begin_;
+};
+
+/// The index of the run (built once by run_checks).
+const ActionIndex& index_of(const CheckContext& ctx);
+
+void rank_count(const CheckContext&, DiagnosticSink&);
+void stage_out_of_range(const CheckContext&, DiagnosticSink&);
+void microbatch_out_of_range(const CheckContext&, DiagnosticSink&);
+void stage_on_two_ranks(const CheckContext&, DiagnosticSink&);
+void stage_on_wrong_rank(const CheckContext&, DiagnosticSink&);
+void duplicate_action(const CheckContext&, DiagnosticSink&);
+void missing_forward(const CheckContext&, DiagnosticSink&);
+void missing_backward(const CheckContext&, DiagnosticSink&);
+void backward_before_forward(const CheckContext&, DiagnosticSink&);
+void weight_before_input_grad(const CheckContext&, DiagnosticSink&);
+void full_and_split_backward(const CheckContext&, DiagnosticSink&);
+void send_without_recv(const CheckContext&, DiagnosticSink&);
+void recv_without_send(const CheckContext&, DiagnosticSink&);
+void send_before_compute(const CheckContext&, DiagnosticSink&);
+void comm_in_compute_only(const CheckContext&, DiagnosticSink&);
+void idle_in_compute_comms(const CheckContext&, DiagnosticSink&);
+void deadlock(const CheckContext&, DiagnosticSink&);
+
+}  // namespace ppsched::check
