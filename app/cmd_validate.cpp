@@ -34,6 +34,7 @@ struct ValidateOptions {
   bool list_rules = false;
   std::string explain;
   std::string format = "text";
+  std::string stage_spec;
 };
 
 std::string rule_level_name(RuleLevel l) {
@@ -203,6 +204,15 @@ int run_validate(const ValidateOptions& opt) {
     if (parsed) {
       ctx = make_context(opt, *parsed, display_name(file), notes);
       if (!ctx) return kExitUsage;
+      std::optional<std::vector<StageSpec>> spec;
+      if (!opt.stage_spec.empty()) {
+        spec = read_stage_spec(opt.stage_spec, ctx->stages, sink);
+        if (!spec) {
+          print_diagnostics(sink);
+          return kExitUsage;
+        }
+        ctx->stage_spec = &*spec;
+      }
       run_checks(*ctx, sink, levels);
     }
     std::vector<Diagnostic> diags = file == "-" ? sink.diagnostics() : with_snippets(sink.diagnostics(), file);
@@ -276,6 +286,8 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(1u, 4294967294u));
   sub->add_option("--placement", opt->placement, "loop, v, or the rank of each stage (0,1,1,0); default: inferred");
   sub->add_option("--schedule", opt->schedule, "Take placement and stages per rank from this family, as torchtitan does");
+  sub->add_option("--stage-spec", opt->stage_spec,
+                  "Stage spec JSON: each stage's inputs and whether they require grad (docs/formats.md)");
   sub->add_option("--input-format", opt->input_format, "Input format (default: auto-detect)")
       ->check(CLI::IsMember({"auto", "csv", "json"}))
       ->option_text("auto|csv|json");

@@ -52,6 +52,16 @@ constexpr Rule kRules[] = {
     {"deadlock", RuleLevel::Error, "the schedule cannot finish: every remaining action waits for another",
      "follow the wait-for notes: an action waits for one that comes later on its rank or never comes",
      &check::deadlock},
+    {"input-grad-without-requires-grad", RuleLevel::Error,
+     "an I (backward for the input gradient) runs on a stage with an input that does not require grad",
+     "use B on that stage, or mark the input as not differentiable in the model; PyTorch's "
+     "stage_backward_input asks autograd for the gradient of every input and fails with \"One of the "
+     "differentiated Tensors does not require grad\"",
+     &check::input_grad_without_requires_grad},
+    {"first-stage-input-grad", RuleLevel::Note, "an I on the first stage: PyTorch runs it as a full backward",
+     "the first stage's inputs usually need no gradient, so PyTorch's runtime runs its I as a full backward and "
+     "splitting I from W buys nothing there; a B says the same thing",
+     &check::first_stage_input_grad},
 };
 
 }  // namespace

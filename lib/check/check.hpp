@@ -5,9 +5,8 @@
 // `validate --list-rules` and docs/rules.md. Rules read a CheckContext: the schedule, where its
 // actions came from, and what it is expected to be (ranks, stages, microbatches, placement).
 //
-// Not here yet (issue 7 continues): UNSHARD/RESHARD and REDUCE_GRAD rules, the stage-spec rule
-// for an I whose inputs do not require grad, bubble and memory thresholds, JSON/SARIF/GitHub
-// output.
+// Not here yet (issue 7 continues): UNSHARD/RESHARD and REDUCE_GRAD rules, bubble and memory
+// thresholds, SARIF/GitHub output.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +18,7 @@
 
 #include "diag/diagnostic.hpp"
 #include "ir/schedule.hpp"
+#include "sim/comm.hpp"
 
 namespace ppsched {
 
@@ -39,6 +39,8 @@ struct CheckContext {
   bool has_comms = false;                    ///< the file has SEND/RECV: a compute_comms schedule
   bool expect_compute_only = false;          ///< --expect compute-only
   bool placement_inferred = true;            ///< stage_to_rank came from the schedule itself
+  /// From --stage-spec: per stage, its inputs and whether each requires grad; null: unknown.
+  const std::vector<StageSpec>* stage_spec = nullptr;
   /// Built by run_checks and shared by the rules.
   mutable std::shared_ptr<const check::ActionIndex> index;
 };

@@ -57,5 +57,7 @@ void send_before_compute(const CheckContext&, DiagnosticSink&);
 void comm_in_compute_only(const CheckContext&, DiagnosticSink&);
 void idle_in_compute_comms(const CheckContext&, DiagnosticSink&);
 void deadlock(const CheckContext&, DiagnosticSink&);
+void input_grad_without_requires_grad(const CheckContext&, DiagnosticSink&);
+void first_stage_input_grad(const CheckContext&, DiagnosticSink&);
 
 }  // namespace ppsched::check

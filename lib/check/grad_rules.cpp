@@ -1,0 +1,46 @@
+// Rules about what a backward can compute, from the stage spec's declared inputs.
+//
+// The case behind them: torchtitan's CI lost its zero-bubble and CSV-loaded schedule tests when
+// an I (stage_backward_input) ran on a stage where a keyword input did not require grad, and
+// torch.autograd.grad failed with "One of the differentiated Tensors does not require grad".
+#include <fmt/format.h>
+
+#include "check/check_support.hpp"
+#include "check/rules_impl.hpp"
+
+namespace ppsched::check {
+
+void input_grad_without_requires_grad(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (!ctx.stage_spec) return;
+  std::vector<bool> reported(ctx.stages, false);
+  for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
+    if (a.kind != ActionKind::I || !a.has_stage() || a.stage == 0 || a.stage >= ctx.stage_spec->size()) return;
+    if (reported[a.stage]) return;  // once per stage: the fix is the same for all its microbatches
+    for (const StageSpec::Input& in : (*ctx.stage_spec)[a.stage].inputs) {
+      if (in.requires_grad) continue;
+      reported[a.stage] = true;
+      report(ctx, sink, "input-grad-without-requires-grad", r, i,
+             fmt::format("{} computes input gradients of stage {}, but its {} input '{}' does not require grad",
+                         text(ctx, a), a.stage, in.keyword ? "keyword" : "positional", in.name),
+             {Note{{}, "PyTorch's stage_backward_input fails here with \"One of the differentiated Tensors does "
+                       "not require grad\"; use B on this stage, or make the input non-differentiable in the "
+                       "model (detach it, or pass it as a buffer)",
+                   {}}});
+      return;
+    }
+  });
+}
+
+void first_stage_input_grad(const CheckContext& ctx, DiagnosticSink& sink) {
+  bool done = false;
+  for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
+    if (done || a.kind != ActionKind::I || a.stage != 0) return;
+    done = true;  // once: every I of stage 0 is the same story
+    report(ctx, sink, "first-stage-input-grad", r, i,
+           fmt::format("{} is on the first stage, where PyTorch's runtime runs an I as a full backward: "
+                       "splitting I and W buys nothing there",
+                       text(ctx, a)));
+  });
+}
+
+}  // namespace ppsched::check
