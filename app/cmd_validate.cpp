@@ -15,6 +15,7 @@
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
 #include "parse/schedule_reader.hpp"
+#include "sim/costs.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -35,6 +36,9 @@ struct ValidateOptions {
   std::string explain;
   std::string format = "text";
   std::string stage_spec;
+  double max_bubble = -1, max_memory = -1;
+  std::string bubble_definition = "global";
+  std::string costs;
 };
 
 std::string rule_level_name(RuleLevel l) {
@@ -73,6 +77,9 @@ int explain(const std::string& id) {
 // Fills in each diagnostic's source line and caret from the file's text.
 std::vector<Diagnostic> with_snippets(const std::vector<Diagnostic>& in, const std::string& path) {
   std::vector<Diagnostic> out = in;
+  bool located = false;
+  for (const Diagnostic& d : in) located |= d.loc.line != 0 && d.snippet.text.empty();
+  if (!located) return out;  // a clean file is not read twice
   std::string text;
   try {
     text = read_whole_input(path, std::size_t{1} << 30);
@@ -213,6 +220,19 @@ int run_validate(const ValidateOptions& opt) {
         }
         ctx->stage_spec = &*spec;
       }
+      ctx->max_bubble = opt.max_bubble;
+      ctx->bubble_per_stage = opt.bubble_definition == "per-stage";
+      ctx->max_memory = opt.max_memory;
+      std::optional<CostModel> costs;
+      if (!opt.costs.empty()) {
+        std::uint32_t spr = ctx->ranks && ctx->stages >= ctx->ranks ? ctx->stages / ctx->ranks : 1;
+        costs = CostModel::uniform(ctx->stages, spr, unit_costs());
+        if (!read_cost_file(opt.costs, *costs, sink)) {
+          print_diagnostics(sink);
+          return kExitUsage;
+        }
+        ctx->costs = &*costs;
+      }
       run_checks(*ctx, sink, levels);
     }
     std::vector<Diagnostic> diags = file == "-" ? sink.diagnostics() : with_snippets(sink.diagnostics(), file);
@@ -288,6 +308,17 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--schedule", opt->schedule, "Take placement and stages per rank from this family, as torchtitan does");
   sub->add_option("--stage-spec", opt->stage_spec,
                   "Stage spec JSON: each stage's inputs and whether they require grad (docs/formats.md)");
+  sub->add_option("--max-bubble", opt->max_bubble, "Fail when the simulated bubble ratio exceeds this (0 to 1)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--bubble-definition", opt->bubble_definition,
+                  "global (1 - compute / (ranks x makespan), default) or per-stage (Zero Bubble paper)")
+      ->check(CLI::IsMember({"global", "per-stage"}))
+      ->option_text("global|per-stage");
+  sub->add_option("--max-memory", opt->max_memory,
+                  "Fail when a rank's simulated peak activation memory exceeds this (microbatches, or bytes "
+                  "with --stage-spec)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--costs", opt->costs, "Cost table for the thresholds (default: unit costs)");
   sub->add_option("--input-format", opt->input_format, "Input format (default: auto-detect)")
       ->check(CLI::IsMember({"auto", "csv", "json"}))
       ->option_text("auto|csv|json");

@@ -62,6 +62,14 @@ constexpr Rule kRules[] = {
      "the first stage's inputs usually need no gradient, so PyTorch's runtime runs its I as a full backward and "
      "splitting I from W buys nothing there; a B says the same thing",
      &check::first_stage_input_grad},
+    {"max-bubble", RuleLevel::Error, "the simulated bubble ratio exceeds --max-bubble",
+     "pick a schedule with less bubble (ppsched list; ppsched simulate shows where the idle time goes), more "
+     "microbatches, or raise the threshold",
+     &check::max_bubble},
+    {"max-memory", RuleLevel::Error, "a rank's simulated peak activation memory exceeds --max-memory",
+     "pick a schedule that holds fewer microbatches (ppsched list shows each family's peak), or fewer stages per "
+     "rank, or raise the threshold",
+     &check::max_memory},
 };
 
 }  // namespace

@@ -5,8 +5,7 @@
 // `validate --list-rules` and docs/rules.md. Rules read a CheckContext: the schedule, where its
 // actions came from, and what it is expected to be (ranks, stages, microbatches, placement).
 //
-// Not here yet (issue 7 continues): UNSHARD/RESHARD and REDUCE_GRAD rules, bubble and memory
-// thresholds, SARIF/GitHub output.
+// Not here yet (issue 7 continues): UNSHARD/RESHARD and REDUCE_GRAD rules, SARIF/GitHub output.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +18,13 @@
 #include "diag/diagnostic.hpp"
 #include "ir/schedule.hpp"
 #include "sim/comm.hpp"
+#include "sim/costs.hpp"
 
 namespace ppsched {
 
 namespace check {
 class ActionIndex;
+struct Simulation;
 }
 
 /// What the schedule is checked against. Values the caller did not know are inferred by
@@ -41,8 +42,16 @@ struct CheckContext {
   bool placement_inferred = true;            ///< stage_to_rank came from the schedule itself
   /// From --stage-spec: per stage, its inputs and whether each requires grad; null: unknown.
   const std::vector<StageSpec>* stage_spec = nullptr;
-  /// Built by run_checks and shared by the rules.
+  /// Thresholds for CI (< 0: off): bubble ratio (global, or per stage) and peak memory per rank
+  /// (microbatches of activation, or bytes with a stage spec), from a timed simulation with
+  /// `costs` (null: unit costs).
+  double max_bubble = -1;
+  bool bubble_per_stage = false;
+  double max_memory = -1;
+  const CostModel* costs = nullptr;
+  /// Built on first use and shared by the rules.
   mutable std::shared_ptr<const check::ActionIndex> index;
+  mutable std::shared_ptr<const check::Simulation> simulation;
 };
 
 enum class RuleLevel : std::uint8_t { Off, Note, Warning, Error };

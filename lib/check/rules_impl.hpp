@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check/check.hpp"
+#include "sim/timed.hpp"
 
 namespace ppsched::check {
 
@@ -40,6 +41,15 @@ class ActionIndex {
 /// The index of the run (built once by run_checks).
 const ActionIndex& index_of(const CheckContext& ctx);
 
+/// The schedule run through the timed simulator, once per check run: the deadlock rule and the
+/// thresholds read the same result, so they and `ppsched simulate` always agree.
+struct Simulation {
+  bool finished = false;
+  Timeline timeline;                        ///< when finished
+  std::vector<TimedDeadlock::Stuck> stuck;  ///< when not
+};
+const Simulation& simulation_of(const CheckContext& ctx);
+
 void rank_count(const CheckContext&, DiagnosticSink&);
 void stage_out_of_range(const CheckContext&, DiagnosticSink&);
 void microbatch_out_of_range(const CheckContext&, DiagnosticSink&);
@@ -59,5 +69,7 @@ void idle_in_compute_comms(const CheckContext&, DiagnosticSink&);
 void deadlock(const CheckContext&, DiagnosticSink&);
 void input_grad_without_requires_grad(const CheckContext&, DiagnosticSink&);
 void first_stage_input_grad(const CheckContext&, DiagnosticSink&);
+void max_bubble(const CheckContext&, DiagnosticSink&);
+void max_memory(const CheckContext&, DiagnosticSink&);
 
 }  // namespace ppsched::check

@@ -16,28 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/schedule.hpp"
+#include "sim/analysis.hpp"
 #include "sim/memory.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched {
-
-/// What a rank's time went to; all in the timeline's unit.
-struct RankUsage {
-  double busy = 0;        ///< compute stream busy time
-  double first_start = 0, last_end = 0;  ///< compute actions of non-zero cost
-  double warmup = 0, cooldown = 0, dependency_wait = 0, comm_wait = 0;
-};
-
-struct SimAnalysis {
-  double makespan = 0;
-  std::vector<RankUsage> ranks;
-  double bubble_global = 0;     ///< 1 - total compute / (ranks x makespan)
-  double bubble_per_stage = 0;  ///< Zero Bubble paper: max over ranks of (span - busy) / max span
-  MemoryProfile memory;
-  double memory_cap = 0;        ///< 0: none
-};
-
-SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory, double memory_cap = 0);
 
 std::string summary_text(const SimAnalysis& a);
 nlohmann::ordered_json summary_json(const SimAnalysis& a);
