@@ -15,6 +15,7 @@
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
 #include "parse/schedule_reader.hpp"
+#include "report/validate_formats.hpp"
 #include "sim/costs.hpp"
 #include "synth/synth.hpp"
 
@@ -200,6 +201,7 @@ int run_validate(const ValidateOptions& opt) {
   bool color = false;
   int exit = kExitOk;
   nlohmann::ordered_json json_files = nlohmann::ordered_json::array();
+  std::vector<FileDiagnostics> all;
   for (const std::string& file : opt.files) {
     DiagnosticSink sink;
     ScheduleReadOptions read_opt;
@@ -244,6 +246,10 @@ int run_validate(const ValidateOptions& opt) {
     }
     if (!parsed) exit = std::max(exit, static_cast<int>(kExitUsage));
     else if (errors) exit = std::max(exit, static_cast<int>(kExitFindings));
+    if (opt.format == "sarif" || opt.format == "github") {
+      all.push_back({display_name(file), diags});
+      continue;
+    }
     if (opt.format == "json") {
       nlohmann::ordered_json f;
       f["file"] = display_name(file);
@@ -281,6 +287,10 @@ int run_validate(const ValidateOptions& opt) {
                                : errors || warnings ? fmt::format("{} error(s), {} warning(s)", errors, warnings)
                                                     : std::string("ok"));
     std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  if (opt.format == "sarif" || opt.format == "github") {
+    std::string text = opt.format == "sarif" ? sarif_report(all, PPSCHED_VERSION) : github_annotations(all);
+    std::fwrite(text.data(), 1, text.size(), stdout);
   }
   if (opt.format == "json") {
     nlohmann::ordered_json doc{{"schema_version", 1}, {"tool", "ppsched validate"}, {"files", json_files}};
@@ -328,9 +338,10 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("--werror", opt->werror, "Count warnings as errors");
   sub->add_flag("--list-rules", opt->list_rules, "List the rules and exit");
   sub->add_option("--explain", opt->explain, "Explain one rule and exit");
-  sub->add_option("--format", opt->format, "text (default) or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->option_text("text|json");
+  sub->add_option("--format", opt->format,
+                  "text (default), json, sarif (SARIF 2.1.0 for code scanning) or github (workflow annotations)")
+      ->check(CLI::IsMember({"text", "json", "sarif", "github"}))
+      ->option_text("text|json|sarif|github");
   commands.push_back({sub, [opt] { return run_validate(*opt); }});
 }
 

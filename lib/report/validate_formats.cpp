@@ -1,0 +1,173 @@
+#include "report/validate_formats.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "check/check.hpp"
+
+namespace ppsched {
+
+namespace {
+
+const char* sarif_level(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "warning";
+}
+
+const char* rule_level(RuleLevel l) {
+  switch (l) {
+    case RuleLevel::Error: return "error";
+    case RuleLevel::Warning: return "warning";
+    case RuleLevel::Note: return "note";
+    case RuleLevel::Off: return "none";
+  }
+  return "warning";
+}
+
+// Parse-level ids come from the readers, not the rule table; they still need a descriptor.
+constexpr std::pair<const char*, const char*> kReaderRules[] = {
+    {"action-syntax", "a cell is not an action"},
+    {"action-noncanonical", "a cell PyTorch accepts but does not write (strict mode)"},
+    {"action-limit", "a stage or microbatch beyond ppsched's limits"},
+    {"csv-syntax", "the CSV file is malformed (quoting, NUL bytes)"},
+    {"csv-limit", "a line or row count beyond ppsched's limits"},
+    {"json-syntax", "the JSON file is malformed"},
+    {"json-schema", "the JSON schedule does not follow schema_version 1"},
+    {"io-error", "the file cannot be read"},
+    {"stage-spec", "the stage spec is malformed"},
+    {"cost-file", "the cost table is malformed"},
+};
+
+nlohmann::ordered_json region(const SourceLoc& loc, const Snippet& snip) {
+  nlohmann::ordered_json r{{"startLine", loc.line ? loc.line : 1}};
+  if (loc.line && loc.column) {
+    r["startColumn"] = loc.column;
+    r["endColumn"] = loc.column + std::max<std::uint32_t>(1, snip.length);
+  }
+  return r;
+}
+
+std::string escape_data(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+std::string escape_property(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::string& version) {
+  nlohmann::ordered_json rules = nlohmann::ordered_json::array();
+  std::vector<std::string> ids;
+  for (const Rule& r : ppsched::rules()) {
+    ids.emplace_back(r.id);
+    rules.push_back({{"id", r.id},
+                     {"shortDescription", {{"text", r.summary}}},
+                     {"fullDescription", {{"text", fmt::format("{}. {}.", r.summary, r.help)}}},
+                     {"help", {{"text", r.help}, {"markdown", fmt::format("{}\n\nSee docs/rules.md#{}.", r.help, r.id)}}},
+                     {"helpUri", fmt::format("docs/rules.md#{}", r.id)},
+                     {"defaultConfiguration", {{"level", rule_level(r.level)}}}});
+  }
+  for (const auto& [id, text] : kReaderRules) {
+    ids.emplace_back(id);
+    rules.push_back({{"id", id},
+                     {"shortDescription", {{"text", text}}},
+                     {"fullDescription", {{"text", fmt::format("{}.", text)}}},
+                     {"help", {{"text", "See docs/formats.md."}}},
+                     {"helpUri", "docs/formats.md"},
+                     {"defaultConfiguration", {{"level", "error"}}}});
+  }
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const FileDiagnostics& f : files)
+    for (const Diagnostic& d : f.diagnostics) {
+      nlohmann::ordered_json res;
+      auto it = std::find(ids.begin(), ids.end(), d.rule);
+      res["ruleId"] = d.rule.empty() ? std::string("io-error") : d.rule;
+      if (it != ids.end()) res["ruleIndex"] = it - ids.begin();
+      res["level"] = sarif_level(d.severity);
+      std::string message = d.message;
+      if (!d.loc.path.empty()) message = fmt::format("{}: {}", d.loc.path, message);
+      nlohmann::ordered_json related = nlohmann::ordered_json::array();
+      for (std::size_t i = 0; i < d.notes.size(); ++i) {
+        const Note& n = d.notes[i];
+        if (n.loc.line) {
+          related.push_back({{"id", i + 1},
+                             {"message", {{"text", n.message}}},
+                             {"physicalLocation",
+                              {{"artifactLocation", {{"uri", f.file}}}, {"region", region(n.loc, n.snippet)}}}});
+        } else {
+          message += " " + n.message;
+        }
+      }
+      res["message"] = {{"text", message}};
+      res["locations"] = nlohmann::ordered_json::array(
+          {{{"physicalLocation", {{"artifactLocation", {{"uri", f.file}}}, {"region", region(d.loc, d.snippet)}}}}});
+      if (!related.empty()) res["relatedLocations"] = related;
+      results.push_back(std::move(res));
+    }
+  nlohmann::ordered_json doc{
+      {"version", "2.1.0"},
+      {"$schema", "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"},
+      {"runs",
+       {{{"tool", {{"driver", {{"name", "ppsched"}, {"semanticVersion", version}, {"informationUri", "docs/manual.md"}, {"rules", rules}}}}},
+         {"columnKind", "utf16CodeUnits"},
+         {"results", results}}}}};
+  return doc.dump(2) + "\n";
+}
+
+std::string github_annotations(const std::vector<FileDiagnostics>& files) {
+  constexpr std::size_t kPerSeverity = 10;  // GitHub shows at most 10 of each per step
+  std::string out;
+  std::size_t shown[3] = {0, 0, 0}, dropped = 0;
+  // Errors first, then warnings, then notes: the ones GitHub keeps should be the worst.
+  for (Severity sev : {Severity::Error, Severity::Warning, Severity::Note})
+    for (const FileDiagnostics& f : files)
+      for (const Diagnostic& d : f.diagnostics) {
+        if (d.severity != sev) continue;
+        if (shown[static_cast<int>(sev)]++ >= kPerSeverity) {
+          ++dropped;
+          continue;
+        }
+        const char* cmd = sev == Severity::Error ? "error" : sev == Severity::Warning ? "warning" : "notice";
+        std::string props = "file=" + escape_property(f.file);
+        if (d.loc.line) props += fmt::format(",line={}", d.loc.line);
+        if (d.loc.line && d.loc.column)
+          props += fmt::format(",col={},endColumn={}", d.loc.column, d.loc.column + std::max<std::uint32_t>(1, d.snippet.length));
+        props += ",title=";
+        props += escape_property(fmt::format("ppsched {}", d.rule));
+        std::string message = d.loc.path.empty() ? d.message : fmt::format("{}: {}", d.loc.path, d.message);
+        for (const Note& n : d.notes) {
+          if (n.loc.line)
+            message += fmt::format("\n{}:{}:{}: note: {}", f.file, n.loc.line, n.loc.column, n.message);
+          else
+            message += fmt::format("\nnote: {}", n.message);
+        }
+        out += fmt::format("::{} {}::{}\n", cmd, props, escape_data(message));
+      }
+  if (dropped) out += fmt::format("::notice title=ppsched::{} more finding(s) not annotated (GitHub shows 10 of each kind per step); see the log\n", dropped);
+  return out;
+}
+
+}  // namespace ppsched
