@@ -69,6 +69,10 @@ void idle_in_compute_comms(const CheckContext&, DiagnosticSink&);
 void deadlock(const CheckContext&, DiagnosticSink&);
 void input_grad_without_requires_grad(const CheckContext&, DiagnosticSink&);
 void first_stage_input_grad(const CheckContext&, DiagnosticSink&);
+void input_weight_count(const CheckContext&, DiagnosticSink&);
+void comm_between_colocated(const CheckContext&, DiagnosticSink&);
+void unshard_reshard(const CheckContext&, DiagnosticSink&);
+void reduce_grad(const CheckContext&, DiagnosticSink&);
 void max_bubble(const CheckContext&, DiagnosticSink&);
 void max_memory(const CheckContext&, DiagnosticSink&);
 

@@ -1,0 +1,118 @@
+// Rules about what the runtime lowering adds: FSDP UNSHARD/RESHARD, REDUCE_GRAD, and comms where
+// none are needed, plus the I/W balance PyTorch's validator counts.
+#include <fmt/format.h>
+
+#include "check/check_support.hpp"
+#include "check/rules_impl.hpp"
+
+namespace ppsched::check {
+
+void input_weight_count(const CheckContext& ctx, DiagnosticSink& sink) {
+  const ActionIndex& idx = index_of(ctx);
+  for (std::uint32_t s = 0; s < ctx.stages && !sink.full(); ++s) {
+    std::uint32_t i = 0, w = 0;
+    for (std::uint32_t m = 0; m < ctx.microbatches; ++m) {
+      i += idx.count(ActionKind::I, s, m) > 0;
+      w += idx.count(ActionKind::W, s, m) > 0;
+    }
+    if (i == w) continue;
+    std::size_t rank = s < ctx.stage_to_rank.size() ? ctx.stage_to_rank[s] : 0;
+    Diagnostic d;
+    d.rule = "input-weight-count";
+    d.loc = action_location(ctx, rank, 0);
+    d.loc.column = d.loc.line ? 1 : 0;
+    d.message = fmt::format("stage {} runs I for {} microbatch(es) but W for {}: every I needs its W", s, i, w);
+    sink.report(std::move(d));
+  }
+}
+
+void comm_between_colocated(const CheckContext& ctx, DiagnosticSink& sink) {
+  for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
+    if (!is_send_recv(a.kind) || !a.has_stage()) return;
+    std::int64_t peer = (a.kind == ActionKind::SendF || a.kind == ActionKind::RecvB) ? a.stage + 1 : std::int64_t{a.stage} - 1;
+    if (peer < 0 || peer >= static_cast<std::int64_t>(ctx.stage_to_rank.size()) || a.stage >= ctx.stage_to_rank.size())
+      return;
+    if (ctx.stage_to_rank[a.stage] == ctx.stage_to_rank[static_cast<std::size_t>(peer)])
+      report(ctx, sink, "comm-between-colocated-stages", r, i,
+             fmt::format("{} moves data between stages {} and {}, which are both on rank {}: PyTorch passes it "
+                         "locally and never posts this",
+                         text(ctx, a), a.stage, peer, ctx.stage_to_rank[a.stage]));
+  });
+}
+
+void unshard_reshard(const CheckContext& ctx, DiagnosticSink& sink) {
+  const Schedule& s = *ctx.schedule;
+  bool uses_fsdp = false;
+  for (const auto& r : s.ranks)
+    for (const Action& a : r.actions) uses_fsdp |= a.kind == ActionKind::Unshard || a.kind == ActionKind::Reshard;
+  if (!uses_fsdp) return;  // a schedule without FSDP actions keeps its parameters unsharded
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    std::vector<int> state(ctx.stages, 0);  // 0 resharded, 1 unsharded
+    std::vector<std::size_t> unshard_at(ctx.stages, 0);
+    const auto& program = s.ranks[r].actions;
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const Action& a = program[i];
+      if (a.is_idle()) continue;
+      auto check_compute = [&](const Action& leaf) {
+        if (!is_compute(leaf.kind) || !leaf.has_stage() || leaf.stage >= ctx.stages) return;
+        if (state[leaf.stage] == 0)
+          report(ctx, sink, "unshard-reshard", r, i,
+                 fmt::format("{} computes on stage {} while its parameters are resharded: UNSHARD it first",
+                             text(ctx, leaf), leaf.stage));
+      };
+      if (a.is_container()) {
+        for (const Action& sub : s.subs(a)) check_compute(sub);
+        continue;
+      }
+      if (!a.has_stage() || a.stage >= ctx.stages) continue;
+      if (a.kind == ActionKind::Unshard) {
+        if (state[a.stage] == 1)
+          report(ctx, sink, "unshard-reshard", r, i, fmt::format("{} unshards a stage that is already unsharded", text(ctx, a)),
+                 {note_at(ctx, r, unshard_at[a.stage], "unsharded here")});
+        state[a.stage] = 1;
+        unshard_at[a.stage] = i;
+      } else if (a.kind == ActionKind::Reshard) {
+        if (state[a.stage] == 0)
+          report(ctx, sink, "unshard-reshard", r, i, fmt::format("{} reshards a stage that is not unsharded", text(ctx, a)));
+        state[a.stage] = 0;
+      } else {
+        check_compute(a);
+      }
+    }
+    for (std::uint32_t st = 0; st < ctx.stages; ++st)
+      if (state[st] == 1)
+        report(ctx, sink, "unshard-reshard", r, unshard_at[st],
+               fmt::format("stage {} is unsharded here and never resharded: its parameters stay gathered", st));
+  }
+}
+
+void reduce_grad(const CheckContext& ctx, DiagnosticSink& sink) {
+  const Schedule& s = *ctx.schedule;
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    // Per stage: backwards that complete a weight gradient (B or W) seen so far, and where the
+    // last of them is.
+    std::vector<std::uint32_t> done(ctx.stages, 0);
+    const auto& program = s.ranks[r].actions;
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const Action& a = program[i];
+      if (a.is_idle()) continue;
+      auto count = [&](const Action& leaf) {
+        if ((leaf.kind == ActionKind::B || leaf.kind == ActionKind::W) && leaf.has_stage() && leaf.stage < ctx.stages)
+          ++done[leaf.stage];
+      };
+      if (a.is_container()) {
+        for (const Action& sub : s.subs(a)) count(sub);
+        continue;
+      }
+      count(a);
+      if (a.kind != ActionKind::ReduceGrad || !a.has_stage() || a.stage >= ctx.stages) continue;
+      if (done[a.stage] < ctx.microbatches)
+        report(ctx, sink, "reduce-grad-misplaced", r, i,
+               fmt::format("{} reduces stage {}'s gradients after {} of its {} weight-gradient backwards: the "
+                           "rest would be missed",
+                           text(ctx, a), a.stage, done[a.stage], ctx.microbatches));
+    }
+  }
+}
+
+}  // namespace ppsched::check

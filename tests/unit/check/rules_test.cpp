@@ -1,0 +1,83 @@
+// Each rule on a small schedule where it must fire, and where it must not.
+#include <set>
+
+#include "check/check.hpp"
+#include "parse/pytorch_csv.hpp"
+#include "support/catch.hpp"
+
+using namespace ppsched;
+
+namespace {
+
+std::set<std::string> rules_on(std::string_view csv, std::uint32_t ranks, std::uint32_t stages,
+                               std::uint32_t microbatches, std::vector<std::uint32_t> placement,
+                               std::vector<Diagnostic>* out = nullptr) {
+  DiagnosticSink sink;
+  auto p = read_pytorch_csv_text("s.csv", csv, {}, sink);
+  REQUIRE(p);
+  CheckContext ctx;
+  ctx.schedule = &p->schedule;
+  ctx.source = &p->source;
+  ctx.file = "s.csv";
+  ctx.ranks = ranks;
+  ctx.stages = stages;
+  ctx.microbatches = microbatches;
+  ctx.stage_to_rank = std::move(placement);
+  ctx.placement_inferred = false;
+  for (const auto& r : p->schedule.ranks)
+    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
+  run_checks(ctx, sink);
+  std::set<std::string> ids;
+  for (const auto& d : sink.diagnostics())
+    if (d.severity == Severity::Error) ids.insert(d.rule);
+  if (out) *out = sink.diagnostics();
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("a clean two-rank 1F1B has no findings") {
+  CHECK(rules_on("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n", 2, 2, 2, {0, 1}).empty());
+}
+
+TEST_CASE("input-weight-count: an I without its W") {
+  auto ids = rules_on("0F0,0B0\n1F0,1I0\n", 2, 2, 1, {0, 1});
+  CHECK(ids.count("input-weight-count"));
+  CHECK(ids.count("missing-backward"));
+}
+
+TEST_CASE("comm-between-colocated-stages: a SEND between stages on one rank") {
+  auto ids = rules_on("0F0,1F0,0SEND_F0,1B0,0B0\n", 1, 2, 1, {0, 0});
+  CHECK(ids.count("comm-between-colocated-stages"));
+  CHECK_FALSE(rules_on("0F0,1F0,1B0,0B0\n", 1, 2, 1, {0, 0}).count("comm-between-colocated-stages"));
+}
+
+TEST_CASE("unshard-reshard: compute on a resharded stage, double unshard, never resharded") {
+  std::vector<Diagnostic> d;
+  auto ids = rules_on("0UNSHARD,0F0,0RESHARD,0B0,0UNSHARD,0UNSHARD\n", 1, 1, 1, {0}, &d);
+  CHECK(ids.count("unshard-reshard"));
+  std::size_t n = 0;
+  for (const auto& x : d) n += x.rule == "unshard-reshard";
+  CHECK(n == 3);  // B on a resharded stage, an unshard of an unsharded stage, never resharded
+  CHECK(rules_on("0UNSHARD,0F0,0B0,0RESHARD\n", 1, 1, 1, {0}).empty());
+}
+
+TEST_CASE("reduce-grad-misplaced: REDUCE_GRAD before the last backward") {
+  CHECK(rules_on("0F0,0F1,0B0,0REDUCE_GRAD,0B1\n", 1, 1, 2, {0}).count("reduce-grad-misplaced"));
+  CHECK(rules_on("0F0,0F1,0B0,0B1,0REDUCE_GRAD\n", 1, 1, 2, {0}).empty());
+}
+
+TEST_CASE("full-and-split-backward and duplicate-action") {
+  auto ids = rules_on("0F0,0B0,0I0,0W0\n", 1, 1, 1, {0});
+  CHECK(ids.count("full-and-split-backward"));
+  CHECK(rules_on("0F0,0F0,0B0\n", 1, 1, 1, {0}).count("duplicate-action"));
+}
+
+TEST_CASE("deadlock: both ranks wait for each other, and the notes name both") {
+  std::vector<Diagnostic> d;
+  // Rank 0 waits for 1B0 before running 0F1; rank 1 needs 0F1 before its 1B0.
+  auto ids = rules_on("0F0,0B0,0F1,0B1\n1F0,1F1,1B0,1B1\n", 2, 2, 2, {0, 1}, &d);
+  CHECK(ids.count("deadlock"));
+  for (const auto& x : d)
+    if (x.rule == "deadlock") CHECK(x.notes.size() == 2);
+}
