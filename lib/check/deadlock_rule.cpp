@@ -2,6 +2,8 @@
 // so the validator and `simulate` always agree; each stuck action is named with what it waits for.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
 #include "sim/timed.hpp"
@@ -27,19 +29,74 @@ const Simulation& simulation_of(const CheckContext& ctx) {
   return *ctx.simulation;
 }
 
+namespace {
+
+// Which in-order queue of its rank an action runs on in the simulator: 0 compute, 1 comm.
+int queue_of(ActionKind k) { return is_send_recv(k) ? 1 : 0; }
+
+}  // namespace
+
+// The wait-for cycle: each stuck head waits for an event that an action of another (or its own)
+// rank produces; that rank is itself stuck at the head of the queue that action is in. Following
+// producer after producer from the first stuck head either comes back to a head already seen
+// (the cycle, reported hop by hop) or reaches an event that no action produces (a dropped action).
 void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
   const Schedule& s = *ctx.schedule;
   const Simulation& sim = simulation_of(ctx);
   if (sim.finished || sim.stuck.empty()) return;
-  const auto& first = sim.stuck.front();
+  const auto& stuck = sim.stuck;
+  auto head_of = [&](std::uint32_t rank, int queue) -> const TimedDeadlock::Stuck* {
+    for (const auto& st : stuck)
+      if (st.rank == rank && queue_of(s.ranks[rank].actions[st.step].kind) == queue) return &st;
+    return nullptr;
+  };
+  auto describe = [&](const TimedDeadlock::Stuck& st) {
+    return fmt::format("rank {} waits at {} for {}", st.rank, text(ctx, s.ranks[st.rank].actions[st.step]),
+                       st.waiting_for);
+  };
+  std::vector<const TimedDeadlock::Stuck*> chain{&stuck.front()};
+  std::string ending;
+  std::size_t cycle_start = 0;
+  for (;;) {
+    const auto& cur = *chain.back();
+    if (cur.waits_kind == ActionKind::Idle || cur.waits_stage >= ctx.stage_to_rank.size()) {
+      ending = "and nothing it waits for can happen";
+      break;
+    }
+    std::uint32_t producer = ctx.stage_to_rank[cur.waits_stage];
+    const ActionIndex& idx = index_of(ctx);
+    bool exists = idx.count(cur.waits_kind, cur.waits_stage, cur.waits_microbatch) > 0 ||
+                  (cur.waits_kind == ActionKind::I && idx.count(ActionKind::B, cur.waits_stage, cur.waits_microbatch) > 0);
+    if (!exists) {
+      ending = fmt::format("which no rank runs: it is missing from rank {}'s program", producer);
+      break;
+    }
+    const auto* next = head_of(producer, queue_of(cur.waits_kind));
+    if (!next) {
+      ending = fmt::format("which rank {} cannot reach", producer);
+      break;
+    }
+    auto seen = std::find(chain.begin(), chain.end(), next);
+    if (seen != chain.end()) {
+      cycle_start = static_cast<std::size_t>(seen - chain.begin());
+      ending = "which closes the cycle";
+      break;
+    }
+    chain.push_back(next);
+  }
   std::vector<Note> notes;
-  for (const auto& st : sim.stuck)
-    notes.push_back(note_at(ctx, st.rank, st.step,
-                            fmt::format("rank {} waits here at {} for {}", st.rank,
-                                        text(ctx, s.ranks[st.rank].actions[st.step]), st.waiting_for)));
+  for (std::size_t i = cycle_start; i < chain.size(); ++i) {
+    std::string hop = describe(*chain[i]);
+    if (i + 1 == chain.size()) hop += ", " + ending;
+    notes.push_back(note_at(ctx, chain[i]->rank, chain[i]->step, hop));
+  }
+  const auto& first = *chain[cycle_start];
+  bool cycle = ending == "which closes the cycle";
   report(ctx, sink, "deadlock", first.rank, first.step,
-         fmt::format("the schedule cannot finish: {} action(s) wait for each other or for something that never comes",
-                     sim.stuck.size()),
+         cycle ? fmt::format("the schedule deadlocks: a cycle of {} waiting action(s), hop by hop below",
+                             chain.size() - cycle_start)
+               : fmt::format("the schedule cannot finish: {} waits for something that never comes",
+                             text(ctx, s.ranks[first.rank].actions[first.step])),
          std::move(notes));
 }
 

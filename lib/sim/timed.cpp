@@ -305,14 +305,21 @@ class Simulator {
       if (cursor_[id] == kNone) continue;
       std::uint32_t rank = id / kQueues, e = cursor_[id];
       std::string why = "nothing (the stream never ran)";
+      ActionKind waits = ActionKind::Idle;
+      std::uint32_t wstage = 0, wmb = 0;
       std::uint32_t k = waiting_on_[id];
       if (k != kNone) {
         static constexpr const char* kNames[] = {"F", "I or B", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
+        static constexpr ActionKind kKinds[] = {ActionKind::F, ActionKind::I, ActionKind::SendF,
+                                                ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
         std::uint32_t kind = k % kKeyKinds;
         std::uint32_t rest = k / kKeyKinds;
-        why = fmt::format("{} of stage {}, microbatch {}", kNames[kind], rest % stages_, rest / stages_);
+        wstage = rest % stages_;
+        wmb = rest / stages_;
+        waits = kKinds[kind];
+        why = fmt::format("{} of stage {}, microbatch {}", kNames[kind], wstage, wmb);
       }
-      stuck.push_back({rank, t_.step[e], why});
+      stuck.push_back({rank, t_.step[e], why, waits, wstage, wmb});
     }
     std::sort(stuck.begin(), stuck.end(), [](const auto& a, const auto& b) {
       return a.rank < b.rank || (a.rank == b.rank && a.step < b.step);

@@ -48,6 +48,10 @@ class TimedDeadlock : public std::runtime_error {
     std::uint32_t rank;
     std::size_t step;
     std::string waiting_for;
+    /// The action whose completion (or posting, for a SEND/RECV partner) it waits for; Idle
+    /// when it waits for nothing in particular.
+    ActionKind waits_kind = ActionKind::Idle;
+    std::uint32_t waits_stage = 0, waits_microbatch = 0;
   };
   TimedDeadlock(std::vector<Stuck> stuck, Timeline partial);
   const std::vector<Stuck>& stuck() const { return stuck_; }
