@@ -10,6 +10,16 @@ std::uint32_t SubActionTable::add(std::span<const Action> actions) {
   return static_cast<std::uint32_t>(offsets_.size() - 2);
 }
 
+Schedule empty_like(const Schedule& s) {
+  Schedule out;
+  out.sub_actions = s.sub_actions;
+  out.placement = s.placement;
+  out.num_stages = s.num_stages;
+  out.num_microbatches = s.num_microbatches;
+  out.ranks.resize(s.ranks.size());
+  return out;
+}
+
 std::size_t Schedule::step_count() const {
   std::size_t n = 0;
   for (const auto& r : ranks) n += r.actions.size();

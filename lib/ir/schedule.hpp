@@ -56,6 +56,10 @@ struct Schedule {
   std::span<const Action> subs(const Action& a) const { return sub_actions.group(a.group()); }
 };
 
+/// A schedule with the same ranks (empty programs), sub-action table, sizes and placement as `s`:
+/// what a pass starts its output from.
+Schedule empty_like(const Schedule& s);
+
 /// 1 + the largest stage index mentioned anywhere (sub-actions included); 0 if none.
 std::uint32_t infer_stage_count(const Schedule& s);
 /// 1 + the largest microbatch index mentioned anywhere; 0 if none.

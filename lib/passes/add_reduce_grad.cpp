@@ -8,12 +8,7 @@
 namespace ppsched {
 
 Schedule add_reduce_grad(const Schedule& s, std::uint32_t num_microbatches) {
-  Schedule out;
-  out.sub_actions = s.sub_actions;
-  out.placement = s.placement;
-  out.num_stages = s.num_stages;
-  out.num_microbatches = s.num_microbatches;
-  out.ranks.resize(s.ranks.size());
+  Schedule out = empty_like(s);
   std::vector<std::uint32_t> count;
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     count.assign(count.size(), 0);

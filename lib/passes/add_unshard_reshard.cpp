@@ -136,12 +136,7 @@ Action fsdp(ActionKind kind, std::int64_t stage) {
 }  // namespace
 
 Schedule add_unshard_reshard(const Schedule& s, std::uint32_t max_active_stages) {
-  Schedule out;
-  out.sub_actions = s.sub_actions;
-  out.placement = s.placement;
-  out.num_stages = s.num_stages;
-  out.num_microbatches = s.num_microbatches;
-  out.ranks.resize(s.ranks.size());
+  Schedule out = empty_like(s);
   std::vector<Action> elements;
   std::vector<std::int64_t> evict;
   std::vector<std::int32_t> fetch;

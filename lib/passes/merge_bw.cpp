@@ -8,12 +8,7 @@
 namespace ppsched {
 
 Schedule merge_bw(const Schedule& s) {
-  Schedule out;
-  out.sub_actions = s.sub_actions;
-  out.placement = s.placement;
-  out.num_stages = s.num_stages;
-  out.num_microbatches = s.num_microbatches;
-  out.ranks.resize(s.ranks.size());
+  Schedule out = empty_like(s);
   std::vector<Action> elements;
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     elements.clear();

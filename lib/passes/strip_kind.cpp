@@ -6,12 +6,7 @@
 namespace ppsched {
 
 Schedule strip_kind(const Schedule& s, ActionKind kind) {
-  Schedule out;
-  out.sub_actions = s.sub_actions;
-  out.placement = s.placement;
-  out.num_stages = s.num_stages;
-  out.num_microbatches = s.num_microbatches;
-  out.ranks.resize(s.ranks.size());
+  Schedule out = empty_like(s);
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     auto& program = out.ranks[r].actions;
     program.reserve(s.ranks[r].actions.size());
