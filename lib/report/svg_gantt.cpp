@@ -12,11 +12,10 @@
 #include <vector>
 
 #include "ir/action_text.hpp"
+#include "report/chunked_out.hpp"
 
 namespace ppsched {
 namespace {
-
-constexpr std::size_t kChunk = std::size_t{1} << 16;
 
 // Colour classes: index, CSS class, fill, legend text.
 enum Colour : int { kF, kB, kI, kW, kO, kComm, kFsdp, kColours };
@@ -56,10 +55,9 @@ double nice_step(double raw) {
 }
 
 /// Buffered writer of SVG text into the sink.
-class SvgOut {
+class SvgOut : public ChunkedOut {
  public:
-  explicit SvgOut(ByteSink& sink) : sink_(sink) { buf_.reserve(kChunk + 4096); }
-  void raw(std::string_view s) { buf_.append(s.data(), s.data() + s.size()); }
+  using ChunkedOut::ChunkedOut;
   /// A coordinate: at most 2 decimals, trailing zeros dropped ("12", "6.25", "0.5").
   void num(double v) {
     if (!std::isfinite(v)) v = 0;  // never reached with checked input; keeps the XML valid
@@ -71,7 +69,7 @@ class SvgOut {
       tmp[0] = '0';
       end = tmp + 1;
     }
-    buf_.append(tmp, end);
+    raw(std::string_view(tmp, static_cast<std::size_t>(end - tmp)));
   }
   void text(std::string_view s) {
     for (char c : s) {
@@ -84,27 +82,12 @@ class SvgOut {
         default:
           // XML 1.0 allows no control characters other than tab, newline and carriage return.
           if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-            buf_.push_back(' ');
+            ch(' ');
           else
-            buf_.push_back(c);
+            ch(c);
       }
     }
   }
-  template <typename... Args>
-  void fmt(fmt::format_string<Args...> f, Args&&... args) {
-    fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
-  }
-  void maybe_flush() {
-    if (buf_.size() >= kChunk) flush();
-  }
-  void flush() {
-    if (buf_.size() != 0) sink_.write(std::string_view(buf_.data(), buf_.size()));
-    buf_.clear();
-  }
-
- private:
-  ByteSink& sink_;
-  fmt::memory_buffer buf_;
 };
 
 struct Lane {

@@ -11,13 +11,10 @@
 #include <vector>
 
 #include "ir/action_text.hpp"
+#include "report/chunked_out.hpp"
 
 namespace ppsched {
 namespace {
-
-// Bytes buffered before handing a chunk to the sink: large enough that the virtual call and
-// the sink's own work vanish, small enough to stay in L2.
-constexpr std::size_t kChunk = std::size_t{1} << 16;
 
 // Times are written in whole nanoseconds; beyond this (about 104 days) llround overflows.
 constexpr double kMaxNanoseconds = 9.0e15;
@@ -35,16 +32,14 @@ std::string_view kind_class(ActionKind k) {
 bool is_send(ActionKind k) { return k == ActionKind::SendF || k == ActionKind::SendB; }
 bool is_recv(ActionKind k) { return k == ActionKind::RecvF || k == ActionKind::RecvB; }
 
-/// A streaming JSON writer: appends to a buffer and hands it to the sink in chunks.
-class JsonOut {
+/// A streaming JSON writer.
+class JsonOut : public ChunkedOut {
  public:
-  explicit JsonOut(ByteSink& sink) : sink_(sink) { buf_.reserve(kChunk + 4096); }
+  using ChunkedOut::ChunkedOut;
 
-  void raw(std::string_view s) { buf_.append(s.data(), s.data() + s.size()); }
-  void ch(char c) { buf_.push_back(c); }
   void uint(std::uint64_t v) {
     fmt::format_int f(v);
-    buf_.append(f.data(), f.data() + f.size());
+    raw(std::string_view(f.data(), f.size()));
   }
   /// Nanoseconds as microseconds with exactly 3 decimals.
   void micros(std::int64_t ns) {
@@ -57,10 +52,10 @@ class JsonOut {
     const auto frac = static_cast<unsigned>(u % 1000);
     const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
                             static_cast<char>('0' + frac % 10)};
-    buf_.append(digits, digits + 4);
+    raw(std::string_view(digits, 4));
   }
   /// A finite number (callers guard), shortest round-trip form.
-  void number(double v) { fmt::format_to(std::back_inserter(buf_), "{}", v); }
+  void number(double v) { fmt("{}", v); }
   void string(std::string_view s) {
     ch('"');
     for (char c : s) {
@@ -73,7 +68,7 @@ class JsonOut {
           case '\n': raw("\\n"); break;
           case '\t': raw("\\t"); break;
           case '\r': raw("\\r"); break;
-          default: fmt::format_to(std::back_inserter(buf_), "\\u{:04x}", u);
+          default: fmt("\\u{:04x}", u);
         }
       } else {
         ch(c);
@@ -86,17 +81,9 @@ class JsonOut {
     if (!first_) raw(",\n");
     first_ = false;
   }
-  void end_event() {
-    if (buf_.size() >= kChunk) flush();
-  }
-  void flush() {
-    if (buf_.size() != 0) sink_.write(std::string_view(buf_.data(), buf_.size()));
-    buf_.clear();
-  }
+  void end_event() { maybe_flush(); }
 
  private:
-  ByteSink& sink_;
-  fmt::memory_buffer buf_;
   bool first_ = true;
 };
 
