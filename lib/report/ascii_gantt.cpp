@@ -1,4 +1,5 @@
 #include "report/ascii_gantt.hpp"
+#include "report/time_axis.hpp"
 #include "report/timeline_shape.hpp"
 
 #include <fmt/format.h>
@@ -37,17 +38,6 @@ int slot_of(ActionKind k) {
   }
 }
 
-// Up to 4 significant digits, no exponent for ordinary sizes: "0", "12", "115.5", "0.25".
-std::string time_text(double v) { return fmt::format("{:.4g}", v); }
-
-// The smallest 1, 2, 5 x 10^k at least `raw`.
-double nice_step(double raw) {
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw * (1 - 1e-12)) return m * mag;
-  return 10 * mag;
-}
-
 std::string scale_line(std::size_t indent, std::size_t width, double makespan) {
   std::string line(indent + 2 + width, ' ');
   // Copied in place (the line is long enough): std::string::replace trips GCC 12's false
@@ -60,20 +50,20 @@ std::string scale_line(std::size_t indent, std::size_t width, double makespan) {
   } else {
     // The makespan sits under the closing bar; round times go under their columns, spaced so
     // that no two labels touch.
-    const std::string last = time_text(makespan);
+    const std::string last = short_time_text(makespan);
     const std::size_t last_pos = indent + 1 + width + 1 - last.size();
     const double cols_per_unit = static_cast<double>(width) / makespan;
     const std::size_t wanted = std::max<std::size_t>(2, width / 10);
-    double step = nice_step(makespan / static_cast<double>(wanted));
-    while (step * cols_per_unit < static_cast<double>(time_text(makespan).size() + 2))
-      step = nice_step(step * 1.5);
+    double step = nice_axis_step(makespan / static_cast<double>(wanted));
+    while (step * cols_per_unit < static_cast<double>(short_time_text(makespan).size() + 2))
+      step = nice_axis_step(step * 1.5);
     std::size_t free_from = 0;  // first position a new label may use
     for (int k = 0;; ++k) {
       const double when = step * k;
       if (when >= makespan) break;
       const auto col = static_cast<std::size_t>(std::floor(when * cols_per_unit));
       const std::size_t pos = indent + 1 + col;
-      const std::string text = time_text(when);
+      const std::string text = short_time_text(when);
       if (pos < free_from || pos + text.size() + 1 > last_pos) continue;
       put(pos, text);
       free_from = pos + text.size() + 1;
@@ -162,7 +152,7 @@ std::string ascii_gantt(const Schedule& s, const Timeline& t, const AsciiOptions
       legend += fmt::format("{}{} {}", legend.empty() ? "" : ", ", kSymbols[static_cast<std::size_t>(k)],
                             kMeaning[static_cast<std::size_t>(k)]);
     }
-    out += legend + ", . idle; 1 column = " + time_text(makespan / static_cast<double>(width)) + '\n';
+    out += legend + ", . idle; 1 column = " + short_time_text(makespan / static_cast<double>(width)) + '\n';
   }
   return out;
 }

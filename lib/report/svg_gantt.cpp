@@ -1,4 +1,5 @@
 #include "report/svg_gantt.hpp"
+#include "report/time_axis.hpp"
 #include "report/timeline_shape.hpp"
 
 #include <fmt/format.h>
@@ -43,15 +44,6 @@ int colour_of(ActionKind k) {
     case ActionKind::Idle: return -1;
     default: return kComm;
   }
-}
-
-std::string time_text(double v) { return fmt::format("{:.4g}", v); }
-
-double nice_step(double raw) {
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw * (1 - 1e-12)) return m * mag;
-  return 10 * mag;
 }
 
 /// Buffered writer of SVG text into the sink.
@@ -170,7 +162,7 @@ class LanePainter {
     if (opt_.tooltips) {
       out_.raw("><title>");
       out_.text(text_);
-      out_.fmt(" (rank {}): {} to {}</title></rect>\n", rank_, time_text(t_.start[e]), time_text(t_.end[e]));
+      out_.fmt(" (rank {}): {} to {}</title></rect>\n", rank_, short_time_text(t_.start[e]), short_time_text(t_.end[e]));
     } else {
       out_.raw("/>\n");
     }
@@ -204,8 +196,8 @@ class LanePainter {
       append_action_text(text_, action(run_.first), s_.sub_actions);
       if (run_.count == 1) {
         out_.text(text_);
-        out_.fmt(" (rank {}): {} to {}", rank_, time_text(t_.start[run_.first]),
-                 time_text(t_.end[run_.first]));
+        out_.fmt(" (rank {}): {} to {}", rank_, short_time_text(t_.start[run_.first]),
+                 short_time_text(t_.end[run_.first]));
       } else {
         out_.fmt("rank {}: {} actions, ", rank_, run_.count);
         out_.text(text_);
@@ -213,7 +205,7 @@ class LanePainter {
         text_.clear();
         append_action_text(text_, action(run_.last), s_.sub_actions);
         out_.text(text_);
-        out_.fmt(": {} to {}", time_text(t_.start[run_.first]), time_text(t_.end[run_.last]));
+        out_.fmt(": {} to {}", short_time_text(t_.start[run_.first]), short_time_text(t_.end[run_.last]));
       }
       out_.raw("</title></rect>\n");
     } else {
@@ -338,7 +330,7 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
   out.num(left);
   out.raw("\" y=\"20\">");
   if (opt.title.empty()) {
-    out.fmt("ppsched: {} ranks, {} actions, makespan {}", ranks, n, time_text(makespan));
+    out.fmt("ppsched: {} ranks, {} actions, makespan {}", ranks, n, short_time_text(makespan));
     if (!opt.time_unit.empty()) {
       out.raw(" ");
       out.text(opt.time_unit);
@@ -357,9 +349,9 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
   out.num(chart_h);
   out.raw("\" fill=\"#f7f7f7\"/>\n");
   if (makespan > 0) {
-    double step = nice_step(makespan / std::max(2.0, std::floor(chart_w / 100)));
-    while (step * px_per_unit < 8 * static_cast<double>(time_text(makespan).size() + 2))
-      step = nice_step(step * 1.5);
+    double step = nice_axis_step(makespan / std::max(2.0, std::floor(chart_w / 100)));
+    while (step * px_per_unit < 8 * static_cast<double>(short_time_text(makespan).size() + 2))
+      step = nice_axis_step(step * 1.5);
     for (int k = 0;; ++k) {
       const double when = step * k;
       if (when > makespan * (1 + 1e-9)) break;
@@ -374,7 +366,7 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
       out.num(x);
       out.raw("\" y=\"");
       out.num(axis_y + 19);
-      out.fmt("\">{}</text>\n", time_text(when));
+      out.fmt("\">{}</text>\n", short_time_text(when));
     }
   }
   out.raw("<line class=\"a\" x1=\"");
