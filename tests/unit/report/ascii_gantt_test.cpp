@@ -3,55 +3,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/built_timeline.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
 
 namespace {
 
-// A schedule and its timeline built by hand: each run() appends one action to a rank's
-// program and one timeline entry for it.
-class Built {
- public:
-  explicit Built(std::size_t ranks) : entries_(ranks) { s.ranks.resize(ranks); }
-
-  Built& run(std::size_t rank, Action a, double start, double end, Stream stream = Stream::Compute) {
-    entries_[rank].push_back({static_cast<std::uint32_t>(s.ranks[rank].actions.size()), start, end, stream});
-    s.ranks[rank].actions.push_back(a);
-    return *this;
-  }
-  Built& idle_step(std::size_t rank) {
-    s.ranks[rank].actions.push_back(Action::idle());
-    return *this;
-  }
-  Timeline timeline(double makespan) const {
-    Timeline t;
-    t.rank_begin.push_back(0);
-    for (const auto& rank : entries_) {
-      for (const auto& e : rank) {
-        t.start.push_back(e.start);
-        t.end.push_back(e.end);
-        t.stream.push_back(e.stream);
-        t.step.push_back(e.step);
-        t.released_by.push_back(Timeline::kNone);
-        t.peer.push_back(Timeline::kNone);
-      }
-      t.rank_begin.push_back(static_cast<std::uint32_t>(t.start.size()));
-    }
-    t.makespan = makespan;
-    return t;
-  }
-
-  Schedule s;
-
- private:
-  struct Entry {
-    std::uint32_t step;
-    double start, end;
-    Stream stream;
-  };
-  std::vector<std::vector<Entry>> entries_;
-};
+using Built = test::BuiltTimeline;
 
 Action F(std::uint16_t stage, std::uint32_t mb) { return Action::make(ActionKind::F, stage, mb); }
 Action B(std::uint16_t stage, std::uint32_t mb) { return Action::make(ActionKind::B, stage, mb); }
@@ -80,7 +39,7 @@ TEST_CASE("ascii gantt: one column per time unit shows each unit's action") {
   Built b = two_rank_1f1b();
   AsciiOptions opt;
   opt.width = 9;
-  CHECK(ascii_gantt(b.s, b.timeline(9), opt) ==
+  CHECK(ascii_gantt(b.s, b.build(9), opt) ==
         "rank 0 |FF..BB.BB|\n"
         "rank 1 |.FBBFBB..|\n"
         "        0    5   9\n"
@@ -94,7 +53,7 @@ TEST_CASE("ascii gantt: a column shows the kind that takes most of its time, idl
   AsciiOptions opt;
   opt.width = 6;
   opt.legend = false;
-  CHECK(ascii_gantt(b.s, b.timeline(9), opt) ==
+  CHECK(ascii_gantt(b.s, b.build(9), opt) ==
         "rank 0 |F..B.B|\n"
         "rank 1 |.BBBB.|\n"
         "        0  5  9\n");
@@ -117,7 +76,7 @@ TEST_CASE("ascii gantt: I, W, OVERLAP_F_B and non-compute kinds on the compute s
       .run(0, Action::make(ActionKind::ReduceGrad, 0), 8, 9);
   AsciiOptions opt;
   opt.width = 9;
-  CHECK(ascii_gantt(b.s, b.timeline(9), opt) ==
+  CHECK(ascii_gantt(b.s, b.build(9), opt) ==
         "rank 0 |uIIOOFWWg|\n"
         "        0    5   9\n"
         "F forward, B backward, I input grad, W weight grad, O OVERLAP_F_B, u UNSHARD, "
@@ -128,7 +87,7 @@ TEST_CASE("ascii gantt: a hundred columns by default, rank numbers aligned, dete
   Built b(11);
   for (std::size_t r = 0; r < 11; ++r)
     b.run(r, F(static_cast<std::uint16_t>(r), 0), static_cast<double>(r), r + 1.0);
-  const Timeline t = b.timeline(11);
+  const Timeline t = b.build(11);
   const std::string chart = ascii_gantt(b.s, t);
   CHECK(chart == ascii_gantt(b.s, t));
   CHECK(chart.rfind("rank  0 |", 0) == 0);
@@ -144,14 +103,14 @@ TEST_CASE("ascii gantt: an empty timeline is all idle; bad input is refused") {
   AsciiOptions opt;
   opt.width = 4;
   opt.legend = false;
-  CHECK(ascii_gantt(b.s, b.timeline(0), opt) == "rank 0 |....|\nrank 1 |....|\n        0\n");
+  CHECK(ascii_gantt(b.s, b.build(0), opt) == "rank 0 |....|\nrank 1 |....|\n        0\n");
 
   opt.width = 0;
-  CHECK_THROWS_AS(ascii_gantt(b.s, b.timeline(0), opt), std::invalid_argument);
+  CHECK_THROWS_AS(ascii_gantt(b.s, b.build(0), opt), std::invalid_argument);
   Built other(3);
-  CHECK_THROWS_AS(ascii_gantt(b.s, other.timeline(0)), std::invalid_argument);
+  CHECK_THROWS_AS(ascii_gantt(b.s, other.build(0)), std::invalid_argument);
   Built c = two_rank_1f1b();
-  Timeline t = c.timeline(9);
+  Timeline t = c.build(9);
   t.step[0] = 99;
   CHECK_THROWS_AS(ascii_gantt(c.s, t), std::logic_error);
 }

@@ -12,50 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "support/built_timeline.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
 
 namespace {
 
-// A schedule and its timeline, one entry per run() (peers and released_by are not drawn).
-class Built {
- public:
-  explicit Built(std::size_t ranks) : entries_(ranks) { s.ranks.resize(ranks); }
-
-  Built& run(std::size_t rank, Action a, double start, double end, Stream stream = Stream::Compute) {
-    entries_[rank].push_back({static_cast<std::uint32_t>(s.ranks[rank].actions.size()), start, end, stream});
-    s.ranks[rank].actions.push_back(a);
-    return *this;
-  }
-  Timeline build() const {
-    Timeline t;
-    t.rank_begin.push_back(0);
-    for (const auto& rank : entries_) {
-      for (const auto& e : rank) {
-        t.start.push_back(e.start);
-        t.end.push_back(e.end);
-        t.stream.push_back(e.stream);
-        t.step.push_back(e.step);
-        t.released_by.push_back(Timeline::kNone);
-        t.peer.push_back(Timeline::kNone);
-        t.makespan = std::max(t.makespan, e.end);
-      }
-      t.rank_begin.push_back(static_cast<std::uint32_t>(t.start.size()));
-    }
-    return t;
-  }
-
-  Schedule s;
-
- private:
-  struct Entry {
-    std::uint32_t step;
-    double start, end;
-    Stream stream;
-  };
-  std::vector<std::vector<Entry>> entries_;
-};
+using Built = test::BuiltTimeline;
 
 Action act(ActionKind k, std::uint16_t stage, std::uint32_t mb = Action::kNoMicrobatch) {
   return Action::make(k, stage, mb);

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/built_timeline.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
@@ -17,63 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-// A schedule and its timeline built by hand. Each run() appends an action to a rank's program
-// and a timeline entry for it; build() pairs SEND_F(s, m) with RECV_F(s+1, m) and SEND_B(s, m)
-// with RECV_B(s-1, m), and says each entry was released by the one before it on its rank.
-class Built {
- public:
-  explicit Built(std::size_t ranks) : entries_(ranks) { s.ranks.resize(ranks); }
-
-  Built& run(std::size_t rank, Action a, double start, double end, Stream stream = Stream::Compute) {
-    entries_[rank].push_back({static_cast<std::uint32_t>(s.ranks[rank].actions.size()), start, end, stream});
-    s.ranks[rank].actions.push_back(a);
-    return *this;
-  }
-
-  Timeline build() const {
-    Timeline t;
-    t.rank_begin.push_back(0);
-    std::map<std::tuple<ActionKind, std::uint32_t, std::uint32_t>, std::uint32_t> index;
-    for (std::size_t r = 0; r < entries_.size(); ++r) {
-      for (std::size_t i = 0; i < entries_[r].size(); ++i) {
-        const auto& e = entries_[r][i];
-        const auto id = static_cast<std::uint32_t>(t.start.size());
-        const Action& a = s.ranks[r].actions[e.step];
-        index[{a.kind, a.stage, a.index}] = id;
-        t.start.push_back(e.start);
-        t.end.push_back(e.end);
-        t.stream.push_back(e.stream);
-        t.step.push_back(e.step);
-        t.released_by.push_back(i == 0 ? Timeline::kNone : id - 1);
-        t.peer.push_back(Timeline::kNone);
-        t.makespan = std::max(t.makespan, e.end);
-      }
-      t.rank_begin.push_back(static_cast<std::uint32_t>(t.start.size()));
-    }
-    for (const auto& [key, id] : index) {
-      const auto [kind, stage, mb] = key;
-      std::optional<std::tuple<ActionKind, std::uint32_t, std::uint32_t>> partner;
-      if (kind == ActionKind::SendF) partner = {ActionKind::RecvF, stage + 1, mb};
-      if (kind == ActionKind::SendB) partner = {ActionKind::RecvB, stage - 1, mb};
-      if (!partner) continue;
-      auto it = index.find(*partner);
-      if (it == index.end()) continue;
-      t.peer[id] = it->second;
-      t.peer[it->second] = id;
-    }
-    return t;
-  }
-
-  Schedule s;
-
- private:
-  struct Entry {
-    std::uint32_t step;
-    double start, end;
-    Stream stream;
-  };
-  std::vector<std::vector<Entry>> entries_;
-};
+using Built = test::BuiltTimeline;
 
 Action act(ActionKind k, std::uint16_t stage, std::uint32_t mb = Action::kNoMicrobatch) {
   return Action::make(k, stage, mb);
