@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 
+#include "counting_sink.hpp"
 #include "diag/diagnostic.hpp"
 #include "io/byte_sink.hpp"
 #include "ir/action.hpp"
@@ -148,19 +149,6 @@ Corpus& corpus(std::int64_t target) {
   if (!slot) slot = make_corpus(target);
   return *slot;
 }
-
-// Discards what the writer produces, counting it, so the benchmark times formatting alone.
-class CountingSink final : public ppsched::ByteSink {
- public:
-  void write(std::string_view bytes) override {
-    benchmark::DoNotOptimize(bytes.data());
-    bytes_ += bytes.size();
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  std::size_t bytes_ = 0;
-};
 
 void report_throughput(benchmark::State& state, const Corpus& c) {
   const auto iterations = static_cast<std::int64_t>(state.iterations());

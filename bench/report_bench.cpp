@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "counting_sink.hpp"
 #include "io/byte_sink.hpp"
 #include "ir/action.hpp"
 #include "ir/schedule.hpp"
@@ -133,18 +134,6 @@ const Input& input(std::int64_t target) {
   if (!slot) slot = make_input(target);
   return *slot;
 }
-
-class CountingSink final : public ppsched::ByteSink {
- public:
-  void write(std::string_view bytes) override {
-    benchmark::DoNotOptimize(bytes.data());
-    bytes_ += bytes.size();
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  std::size_t bytes_ = 0;
-};
 
 void report(benchmark::State& state, const Input& in, std::size_t bytes, std::size_t events) {
   const auto iterations = static_cast<std::int64_t>(state.iterations());
