@@ -52,29 +52,23 @@ nlohmann::ordered_json region(const SourceLoc& loc, const Snippet& snip) {
   return r;
 }
 
-std::string escape_data(std::string_view s) {
+// GitHub workflow-command escaping: a message escapes '%', CR and LF; a property value
+// (file=, title=) also ':' and ',', which separate properties.
+std::string escape_workflow(std::string_view s, bool property) {
   std::string out;
   for (char c : s) {
     if (c == '%') out += "%25";
     else if (c == '\r') out += "%0D";
     else if (c == '\n') out += "%0A";
+    else if (property && c == ':') out += "%3A";
+    else if (property && c == ',') out += "%2C";
     else out += c;
   }
   return out;
 }
 
-std::string escape_property(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else if (c == ':') out += "%3A";
-    else if (c == ',') out += "%2C";
-    else out += c;
-  }
-  return out;
-}
+std::string escape_data(std::string_view s) { return escape_workflow(s, false); }
+std::string escape_property(std::string_view s) { return escape_workflow(s, true); }
 
 }  // namespace
 
