@@ -1,5 +1,5 @@
 #include "passes/passes.hpp"
-#include "schedule_text.hpp"
+#include "support/schedule_text.hpp"
 
 using namespace ppsched;
 using namespace ppsched::test;

@@ -1,7 +1,7 @@
 #include <string>
 
 #include "passes/passes.hpp"
-#include "schedule_text.hpp"
+#include "support/schedule_text.hpp"
 
 using namespace ppsched;
 using namespace ppsched::test;

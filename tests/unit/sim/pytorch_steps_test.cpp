@@ -5,29 +5,22 @@
 #include <string_view>
 #include <vector>
 
-#include "parse/pytorch_csv.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "support/catch.hpp"
+#include "support/schedule_text.hpp"
 
 using namespace ppsched;
 
 namespace {
 
 // Parses leniently: PyTorch's reading of cells such as `(0F0)F`.
-Schedule from_csv(std::string_view text) {
-  DiagnosticSink sink;
-  CsvReadOptions opt;
-  opt.lenient = true;
-  auto parsed = read_pytorch_csv_text("test.csv", text, opt, sink);
-  REQUIRE(parsed);
-  return std::move(parsed->schedule);
-}
+Schedule from_csv(std::string_view text) { return test::schedule_from_csv(text, /*lenient=*/true); }
 
-std::string csv(const Schedule& s) { return to_pytorch_csv(s, {LineEnding::Lf}); }
+using test::csv_text;
 
 std::string simulated(std::string_view text, const std::vector<std::uint32_t>& stage_to_rank,
                       std::uint32_t num_stages) {
-  return csv(simulate_pytorch_steps(from_csv(text), stage_to_rank, num_stages));
+  return csv_text(simulate_pytorch_steps(from_csv(text), stage_to_rank, num_stages));
 }
 
 struct DeadlockSeen {
@@ -41,7 +34,7 @@ DeadlockSeen deadlock(std::string_view text, const std::vector<std::uint32_t>& s
   try {
     simulate_pytorch_steps(from_csv(text), stage_to_rank, num_stages);
   } catch (const SimDeadlock& e) {
-    return {csv(e.partial()), e.stuck(), e.what()};
+    return {csv_text(e.partial()), e.stuck(), e.what()};
   }
   FAIL("no deadlock");
   return {};
@@ -222,5 +215,5 @@ TEST_CASE("pytorch_steps: the result keeps the schedule's sub-actions and states
   REQUIRE(t.ranks.size() == 1);
   REQUIRE(t.ranks[0].actions.size() == 1);
   CHECK(t.subs(t.ranks[0].actions[0]).size() == 2);
-  CHECK(csv(t) == "(0F0;1B0)OVERLAP_F_B\n");
+  CHECK(csv_text(t) == "(0F0;1B0)OVERLAP_F_B\n");
 }

@@ -1,5 +1,5 @@
-// Test helpers for the pass tests: a schedule from PyTorch CSV text (LF, one row per rank) and
-// back, so that inputs and expectations read as the CSV files they stand for.
+// Test helpers for the pass and simulator tests: a schedule from PyTorch CSV text (LF, one row
+// per rank) and back, so that inputs and expectations read as the CSV files they stand for.
 #pragma once
 
 #include <string>
