@@ -178,19 +178,28 @@ void check_parsed(benchmark::State& state, const Corpus& c,
   }
 }
 
-void BM_ParseCsvText(benchmark::State& state) {
-  Corpus& c = corpus(state.range(0));
-  const ppsched::CsvReadOptions strict;
+// The timed loop both parse benchmarks share: `parse(sink)` reads the corpus strictly, from text
+// or from the file. Each iteration gets a fresh sink, as a CLI run would.
+template <typename Parse>
+void time_parse(benchmark::State& state, const Corpus& c, Parse parse) {
   std::optional<ppsched::ParsedSchedule> parsed;
   std::optional<ppsched::DiagnosticSink> sink;
   for (auto _ : state) {
     parsed.reset();
     sink.emplace();
-    parsed = ppsched::read_pytorch_csv_text("bench.csv", c.csv, strict, *sink);
+    parsed = parse(*sink);
     if (!parsed) break;
   }
   if (sink) check_parsed(state, c, parsed, *sink);
   report_throughput(state, c);
+}
+
+void BM_ParseCsvText(benchmark::State& state) {
+  Corpus& c = corpus(state.range(0));
+  const ppsched::CsvReadOptions strict;
+  time_parse(state, c, [&](ppsched::DiagnosticSink& sink) {
+    return ppsched::read_pytorch_csv_text("bench.csv", c.csv, strict, sink);
+  });
 }
 
 void BM_ParseCsvFile(benchmark::State& state) {
@@ -201,16 +210,7 @@ void BM_ParseCsvFile(benchmark::State& state) {
     return;
   }
   const ppsched::CsvReadOptions strict;
-  std::optional<ppsched::ParsedSchedule> parsed;
-  std::optional<ppsched::DiagnosticSink> sink;
-  for (auto _ : state) {
-    parsed.reset();
-    sink.emplace();
-    parsed = ppsched::read_pytorch_csv(path, strict, *sink);
-    if (!parsed) break;
-  }
-  if (sink) check_parsed(state, c, parsed, *sink);
-  report_throughput(state, c);
+  time_parse(state, c, [&](ppsched::DiagnosticSink& sink) { return ppsched::read_pytorch_csv(path, strict, sink); });
 }
 
 void BM_WriteCsv(benchmark::State& state) {
