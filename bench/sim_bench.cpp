@@ -5,6 +5,8 @@
 //                             _simulate_comms_compute took 110 s on; the target is < 0.1 s
 //   BM_SimulateSteps1f1b      PyTorch's lock-step model (ppsched's exact reproduction), same input
 //   BM_SimulateTimedSizes     actions/s from 1e3 to 1e7 actions
+//   BM_FindStuck1f1b          the verdict-only run (find_stuck, what `validate` uses without
+//                             thresholds) on the same 6.2M-action schedule
 //
 // Counters: actions, actions/s, and bytes_per_action: the timeline plus the simulator's own
 // working arrays, per action (the schedule itself adds 8 bytes per action).
@@ -75,7 +77,22 @@ void BM_SimulateSteps1f1b(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
 }
 
+void BM_FindStuck1f1b(benchmark::State& state) {
+  const Schedule& s = lowered_1f1b(64, static_cast<std::uint32_t>(state.range(0)));
+  std::size_t actions = s.action_count();
+  std::size_t stuck = 0;
+  for (auto _ : state) {
+    auto heads = find_stuck(s, s.placement.stage_to_rank);
+    stuck = heads.size();
+    benchmark::DoNotOptimize(heads.data());
+  }
+  if (stuck != 0) state.SkipWithError("the 1F1B schedule was reported stuck");
+  state.counters["actions"] = static_cast<double>(actions);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
+}
+
 BENCHMARK(BM_SimulateTimed1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_FindStuck1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_SimulateSteps1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_SimulateTimedSizes)
     ->ArgName("actions")

@@ -13,16 +13,24 @@ namespace ppsched::check {
 const Simulation& simulation_of(const CheckContext& ctx) {
   if (!ctx.simulation) {
     auto sim = std::make_shared<Simulation>();
-    TimedOptions opt;
-    opt.costs = ctx.costs ? *ctx.costs : CostModel::uniform(ctx.stages, ctx.ranks && ctx.stages >= ctx.ranks
-                                                                            ? ctx.stages / ctx.ranks
-                                                                            : 1,
-                                                            unit_costs());
-    try {
-      sim->timeline = simulate_timed(*ctx.schedule, ctx.stage_to_rank, opt);
-      sim->finished = true;
-    } catch (const TimedDeadlock& d) {
-      sim->stuck = d.stuck();
+    // Only the thresholds need times. Whether the schedule finishes never depends on them, so
+    // without thresholds the cheaper verdict-only run (no timeline) decides the deadlock rule.
+    if (ctx.max_bubble < 0 && ctx.max_memory < 0) {
+      sim->stuck = find_stuck(*ctx.schedule, ctx.stage_to_rank);
+      sim->finished = sim->stuck.empty();
+      sim->has_timeline = false;
+    } else {
+      TimedOptions opt;
+      opt.costs = ctx.costs ? *ctx.costs : CostModel::uniform(ctx.stages, ctx.ranks && ctx.stages >= ctx.ranks
+                                                                              ? ctx.stages / ctx.ranks
+                                                                              : 1,
+                                                              unit_costs());
+      try {
+        sim->timeline = simulate_timed(*ctx.schedule, ctx.stage_to_rank, opt);
+        sim->finished = true;
+      } catch (const TimedDeadlock& d) {
+        sim->stuck = d.stuck();
+      }
     }
     ctx.simulation = std::move(sim);
   }

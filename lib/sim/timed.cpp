@@ -38,13 +38,17 @@ Stream stream_of(const Action& a, bool blocking) {
 
 class Simulator {
  public:
-  Simulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt)
-      : s_(s), placement_(stage_to_rank), opt_(opt) {
+  // times = false: decide only whether the schedule finishes (and where it sticks). Whether an
+  // action can run never depends on a time, so the control flow is the same; only the timeline
+  // arrays (start, end, released_by, peer) are neither allocated nor written.
+  Simulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt,
+            bool times = true)
+      : s_(s), placement_(stage_to_rank), opt_(opt), times_(times) {
     stages_ = std::max<std::uint32_t>(s.num_stages, infer_stage_count(s));
     microbatches_ = std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s));
     for (const auto& r : s.ranks)
-      for (const Action& a : r.actions)
-        explicit_comms_ |= is_send_recv(a.kind);
+      explicit_comms_ = explicit_comms_ || std::any_of(r.actions.begin(), r.actions.end(),
+                                                       [](const Action& a) { return is_send_recv(a.kind); });
   }
 
   Timeline run() {
@@ -69,8 +73,19 @@ class Simulator {
     }
     for (std::size_t id = 0; id < streams; ++id)
       if (cursor_[id] != kNone) throw_deadlock();
-    for (std::size_t e = 0; e < t_.size(); ++e) t_.makespan = std::max(t_.makespan, t_.end[e]);
+    if (times_)
+      for (std::size_t e = 0; e < t_.size(); ++e) t_.makespan = std::max(t_.makespan, t_.end[e]);
     return std::move(t_);
+  }
+
+  /// Runs without times; the stuck heads, or nothing when the schedule finishes.
+  std::vector<TimedDeadlock::Stuck> run_verdict() {
+    try {
+      run();
+    } catch (const TimedDeadlock& d) {
+      return d.stuck();
+    }
+    return {};
   }
 
  private:
@@ -78,12 +93,15 @@ class Simulator {
     std::size_t n = 0;
     for (const auto& r : s_.ranks)
       for (const Action& a : r.actions) n += !a.is_idle();
-    t_.start.assign(n, kNotDone);
-    t_.end.assign(n, kNotDone);
+    state_.assign(n, kNew);
+    if (times_) {
+      t_.start.assign(n, kNotDone);
+      t_.end.assign(n, kNotDone);
+      t_.released_by.assign(n, kNone);
+      t_.peer.assign(n, kNone);
+    }
     t_.stream.resize(n);
     t_.step.resize(n);
-    t_.released_by.assign(n, kNone);
-    t_.peer.assign(n, kNone);
     t_.rank_begin.assign(1, 0);
     std::size_t e = 0;
     for (const auto& r : s_.ranks) {
@@ -113,8 +131,11 @@ class Simulator {
     if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNone;
     return static_cast<std::uint32_t>((static_cast<std::size_t>(stage) * microbatches_ + mb) * kKeyKinds + kind);
   }
-  bool done(std::uint32_t e) const { return e != kNone && t_.end[e] != kNotDone; }
-  bool posted(std::uint32_t e) const { return e != kNone && t_.start[e] != kNotDone; }
+  // An entry's progress lives in one byte per entry (not in the timeline's times), so that the
+  // control flow is the same with and without times and a check touches 1 byte, not 8.
+  bool done(std::uint32_t e) const { return e != kNone && state_[e] == kDone; }
+  bool posted(std::uint32_t e) const { return e != kNone && state_[e] != kNew; }
+  double end_of(std::uint32_t e) const { return times_ ? t_.end[e] : 0.0; }
 
   void publish(std::uint32_t k, std::uint32_t e) {
     if (k == kNone) return;
@@ -159,7 +180,7 @@ class Simulator {
       r.missing = k;
       return false;
     }
-    r.take(t_.end[e] + extra, e);
+    r.take(end_of(e) + extra, e);
     return true;
   }
 
@@ -199,6 +220,8 @@ class Simulator {
   }
 
   void finish(std::uint32_t e, double start, double end, std::uint32_t by) {
+    state_[e] = kDone;
+    if (!times_) return;
     t_.start[e] = start;
     t_.end[e] = end;
     t_.released_by[e] = by;
@@ -207,16 +230,19 @@ class Simulator {
   // Completes a SEND/RECV pair once both have been reached on their streams.
   void complete_pair(std::uint32_t send, std::uint32_t recv, std::uint32_t from, std::uint32_t to,
                      std::uint32_t stage, bool forward) {
-    double begin = std::max(t_.start[send], t_.start[recv]);
-    double end = begin + transfer(stage, forward, from, to);
-    t_.end[send] = t_.end[recv] = end;
-    t_.peer[send] = recv;
-    t_.peer[recv] = send;
-    // The later of the two posts set the transfer's start: it released the other side.
-    if (t_.start[recv] > t_.start[send])
-      t_.released_by[send] = recv;
-    else
-      t_.released_by[recv] = send;
+    state_[send] = state_[recv] = kDone;
+    if (times_) {
+      double begin = std::max(t_.start[send], t_.start[recv]);
+      double end = begin + transfer(stage, forward, from, to);
+      t_.end[send] = t_.end[recv] = end;
+      t_.peer[send] = recv;
+      t_.peer[recv] = send;
+      // The later of the two posts set the transfer's start: it released the other side.
+      if (t_.start[recv] > t_.start[send])
+        t_.released_by[send] = recv;
+      else
+        t_.released_by[recv] = send;
+    }
     const Action& ra = action(recv, to);
     publish(key(forward ? kRecvF : kRecvB, ra.stage, ra.microbatch()), recv);
     const Action& sa = action(send, from);
@@ -232,7 +258,7 @@ class Simulator {
       const Action& a = action(e, rank);
       if (!done(e) && !step(id, e, a, rank)) return;
       if (!done(e)) return;  // posted, waiting for its partner
-      free_at_[id] = t_.end[e];
+      free_at_[id] = end_of(e);
       last_[id] = e;
       cursor_[id] = next_on_queue(rank, q, e + 1);
     }
@@ -249,7 +275,7 @@ class Simulator {
     } else if (!compute_deps(r, a, rank)) {
       return wait(id, r.missing), false;
     }
-    finish(e, r.time, r.time + opt_.costs.duration(s_, a), r.by);
+    finish(e, r.time, times_ ? r.time + opt_.costs.duration(s_, a) : 0.0, r.by);
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) publish_compute(sub, e);
     } else {
@@ -275,8 +301,11 @@ class Simulator {
     // Reach (post) it on its stream.
     const KeyKind own = forward ? (is_send ? kSendF : kRecvF) : (is_send ? kSendB : kRecvB);
     if (!posted(e)) {
-      t_.start[e] = r.time;
-      t_.released_by[e] = r.by;
+      state_[e] = kPosted;
+      if (times_) {
+        t_.start[e] = r.time;
+        t_.released_by[e] = r.by;
+      }
       publish(key(own, s, m), e);
     }
     // Find the partner: SEND_F(s) <-> RECV_F(s+1); SEND_B(s) <-> RECV_B(s-1).
@@ -284,7 +313,8 @@ class Simulator {
     const KeyKind partner_kind = forward ? (is_send ? kRecvF : kSendF) : (is_send ? kRecvB : kSendB);
     const std::uint32_t pk = key(partner_kind, partner_stage, m);
     if (pk == kNone) {  // no partner can exist (stage outside the pipeline): nothing to move
-      t_.end[e] = t_.start[e];
+      state_[e] = kDone;
+      if (times_) t_.end[e] = t_.start[e];
       return true;
     }
     const std::uint32_t partner = slots_[pk].entry;
@@ -333,6 +363,9 @@ class Simulator {
   const Schedule& s_;
   const std::vector<std::uint32_t>& placement_;
   const TimedOptions& opt_;
+  const bool times_;
+  enum EntryState : std::uint8_t { kNew, kPosted, kDone };
+  std::vector<std::uint8_t> state_;
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
   Timeline t_;
@@ -351,6 +384,13 @@ class Simulator {
 
 Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt) {
   return Simulator(s, stage_to_rank, opt).run();
+}
+
+std::vector<TimedDeadlock::Stuck> find_stuck(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                             bool blocking_comms) {
+  TimedOptions opt;
+  opt.blocking_comms = blocking_comms;
+  return Simulator(s, stage_to_rank, opt, false).run_verdict();
 }
 
 }  // namespace ppsched

@@ -66,4 +66,11 @@ class TimedDeadlock : public std::runtime_error {
 Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                         const TimedOptions& opt);
 
+/// Whether `s` finishes, without computing a single time: the same run as simulate_timed with
+/// the timeline left out (whether an action can run depends on the order of events, never on
+/// costs). Empty when it finishes; else the stuck heads, exactly as TimedDeadlock::stuck()
+/// lists them for any costs.
+std::vector<TimedDeadlock::Stuck> find_stuck(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                             bool blocking_comms = false);
+
 }  // namespace ppsched

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "check/check.hpp"
+#include "sim/timed.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
 #include "support/corpus.hpp"
@@ -130,4 +131,81 @@ TEST_CASE("every negative case is flagged by the rule its mutation calls for") {
             << " by the expected rule\n";
   for (const auto& [m, count] : misses) std::cout << "  not flagged: " << m << " x" << count << "\n";
   CHECK(right_rule == flagged);
+}
+
+namespace {
+
+// The deadlock verdict of one schedule three ways: the timed simulator (unit costs and uneven
+// costs), its verdict-only run (what the validator uses), and the validator's deadlock rule.
+// Returns whether it deadlocks; every way must say the same, with the same stuck heads.
+bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::json& cfg) {
+  DiagnosticSink parse_sink;
+  CsvReadOptions lenient;
+  lenient.lenient = true;
+  auto parsed = read_pytorch_csv(file.string(), lenient, parse_sink);
+  if (!parsed) return false;  // unreadable even leniently: nothing to simulate
+  const Schedule& s = parsed->schedule;
+  auto placement = cfg["stage_to_rank"].get<std::vector<std::uint32_t>>();
+  const std::uint32_t stages = cfg["num_stages"];
+  placement.resize(std::max<std::size_t>(placement.size(), stages), 0);
+  auto verdict = find_stuck(s, placement);
+  for (int uneven = 0; uneven < 2; ++uneven) {
+    TimedOptions opt;
+    KindCosts costs = unit_costs();
+    if (uneven) {  // the verdict must not depend on costs
+      costs[static_cast<std::size_t>(ActionKind::F)] = 2;
+      costs[static_cast<std::size_t>(ActionKind::B)] = 3.5;
+      costs[static_cast<std::size_t>(ActionKind::W)] = 0.25;
+      costs[static_cast<std::size_t>(ActionKind::SendF)] = 7;
+    }
+    const std::uint32_t ranks = cfg["ranks"];
+    opt.costs = CostModel::uniform(stages, ranks && stages >= ranks ? stages / ranks : 1, costs);
+    try {
+      simulate_timed(s, placement, opt);
+      CHECK(verdict.empty());
+    } catch (const TimedDeadlock& d) {
+      REQUIRE(d.stuck().size() == verdict.size());
+      for (std::size_t i = 0; i < verdict.size(); ++i) {
+        CHECK(d.stuck()[i].rank == verdict[i].rank);
+        CHECK(d.stuck()[i].step == verdict[i].step);
+        CHECK(d.stuck()[i].waiting_for == verdict[i].waiting_for);
+      }
+    }
+  }
+  CheckContext ctx;
+  ctx.schedule = &s;
+  ctx.file = file.filename().string();
+  ctx.ranks = cfg["ranks"];
+  ctx.stages = stages;
+  ctx.microbatches = cfg["microbatches"];
+  ctx.stage_to_rank = placement;
+  ctx.placement_inferred = false;
+  DiagnosticSink sink;
+  run_checks(ctx, sink, {{"deadlock", RuleLevel::Error}});
+  bool rule = false;
+  for (const auto& d : sink.diagnostics()) rule |= d.rule == "deadlock";
+  CHECK(rule == !verdict.empty());
+  return !verdict.empty();
+}
+
+}  // namespace
+
+TEST_CASE("the deadlock rule reports a deadlock exactly when the timed simulator cannot finish") {
+  std::size_t files = 0, deadlocks = 0;
+  for (const auto& c : manifest()["configs"])
+    for (const auto& [key, name] : c["files"].items()) {
+      if (key.find("simulated") != std::string::npos) continue;
+      INFO(name.get<std::string>());
+      ++files;
+      deadlocks += deadlock_verdicts_agree(corpus_dir() / "configs" / name.get<std::string>(), c);
+    }
+  for (const auto& n : negative_cases()) {
+    if (n["mutation"] == "illegal_constructor_args") continue;
+    INFO(n["id"].get<std::string>());
+    ++files;
+    deadlocks += deadlock_verdicts_agree(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
+  }
+  std::cout << "conformance: deadlock verdicts agree (simulator, verdict-only run, validator) on " << files
+            << " corpus files, " << deadlocks << " of them deadlocks\n";
+  CHECK(deadlocks > 0);
 }
