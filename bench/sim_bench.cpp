@@ -5,6 +5,11 @@
 //                             _simulate_comms_compute took 110 s on; the target is < 0.1 s
 //   BM_SimulateSteps1f1b      PyTorch's lock-step model (ppsched's exact reproduction), same input
 //   BM_SimulateTimedSizes     actions/s from 1e3 to 1e7 actions
+//   BM_TimelineWriteFloor     no simulation at all: only allocating a Timeline of 6.2M entries
+//                             and writing it in the order the simulator does (one entry of
+//                             each of 128 streams in turn), fresh (arg 1, as every run does)
+//                             or into reused arrays (arg 0): the floor under any simulator
+//                             that produces this Timeline on this machine
 //   BM_FindStuck1f1b          the verdict-only run (find_stuck, what `validate` uses without
 //                             thresholds) on the same 6.2M-action schedule
 //
@@ -91,7 +96,43 @@ void BM_FindStuck1f1b(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
 }
 
+void BM_TimelineWriteFloor(benchmark::State& state) {
+  const std::size_t n = 6225920, streams = 128, per_stream = n / streams;
+  const bool fresh = state.range(0) != 0;
+  Timeline t;
+  auto allocate = [&] {
+    t = Timeline{};
+    t.start.resize(n);
+    t.end.resize(n);
+    t.stream.resize(n);
+    t.step.resize(n);
+    t.released_by.resize(n);
+    t.peer.resize(n);
+  };
+  allocate();
+  for (auto _ : state) {
+    if (fresh) allocate();
+    double time = 0;
+    for (std::size_t i = 0; i < per_stream; ++i)
+      for (std::size_t id = 0; id < streams; ++id) {
+        std::size_t e = id * per_stream + i;
+        time += 1;
+        t.start[e] = time;
+        t.end[e] = time + 1;
+        t.stream[e] = Stream::Compute;
+        t.step[e] = static_cast<std::uint32_t>(i);
+        t.released_by[e] = static_cast<std::uint32_t>(e - 1);
+        t.peer[e] = Timeline::kNone;
+      }
+    benchmark::DoNotOptimize(t.end.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["actions"] = static_cast<double>(n);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
 BENCHMARK(BM_SimulateTimed1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_TimelineWriteFloor)->ArgName("fresh")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_FindStuck1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_SimulateSteps1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_SimulateTimedSizes)
