@@ -1,0 +1,377 @@
+// The automatic schedule (auto_schedule.hpp): a greedy list scheduler and the search around it.
+#include "synth/auto/auto_schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <stdexcept>
+
+#include "synth/synth.hpp"
+
+namespace ppsched {
+
+namespace {
+
+constexpr double kUnknown = -1.0;
+constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr double kSlack = 1e-9;  // memory comparisons: sums of fractions such as 1/2 are exact, 1/3 is not
+
+// The pipeline's shape and what each action costs and holds, resolved once per search.
+struct Shape {
+  std::uint32_t ranks, microbatches, v, stages;
+  std::vector<std::uint32_t> rank_of;           // per stage
+  std::vector<std::vector<std::uint32_t>> own;  // per rank: its stages, highest first
+  std::vector<double> f, i, w;                  // durations per stage
+  std::vector<double> act, wgt;                 // M_B and M_W per stage
+  std::vector<double> fwd_xfer, bwd_xfer;       // into stage s from s-1 (forward), from s+1 (backward)
+  std::vector<double> base;                     // per rank: fixed memory
+
+  explicit Shape(const AutoParams& p)
+      : ranks(p.ranks), microbatches(p.microbatches), v(p.stages_per_rank), stages(p.ranks * p.stages_per_rank) {
+    rank_of.resize(stages);
+    own.resize(ranks);
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      rank_of[s] = v == 1 ? s : (s < ranks ? s : 2 * ranks - 1 - s);
+      own[rank_of[s]].push_back(s);
+    }
+    for (auto& list : own) std::sort(list.rbegin(), list.rend());
+    const double chunk = 1.0 / v;
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      const auto st = static_cast<std::uint16_t>(s);
+      f.push_back(p.sim.costs.cost(st, ActionKind::F));
+      i.push_back(p.sim.costs.cost(st, ActionKind::I));
+      w.push_back(p.sim.costs.cost(st, ActionKind::W));
+      act.push_back(s < p.memory.activation.size() ? p.memory.activation[s] : chunk);
+      wgt.push_back(s < p.memory.weight_grad.size() ? p.memory.weight_grad[s] : act.back());
+      fwd_xfer.push_back(s == 0 || rank_of[s - 1] == rank_of[s]
+                             ? 0.0
+                             : p.sim.comm.transfer_time(s - 1, true, rank_of[s - 1], rank_of[s]));
+      bwd_xfer.push_back(s + 1 >= stages || rank_of[s + 1] == rank_of[s]
+                             ? 0.0
+                             : p.sim.comm.transfer_time(s + 1, false, rank_of[s + 1], rank_of[s]));
+    }
+    base.assign(ranks, 0.0);
+    for (std::uint32_t r = 0; r < ranks && r < p.memory.fixed_per_rank.size(); ++r) base[r] = p.memory.fixed_per_rank[r];
+  }
+  // V placement: a rank's first chunk (stage < ranks) has a partner stage on the same rank whose
+  // forward of the same microbatch must still fit when it arrives.
+  bool first_chunk_of_v(std::uint32_t s) const { return v == 2 && s < ranks; }
+  std::uint32_t partner(std::uint32_t s) const { return 2 * ranks - 1 - s; }
+};
+
+// List scheduling in time order: a heap of (time, rank) decision points; a rank decides when it
+// is free and re-decides when something it may run becomes ready.
+class Greedy {
+ public:
+  Greedy(const Shape& shape, const GreedyPolicy& policy)
+      : sh_(shape), pol_(policy), M_(shape.microbatches) {
+    f_end_.assign(std::size_t{sh_.stages} * M_, kUnknown);
+    i_end_.assign(std::size_t{sh_.stages} * M_, kUnknown);
+    next_f_.assign(sh_.stages, 0);
+    next_i_.assign(sh_.stages, 0);
+    next_w_.assign(sh_.stages, 0);
+    mem_ = sh_.base;
+    reserved_.assign(sh_.ranks, 0.0);
+    free_.assign(sh_.ranks, 0.0);
+    programs_.resize(sh_.ranks);
+    for (auto& prog : programs_) prog.reserve(std::size_t{3} * M_ * sh_.v);
+  }
+
+  bool run(double& makespan) {
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) heap_.push({0.0, r});
+    while (!heap_.empty()) {
+      auto [t, r] = heap_.top();
+      heap_.pop();
+      if (t < free_[r]) continue;  // a decision at free_[r] is queued already
+      decide(t, r);
+    }
+    makespan = 0;
+    for (std::uint32_t s = 0; s < sh_.stages; ++s)
+      if (next_w_[s] < M_) return false;
+    for (double f : free_) makespan = std::max(makespan, f);
+    return true;
+  }
+
+  std::vector<std::vector<Action>>& programs() { return programs_; }
+
+ private:
+  double& f_end(std::uint32_t s, std::uint32_t m) { return f_end_[std::size_t{s} * M_ + m]; }
+  double& i_end(std::uint32_t s, std::uint32_t m) { return i_end_[std::size_t{s} * M_ + m]; }
+
+  // When the next I of stage s can start (kNever: not yet known).
+  double i_ready(std::uint32_t s) {
+    const std::uint32_t m = next_i_[s];
+    if (m >= M_ || next_f_[s] <= m) return kNever;
+    double ready = f_end(s, m);
+    if (s + 1 < sh_.stages) {
+      double grad = i_end(s + 1, m);
+      if (grad == kUnknown) return kNever;
+      ready = std::max(ready, grad + sh_.bwd_xfer[s]);
+    }
+    return ready;
+  }
+
+  // When the next F of stage s can start as far as its input goes (kNever: not yet known).
+  double f_ready(std::uint32_t s) {
+    const std::uint32_t m = next_f_[s];
+    if (m >= M_) return kNever;
+    if (s == 0) return 0.0;
+    double in = f_end(s - 1, m);
+    return in == kUnknown ? kNever : in + sh_.fwd_xfer[s];
+  }
+
+  bool f_fits(std::uint32_t r, std::uint32_t s) const {
+    if (sh_.v == 2 && !sh_.first_chunk_of_v(s)) return true;  // its memory was reserved
+    double need = sh_.act[s] + (sh_.first_chunk_of_v(s) ? sh_.act[sh_.partner(s)] : 0.0);
+    return mem_[r] + reserved_[r] + need <= pol_.target_cap + kSlack;
+  }
+
+  void decide(double t, std::uint32_t r) {
+    double next = kNever;
+    // 1. an input-gradient backward that is ready, highest stage first (nearest the loss)
+    for (std::uint32_t s : sh_.own[r]) {
+      double ready = i_ready(s);
+      if (ready <= t) return run_i(t, r, s);
+      next = std::min(next, ready);
+    }
+    // 2. W before F when the policy says so
+    std::uint32_t w_stage = oldest_w(r);
+    if (pol_.weight_first && w_stage != kNoStage) return run_w(t, r, w_stage);
+    // 3. a forward that is ready and fits
+    auto try_f = [&](std::uint32_t s) {
+      if (!f_fits(r, s)) return false;
+      double ready = f_ready(s);
+      if (ready <= t) {
+        run_f(t, r, s);
+        return true;
+      }
+      next = std::min(next, ready);
+      return false;
+    };
+    if (pol_.late_chunk_first) {
+      for (std::uint32_t s : sh_.own[r])
+        if (try_f(s)) return;
+    } else {
+      for (auto it = sh_.own[r].rbegin(); it != sh_.own[r].rend(); ++it)
+        if (try_f(*it)) return;
+    }
+    // 4. a deferred W
+    if (w_stage != kNoStage) return run_w(t, r, w_stage);
+    if (next != kNever) heap_.push({next, r});
+    // else: it waits until a producer on another rank is scheduled (wake below)
+  }
+
+  static constexpr std::uint32_t kNoStage = 0xFFFFFFFF;
+  std::uint32_t oldest_w(std::uint32_t r) {
+    std::uint32_t best = kNoStage;
+    double best_end = kNever;
+    for (std::uint32_t s : sh_.own[r]) {
+      if (next_w_[s] >= next_i_[s]) continue;
+      double e = i_end(s, next_w_[s]);
+      if (e < best_end) best_end = e, best = s;
+    }
+    return best;
+  }
+
+  void occupy(std::uint32_t r, double start, double duration, Action a) {
+    programs_[r].push_back(a);
+    free_[r] = start + duration;
+    heap_.push({free_[r], r});
+  }
+  void wake(std::uint32_t stage, double at) { heap_.push({std::max(at, free_[sh_.rank_of[stage]]), sh_.rank_of[stage]}); }
+
+  void run_f(double t, std::uint32_t r, std::uint32_t s) {
+    const std::uint32_t m = next_f_[s]++;
+    if (sh_.first_chunk_of_v(s)) reserved_[r] += sh_.act[sh_.partner(s)];
+    if (sh_.v == 2 && !sh_.first_chunk_of_v(s)) reserved_[r] -= sh_.act[s];
+    mem_[r] += sh_.act[s];
+    occupy(r, t, sh_.f[s], Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
+    f_end(s, m) = free_[r];
+    if (s + 1 < sh_.stages && sh_.rank_of[s + 1] != r) wake(s + 1, free_[r] + sh_.fwd_xfer[s + 1]);
+  }
+  void run_i(double t, std::uint32_t r, std::uint32_t s) {
+    const std::uint32_t m = next_i_[s]++;
+    mem_[r] -= sh_.act[s] - sh_.wgt[s];
+    occupy(r, t, sh_.i[s], Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
+    i_end(s, m) = free_[r];
+    if (s > 0 && sh_.rank_of[s - 1] != r) wake(s - 1, free_[r] + sh_.bwd_xfer[s - 1]);
+  }
+  void run_w(double t, std::uint32_t r, std::uint32_t s) {
+    const std::uint32_t m = next_w_[s]++;
+    mem_[r] -= sh_.wgt[s];
+    occupy(r, t, sh_.w[s], Action::make(ActionKind::W, static_cast<std::uint16_t>(s), m));
+  }
+
+  const Shape& sh_;
+  const GreedyPolicy& pol_;
+  const std::uint32_t M_;
+  std::vector<double> f_end_, i_end_;
+  std::vector<std::uint32_t> next_f_, next_i_, next_w_;
+  std::vector<double> mem_, reserved_, free_;
+  std::vector<std::vector<Action>> programs_;
+  struct Point {
+    double time;
+    std::uint32_t rank;
+    bool operator>(const Point& o) const { return time > o.time || (time == o.time && rank > o.rank); }
+  };
+  std::priority_queue<Point, std::vector<Point>, std::greater<Point>> heap_;
+};
+
+Schedule empty_schedule(const AutoParams& p) {
+  Schedule s;
+  s.ranks.resize(p.ranks);
+  s.num_stages = p.ranks * p.stages_per_rank;
+  s.num_microbatches = p.microbatches;
+  s.placement = p.stages_per_rank == 2 ? *Placement::v(p.ranks, s.num_stages) : Placement::loop(p.ranks, s.num_stages);
+  return s;
+}
+
+void check_params(const AutoParams& p) {
+  if (p.ranks == 0 || p.microbatches == 0) throw std::invalid_argument("auto: ranks and microbatches must be at least 1");
+  if (p.stages_per_rank != 1 && p.stages_per_rank != 2)
+    throw std::invalid_argument(fmt::format(
+        "auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement), not {}", p.stages_per_rank));
+  if (p.ranks * p.stages_per_rank > Action::kMaxStage)
+    throw std::invalid_argument("auto: too many stages");
+}
+
+// Simulated makespan and peak of a schedule; fits when it finishes under the cap.
+AutoCandidate measure(std::string origin, const Schedule& s, const AutoParams& p) {
+  AutoCandidate c;
+  c.origin = std::move(origin);
+  try {
+    Timeline t = simulate_timed(s, s.placement.stage_to_rank, p.sim);
+    c.makespan = t.makespan;
+    c.peak = compute_memory(s, t, p.memory).max_peak();
+    for (std::size_t r = 0; r < t.rank_count(); ++r) {
+      if (t.rank_begin[r] == t.rank_begin[r + 1]) continue;
+      double first = t.start[t.rank_begin[r]], last = 0;
+      for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) last = std::max(last, t.end[e]);
+      c.span = std::max(c.span, last - first);
+    }
+  } catch (const TimedDeadlock&) {
+    c.why_not = "does not finish";
+    return c;
+  }
+  c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
+  if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
+  return c;
+}
+
+bool better(const AutoCandidate& a, const AutoCandidate& b) {
+  if (!a.fits) return false;
+  if (!b.fits) return true;
+  const double eps = 1e-12 * std::max(1.0, b.makespan);
+  if (std::abs(a.makespan - b.makespan) > eps) return a.makespan < b.makespan;
+  if (std::abs(a.span - b.span) > eps) return a.span < b.span;  // less bubble inside the ranks
+  return a.peak < b.peak - kSlack;
+}
+
+// The caps the greedy aims for: the real one first, then the memory of the handcrafted shapes
+// (p, 2p-1 microbatches of activation), each only when below the cap.
+std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
+  double unit = 0;  // one microbatch's activation on the busiest rank
+  for (std::uint32_t r = 0; r < sh.ranks; ++r) {
+    double sum = sh.base[r];
+    for (std::uint32_t s : sh.own[r]) sum += sh.act[s];
+    unit = std::max(unit, sum);
+  }
+  double cap = p.memory_cap > 0 ? p.memory_cap : unit * 2 * p.ranks;
+  std::vector<double> caps{cap};
+  for (double k : {2.0 * p.ranks - 1, 1.0 * p.ranks, (p.ranks + 2) / 2.0})
+    if (k * unit < cap - kSlack && k * unit >= unit) caps.push_back(k * unit);
+  return caps;
+}
+
+}  // namespace
+
+bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan) {
+  check_params(p);
+  Shape shape(p);
+  Greedy g(shape, policy);
+  if (!g.run(makespan)) return false;
+  out = empty_schedule(p);
+  for (std::uint32_t r = 0; r < p.ranks; ++r) out.ranks[r].actions = std::move(g.programs()[r]);
+  return true;
+}
+
+AutoResult auto_schedule(const AutoParams& p) {
+  check_params(p);
+  const Shape shape(p);
+  for (std::uint32_t r = 0; r < p.ranks; ++r) {
+    double need = shape.base[r];
+    for (std::uint32_t s : shape.own[r]) need += shape.act[s];
+    if (p.memory_cap > 0 && need > p.memory_cap + kSlack)
+      throw std::invalid_argument(fmt::format(
+          "auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})", p.memory_cap, r, need));
+  }
+  const auto started = std::chrono::steady_clock::now();
+  AutoResult result;
+  std::optional<Schedule> best_schedule;
+  auto consider = [&](AutoCandidate c, Schedule s) {
+    if (!best_schedule || better(c, result.best)) {
+      result.best = c;
+      best_schedule = std::move(s);
+    }
+    result.tried.push_back(std::move(c));
+  };
+
+  // The handcrafted families of this shape: the search never does worse than the best that fits.
+  SynthParams sp;
+  sp.ranks = p.ranks;
+  sp.microbatches = p.microbatches;
+  std::vector<std::string_view> families = p.stages_per_rank == 1
+                                               ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
+                                               : std::vector<std::string_view>{"ZBVZeroBubble"};
+  for (std::string_view name : families) {
+    try {
+      Schedule s = synthesize(name, sp);
+      AutoCandidate c = measure(std::string(find_family(name)->name), s, p);
+      consider(std::move(c), std::move(s));
+    } catch (const SynthError& e) {
+      AutoCandidate c;
+      c.origin = std::string(name);
+      c.why_not = e.what();
+      result.tried.push_back(std::move(c));
+    }
+  }
+
+  // Greedy variants, most promising first, until the budget is spent (the first always runs).
+  std::vector<GreedyPolicy> policies;
+  for (double cap : target_caps(p, shape))
+    for (bool late_first : p.stages_per_rank == 2 ? std::vector<bool>{true, false} : std::vector<bool>{true})
+      for (bool weight_first : {false, true}) policies.push_back({cap, weight_first, late_first});
+  for (std::size_t k = 0; k < policies.size(); ++k) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (k > 0 && elapsed > p.time_budget_s) break;
+    const GreedyPolicy& pol = policies[k];
+    std::string origin = fmt::format("greedy (aim {:.4g}, {}{})", pol.target_cap,
+                                     pol.weight_first ? "W before F" : "F before W",
+                                     p.stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first") : "");
+    Shape sh(p);
+    Greedy g(sh, pol);
+    double makespan = 0;
+    if (!g.run(makespan)) {
+      AutoCandidate c;
+      c.origin = origin;
+      c.why_not = "the greedy got stuck";
+      result.tried.push_back(std::move(c));
+      continue;
+    }
+    Schedule s = empty_schedule(p);
+    for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(g.programs()[r]);
+    AutoCandidate c = measure(origin, s, p);
+    consider(std::move(c), std::move(s));
+  }
+  if (!best_schedule || !result.best.fits)
+    throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p.memory_cap));
+  result.schedule = std::move(*best_schedule);
+  return result;
+}
+
+}  // namespace ppsched

@@ -1,0 +1,72 @@
+// The automatic schedule: the fastest schedule ppsched can find for a pipeline under a memory cap.
+//
+// Two sources of candidates, all measured with the timed simulator's model (sim/timed.hpp) and
+// the simulator's memory accounting (sim/memory.hpp), so "fastest" and "fits" mean exactly what
+// `ppsched simulate` reports:
+//   - a greedy list scheduler (greedy_schedule): each rank, whenever it is free, runs the most
+//     urgent action that is ready: an input-gradient backward I first (it is on the critical path
+//     back to the first stage), then a forward F if its activation fits under the cap, then a
+//     deferred weight-gradient W (it fills bubbles and frees memory). Variants differ in the cap
+//     they aim for, whether W goes before F, and which chunk's forward goes first; the search
+//     runs them in order until its time budget is spent.
+//   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
+//     rank; ZBV for two), kept when their simulated peak fits the cap.
+// The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
+// bubble inside the ranks; then the less memory; then the earlier candidate), so it is never slower than a handcrafted family that fits the same cap.
+//
+// Placement: one stage per rank is loop placement; two is V placement (stage s and 2p-1-s on
+// rank s), where a rank's forward of its second chunk reuses the microbatch it already holds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/schedule.hpp"
+#include "sim/memory.hpp"
+#include "sim/timed.hpp"
+
+namespace ppsched {
+
+struct AutoParams {
+  std::uint32_t ranks = 0;
+  std::uint32_t microbatches = 0;
+  std::uint32_t stages_per_rank = 1;  ///< 1 (loop) or 2 (V)
+  double memory_cap = 0;              ///< per rank, in the memory model's unit; 0: no cap
+  TimedOptions sim;                   ///< costs and comm, per stage (stages = ranks * stages_per_rank)
+  MemoryModel memory;
+  double time_budget_s = 1.0;         ///< the greedy variants stop when it is spent (at least one runs)
+};
+
+/// One schedule the search considered.
+struct AutoCandidate {
+  std::string origin;   ///< "greedy cap=4 W-first" or "ZB-H1", ...
+  double makespan = 0;  ///< simulated; 0 when it did not finish
+  double peak = 0;      ///< highest per-rank peak memory
+  double span = 0;      ///< longest time from a rank's first start to its last end (bubble inside)
+  bool fits = false;    ///< peak <= cap and it finished
+  std::string why_not;  ///< when it does not fit or could not be built
+};
+
+struct AutoResult {
+  Schedule schedule;  ///< compute only (F, I, W), sizes and placement set
+  AutoCandidate best;
+  std::vector<AutoCandidate> tried;
+};
+
+/// A greedy variant (see the file comment).
+struct GreedyPolicy {
+  double target_cap = 0;        ///< the memory it aims to stay under (<= the real cap)
+  bool weight_first = false;    ///< W before F when no I is ready
+  bool late_chunk_first = true; ///< V: the forward of the higher stage first
+};
+
+/// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when
+/// the policy gets stuck, which a cap below one microbatch's activation causes.
+bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan);
+
+/// The search. Throws std::invalid_argument for impossible parameters (no ranks, a cap below
+/// one microbatch of activation, stages_per_rank other than 1 or 2).
+AutoResult auto_schedule(const AutoParams& p);
+
+}  // namespace ppsched
