@@ -34,6 +34,8 @@ void print_warning(const std::string& message) {
   std::fprintf(stderr, "ppsched: warning: %s\n", message.c_str());
 }
 
+void print_note(const std::string& message) { std::fprintf(stderr, "ppsched: note: %s\n", message.c_str()); }
+
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
   OutputFile out(path);
   produce(out);

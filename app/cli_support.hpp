@@ -17,6 +17,8 @@ void print_diagnostics(const DiagnosticSink& sink);
 void print_error(const std::string& message);
 /// Prints "ppsched: warning: <message>" to standard error.
 void print_warning(const std::string& message);
+/// Prints "ppsched: note: <message>" to standard error.
+void print_note(const std::string& message);
 
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.

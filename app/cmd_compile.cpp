@@ -11,6 +11,7 @@
 #include "parse/pytorch_csv.hpp"
 #include "report/pipeline_grid.hpp"
 #include "schedule_source.hpp"
+#include "sim_inputs.hpp"
 
 namespace ppsched::cli {
 
@@ -18,6 +19,7 @@ namespace {
 
 struct CompileOptions {
   SourceOptions source;
+  SimInputOptions inputs;  // the costs --schedule auto optimizes for
   std::string output = "-";
   std::string format = "csv";
   std::string line_ending = "crlf";
@@ -47,6 +49,11 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
   CLI::App* sub = app.add_subcommand(
       "compile", "Synthesize a schedule (or read one) and write it as CSV, JSON or a text grid");
   add_source_options(*sub, opt->source);
+  opt->source.sim_inputs = &opt->inputs;
+  sub->add_option("--memory-cap", opt->source.memory_cap,
+                  "With --schedule auto: peak activation memory per rank (microbatches, or bytes with a stage spec)")
+      ->check(CLI::PositiveNumber);
+  add_sim_input_options(*sub, opt->inputs);
   sub->add_option("-o,--output", opt->output, "Where to write ('-' = stdout, the default)");
   sub->add_option("--format", opt->format, "Output format: csv (PyTorch's), json (ppsched's), text (step grid)")
       ->check(CLI::IsMember({"csv", "json", "text"}))

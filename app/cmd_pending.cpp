@@ -15,7 +15,6 @@ void add_pending_commands(CLI::App& app, std::vector<Command>& commands) {
   };
   static constexpr Pending kPending[] = {
       {"run", "Execute a schedule on GPUs and measure it"},
-      {"tune", "Find the best schedule for a model and cluster under a memory cap"},
   };
   for (const Pending& p : kPending) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.summary) + " (not implemented yet)");

@@ -16,6 +16,7 @@
 #include "passes/passes.hpp"
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
+#include "sim_inputs.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 
@@ -26,11 +27,7 @@ namespace {
 struct SimulateOptions {
   SourceOptions source;
   std::string model = "timed";
-  std::string cost;   // shorthand
-  std::string costs;  // file
-  std::string stage_spec, topology;
-  double overlap_factor = 1.0;
-  bool blocking_comms = false;
+  SimInputOptions inputs;
   double memory_cap = 0;
   std::string format = "text";
   std::string output = "-";
@@ -41,10 +38,6 @@ struct SimulateOptions {
 std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
   if (s.placement.style != PlacementStyle::Unspecified) return s.placement.stage_to_rank;
   return infer_placement(s).stage_to_rank;
-}
-
-std::uint32_t stages_per_rank(const Schedule& s, std::uint32_t stages) {
-  return s.rank_count() && stages >= s.rank_count() ? stages / static_cast<std::uint32_t>(s.rank_count()) : 1;
 }
 
 nlohmann::ordered_json input_json(const SimulateOptions& opt) {
@@ -116,7 +109,9 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
   }
 }
 
-int run_simulate(const SimulateOptions& opt) {
+int run_simulate(SimulateOptions opt) {
+  opt.source.memory_cap = opt.memory_cap;  // --schedule auto searches under the cap it is checked against
+  opt.source.sim_inputs = &opt.inputs;
   if (opt.model == "timed" && opt.format == "csv") {
     print_error("--format csv is the lock-step grid of --model pytorch-steps; use text or json");
     return kExitUsage;
@@ -127,47 +122,12 @@ int run_simulate(const SimulateOptions& opt) {
   if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(s));
 
   const std::uint32_t stages = std::max(s.num_stages, infer_stage_count(s));
-  TimedOptions sim;
-  KindCosts per_rank = unit_costs();
-  if (!opt.cost.empty()) {
-    std::string error;
-    auto parsed = parse_cost_shorthand(opt.cost, error);
-    if (!parsed) {
-      print_error("--cost " + error);
-      return kExitUsage;
-    }
-    per_rank = *parsed;
-  }
-  sim.costs = CostModel::uniform(stages, stages_per_rank(s, stages), per_rank);
-  sim.costs.overlap_factor = opt.overlap_factor;
-  sim.blocking_comms = opt.blocking_comms;
-  DiagnosticSink sink;
-  bool ok = true;
-  if (!opt.costs.empty()) ok &= read_cost_file(opt.costs, sim.costs, sink);
-  if (!opt.topology.empty()) {
-    sim.comm.topology = read_topology(opt.topology, static_cast<std::uint32_t>(s.rank_count()), sink);
-    ok &= sim.comm.topology.has_value();
-  }
-  MemoryModel memory;
-  if (!opt.stage_spec.empty()) {
-    auto spec = read_stage_spec(opt.stage_spec, stages, sink);
-    ok &= spec.has_value();
-    if (spec) {
-      sim.comm.stages = *spec;
-      memory.in_bytes = true;
-      memory.fixed_per_rank.assign(s.rank_count(), 0.0);
-      const auto placement = stage_to_rank_of(s);
-      for (std::size_t st = 0; st < spec->size() && st < placement.size(); ++st)
-        if (placement[st] < s.rank_count()) memory.fixed_per_rank[placement[st]] += (*spec)[st].weight_bytes;
-      for (const StageSpec& st : *spec) {
-        memory.activation.push_back(st.activation_memory_bytes);
-        memory.weight_grad.push_back(st.weight_grad_memory_bytes < 0 ? st.activation_memory_bytes
-                                                                     : st.weight_grad_memory_bytes);
-      }
-    }
-  }
-  print_diagnostics(sink);
-  if (!ok) return kExitUsage;
+  std::vector<std::uint32_t> placement = stage_to_rank_of(s);
+  placement.resize(std::max<std::size_t>(placement.size(), stages), 0);
+  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), placement);
+  if (!inputs) return kExitUsage;
+  const TimedOptions& sim = inputs->sim;
+  const MemoryModel& memory = inputs->memory;
 
   Timeline t;
   try {
@@ -196,12 +156,12 @@ int run_simulate(const SimulateOptions& opt) {
       j["schema_version"] = 1;
       j["input"] = input_json(opt);
       j["parameters"] = {{"model", "timed"},
-                         {"blocking_comms", opt.blocking_comms},
-                         {"overlap_factor", opt.overlap_factor},
-                         {"cost", opt.cost.empty() ? "F=1,I=1,W=1,B=2 (unit)" : opt.cost},
-                         {"costs_file", opt.costs},
-                         {"topology", opt.topology},
-                         {"stage_spec", opt.stage_spec}};
+                         {"blocking_comms", opt.inputs.blocking_comms},
+                         {"overlap_factor", opt.inputs.overlap_factor},
+                         {"cost", cost_description(opt.inputs)},
+                         {"costs_file", opt.inputs.costs},
+                         {"topology", opt.inputs.topology},
+                         {"stage_spec", opt.inputs.stage_spec}};
       j["summary"] = summary_json(a);
       j["bubbles"] = bubbles_json(a);
       j["critical_path"] = critical_path_json(s, t);
@@ -231,13 +191,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--model", opt->model, "timed (default: event-driven with costs) or pytorch-steps (PyTorch's lock-step dry run)")
       ->check(CLI::IsMember({"timed", "pytorch-steps"}))
       ->option_text("timed|pytorch-steps");
-  sub->add_option("--cost", opt->cost, "Per-rank costs, e.g. F=1,B=2,I=1,W=1 (default: F=I=W=1, B=I+W)");
-  sub->add_option("--costs", opt->costs, "Cost table: CSV stage,kind,time_us or JSON (overrides --cost)");
-  sub->add_option("--overlap-factor", opt->overlap_factor, "OVERLAP_F_B lasts this times the sum of its parts")
-      ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--stage-spec", opt->stage_spec, "Stage spec JSON: bytes per stage boundary, memory, inputs");
-  sub->add_option("--topology", opt->topology, "Topology JSON: ranks on nodes and slices, link latency and bandwidth");
-  sub->add_flag("--blocking-comms", opt->blocking_comms, "Compute waits on its receives (PyTorch's runtime)");
+  add_sim_input_options(*sub, opt->inputs);
   sub->add_option("--memory-cap", opt->memory_cap, "Flag ranks whose peak memory exceeds this (exit 1)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--format", opt->format, "text, json (all views), or csv (pytorch-steps grid, as PyTorch's simulated.csv)")

@@ -20,6 +20,7 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands);
 void add_list_command(CLI::App& app, std::vector<Command>& commands);
 void add_simulate_command(CLI::App& app, std::vector<Command>& commands);
 void add_validate_command(CLI::App& app, std::vector<Command>& commands);
+void add_tune_command(CLI::App& app, std::vector<Command>& commands);
 /// Subcommands that later work fills in: registered so `--help` lists them; they exit 2.
 void add_pending_commands(CLI::App& app, std::vector<Command>& commands);
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add_list_command(app, commands);
   add_simulate_command(app, commands);
   add_validate_command(app, commands);
+  add_tune_command(app, commands);
   add_pending_commands(app, commands);
 
   // CLI11 answers an unknown command with "A subcommand is required"; name it and suggest.

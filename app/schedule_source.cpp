@@ -1,12 +1,14 @@
 #include "schedule_source.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 
 #include "cli_support.hpp"
 #include "ir/action_text.hpp"
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
 #include "report/pipeline_grid.hpp"
+#include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -32,11 +34,51 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
                  "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv)")
       ->check(CLI::IsMember({"none", "send-recv", "runtime"}))
       ->option_text("none|send-recv|runtime");
+  sub.add_option("--time-budget", opt.time_budget_s,
+                 "With --schedule auto: seconds the search may spend on greedy variants (default 1)")
+      ->check(CLI::PositiveNumber);
+}
+
+bool is_auto_family(const std::string& name) {
+  return name.size() == 4 && std::tolower(static_cast<unsigned char>(name[0])) == 'a' &&
+         std::tolower(static_cast<unsigned char>(name[1])) == 'u' && std::tolower(static_cast<unsigned char>(name[2])) == 't' &&
+         std::tolower(static_cast<unsigned char>(name[3])) == 'o';
 }
 
 namespace {
 
+// `--schedule auto`: the search of synth/auto, with the command's costs and memory cap.
+std::optional<Schedule> auto_source(const SourceOptions& opt) {
+  AutoParams p;
+  p.ranks = opt.ranks;
+  p.microbatches = opt.microbatches;
+  p.stages_per_rank = opt.stages_per_rank ? opt.stages_per_rank : 1;
+  p.memory_cap = opt.memory_cap;
+  p.time_budget_s = opt.time_budget_s;
+  if (p.stages_per_rank != 1 && p.stages_per_rank != 2) {
+    print_error("--schedule auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement)");
+    return std::nullopt;
+  }
+  const Placement placement = p.stages_per_rank == 2 ? *Placement::v(p.ranks, p.ranks * 2)
+                                                     : Placement::loop(p.ranks, p.ranks);
+  auto inputs = load_sim_inputs(opt.sim_inputs ? *opt.sim_inputs : SimInputOptions{}, p.ranks,
+                                placement.stage_to_rank);
+  if (!inputs) return std::nullopt;
+  p.sim = inputs->sim;
+  p.memory = inputs->memory;
+  try {
+    AutoResult r = auto_schedule(p);
+    print_note("--schedule auto: chose " + r.best.origin + " of " + std::to_string(r.tried.size()) +
+               " candidates (`ppsched tune` shows them all)");
+    return std::move(r.schedule);
+  } catch (const std::invalid_argument& e) {
+    print_error(e.what());
+    return std::nullopt;
+  }
+}
+
 std::optional<Schedule> source_schedule(const SourceOptions& opt) {
+  if (is_auto_family(opt.schedule)) return auto_source(opt);
   if (!opt.schedule.empty()) {
     SynthParams p;
     p.ranks = opt.ranks;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/schedule.hpp"
+#include "sim_inputs.hpp"
 
 namespace CLI {
 class App;
@@ -23,7 +24,15 @@ struct SourceOptions {
   std::string input_format = "auto";
   bool lenient = false;
   std::string lower = "none";
+  /// For --schedule auto: the memory cap (0: none), the search's time budget, and the costs
+  /// (null: unit costs) the command was given.
+  double memory_cap = 0;
+  double time_budget_s = 1.0;
+  const SimInputOptions* sim_inputs = nullptr;
 };
+
+/// "auto", in any case: the automatic schedule rather than a family.
+bool is_auto_family(const std::string& name);
 
 /// Adds FILE, --schedule, --ranks, --microbatches, --stages-per-rank, --pytorch-compat,
 /// --input-format, --lenient and --lower to a subcommand.

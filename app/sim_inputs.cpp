@@ -1,0 +1,68 @@
+#include "sim_inputs.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "cli_support.hpp"
+
+namespace ppsched::cli {
+
+void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
+  sub.add_option("--cost", opt.cost, "Per-rank costs, e.g. F=1,B=2,I=1,W=1 (default: F=I=W=1, B=I+W)");
+  sub.add_option("--costs", opt.costs, "Cost table: CSV stage,kind,time_us or JSON (overrides --cost)");
+  sub.add_option("--overlap-factor", opt.overlap_factor, "OVERLAP_F_B lasts this times the sum of its parts")
+      ->check(CLI::Range(0.0, 1.0));
+  sub.add_option("--stage-spec", opt.stage_spec, "Stage spec JSON: bytes per stage boundary, memory, inputs");
+  sub.add_option("--topology", opt.topology, "Topology JSON: ranks on nodes and slices, link latency and bandwidth");
+  sub.add_flag("--blocking-comms", opt.blocking_comms, "Compute waits on its receives (PyTorch's runtime)");
+}
+
+std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,
+                                         const std::vector<std::uint32_t>& stage_to_rank) {
+  const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
+  SimInputs in;
+  KindCosts per_rank = unit_costs();
+  if (!opt.cost.empty()) {
+    std::string error;
+    auto parsed = parse_cost_shorthand(opt.cost, error);
+    if (!parsed) {
+      print_error("--cost " + error);
+      return std::nullopt;
+    }
+    per_rank = *parsed;
+  }
+  in.sim.costs = CostModel::uniform(stages, ranks && stages >= ranks ? stages / ranks : 1, per_rank);
+  in.sim.costs.overlap_factor = opt.overlap_factor;
+  in.sim.blocking_comms = opt.blocking_comms;
+  DiagnosticSink sink;
+  bool ok = true;
+  if (!opt.costs.empty()) ok &= read_cost_file(opt.costs, in.sim.costs, sink);
+  if (!opt.topology.empty()) {
+    in.sim.comm.topology = read_topology(opt.topology, ranks, sink);
+    ok &= in.sim.comm.topology.has_value();
+  }
+  if (!opt.stage_spec.empty()) {
+    auto spec = read_stage_spec(opt.stage_spec, stages, sink);
+    ok &= spec.has_value();
+    if (spec) {
+      in.sim.comm.stages = *spec;
+      in.memory.in_bytes = true;
+      in.memory.fixed_per_rank.assign(ranks, 0.0);
+      for (std::size_t st = 0; st < spec->size() && st < stage_to_rank.size(); ++st)
+        if (stage_to_rank[st] < ranks) in.memory.fixed_per_rank[stage_to_rank[st]] += (*spec)[st].weight_bytes;
+      for (const StageSpec& st : *spec) {
+        in.memory.activation.push_back(st.activation_memory_bytes);
+        in.memory.weight_grad.push_back(st.weight_grad_memory_bytes < 0 ? st.activation_memory_bytes
+                                                                        : st.weight_grad_memory_bytes);
+      }
+    }
+  }
+  print_diagnostics(sink);
+  if (!ok) return std::nullopt;
+  return in;
+}
+
+std::string cost_description(const SimInputOptions& opt) {
+  return opt.cost.empty() ? "F=1,I=1,W=1,B=2 (unit)" : opt.cost;
+}
+
+}  // namespace ppsched::cli
