@@ -116,6 +116,8 @@ TEST_CASE("random configurations: validates, fits the cap, and no handcrafted fa
     per_rank[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
     per_rank[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
     per_rank[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
+    per_rank[static_cast<std::size_t>(ActionKind::B)] =
+        per_rank[static_cast<std::size_t>(ActionKind::I)] + per_rank[static_cast<std::size_t>(ActionKind::W)];
     const double cap = p + double(rng() % (p + 1));  // p .. 2p microbatches
     AutoParams a = unit_params(p, m, v, cap);
     a.sim.costs = CostModel::uniform(p * v, v, per_rank);
@@ -124,6 +126,7 @@ TEST_CASE("random configurations: validates, fits the cap, and no handcrafted fa
     Measured got = remeasure(r.schedule, a);
     CHECK(got.peak <= cap + 1e-9);
     CHECK(got.makespan == r.best.makespan);
+    CHECK(got.peak == Approx(r.best.peak).epsilon(1e-12));
     CHECK(validation_errors(r.schedule) == 0);
     SynthParams sp;
     sp.ranks = p;
@@ -147,4 +150,35 @@ TEST_CASE("random configurations: validates, fits the cap, and no handcrafted fa
 TEST_CASE("a cap below one microbatch of activation is refused with the amount needed") {
   CHECK_THROWS_WITH(auto_schedule(unit_params(4, 8, 1, 0.5)), Catch::Contains("below what rank 0 needs"));
   CHECK_THROWS_WITH(auto_schedule(unit_params(4, 8, 3, 4)), Catch::Contains("must be 1"));
+}
+
+TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy, cost and topology") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> cost(0.25, 4.0);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::uint32_t p = 2 + rng() % 7, m = 1 + rng() % (3 * p), v = 1 + rng() % 2;
+    AutoParams a = unit_params(p, m, v, 0);
+    // per-stage costs, so chunks and ranks differ
+    for (auto& stage : a.sim.costs.per_stage) {
+      stage[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
+      stage[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
+      stage[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
+    }
+    Topology topo;  // ranks in pairs on nodes: transfers between nodes take time
+    for (std::uint32_t r = 0; r < p; ++r) {
+      topo.node_of_rank.push_back(r / 2);
+      topo.slice_of_rank.push_back(0);
+    }
+    topo.inter_node.latency_us = cost(rng);
+    a.sim.comm.topology = topo;
+    for (double cap : {double(p) * 2, double(p), 1.0 + p / 2})
+      for (bool weight_first : {false, true}) {
+        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
+        Schedule s;
+        double makespan = 0;
+        a.memory_cap = cap;
+        if (!greedy_schedule(a, {cap, weight_first, true}, s, makespan)) continue;
+        CHECK(makespan == simulate_timed(s, s.placement.stage_to_rank, a.sim).makespan);
+      }
+  }
 }
