@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <queue>
 #include <stdexcept>
 
 #include "synth/synth.hpp"
@@ -66,12 +65,84 @@ struct Shape {
   std::uint32_t partner(std::uint32_t s) const { return 2 * ranks - 1 - s; }
 };
 
-// List scheduling in time order: a heap of (time, rank) decision points; a rank decides when it
-// is free and re-decides when something it may run becomes ready.
+// The next decision time of each rank, at most one per rank: a binary min-heap of ranks ordered
+// by (time, rank) with each rank's position kept, so a wake-up lowers a key instead of adding a
+// duplicate entry.
+class DecisionQueue {
+ public:
+  explicit DecisionQueue(std::uint32_t ranks) : time_(ranks, kNever), pos_(ranks, kAbsent) {}
+
+  bool empty() const { return heap_.empty(); }
+  std::uint32_t top() const { return heap_.front(); }
+  double time_of(std::uint32_t r) const { return time_[r]; }
+
+  /// Decide for rank r at time t, unless it is queued for earlier already.
+  void lower(std::uint32_t r, double t) {
+    if (pos_[r] != kAbsent) {
+      if (t >= time_[r]) return;
+      time_[r] = t;
+      up(pos_[r]);
+      return;
+    }
+    time_[r] = t;
+    pos_[r] = static_cast<std::uint32_t>(heap_.size());
+    heap_.push_back(r);
+    up(pos_[r]);
+  }
+  void pop() {
+    const std::uint32_t r = heap_.front();
+    pos_[r] = kAbsent;
+    time_[r] = kNever;
+    const std::uint32_t last = heap_.back();
+    heap_.pop_back();
+    if (heap_.empty()) return;
+    heap_[0] = last;
+    pos_[last] = 0;
+    down(0);
+  }
+
+ private:
+  static constexpr std::uint32_t kAbsent = 0xFFFFFFFF;
+  bool before(std::uint32_t a, std::uint32_t b) const { return time_[a] < time_[b] || (time_[a] == time_[b] && a < b); }
+  void place(std::uint32_t i, std::uint32_t r) {
+    heap_[i] = r;
+    pos_[r] = i;
+  }
+  void up(std::uint32_t i) {
+    const std::uint32_t r = heap_[i];
+    while (i > 0) {
+      std::uint32_t parent = (i - 1) / 2;
+      if (!before(r, heap_[parent])) break;
+      place(i, heap_[parent]);
+      i = parent;
+    }
+    place(i, r);
+  }
+  void down(std::uint32_t i) {
+    const std::uint32_t r = heap_[i];
+    const auto n = static_cast<std::uint32_t>(heap_.size());
+    for (;;) {
+      std::uint32_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      if (!before(heap_[child], r)) break;
+      place(i, heap_[child]);
+      i = child;
+    }
+    place(i, r);
+  }
+
+  std::vector<double> time_;
+  std::vector<std::uint32_t> pos_;
+  std::vector<std::uint32_t> heap_;
+};
+
+// List scheduling in time order: a rank decides when it is free and re-decides when something it
+// may run becomes ready.
 class Greedy {
  public:
   Greedy(const Shape& shape, const GreedyPolicy& policy)
-      : sh_(shape), pol_(policy), M_(shape.microbatches) {
+      : sh_(shape), pol_(policy), M_(shape.microbatches), queue_(shape.ranks) {
     f_end_.assign(std::size_t{sh_.stages} * M_, kUnknown);
     i_end_.assign(std::size_t{sh_.stages} * M_, kUnknown);
     next_f_.assign(sh_.stages, 0);
@@ -87,11 +158,11 @@ class Greedy {
   }
 
   bool run(double& makespan) {
-    for (std::uint32_t r = 0; r < sh_.ranks; ++r) heap_.push({0.0, r});
-    while (!heap_.empty()) {
-      auto [t, r] = heap_.top();
-      heap_.pop();
-      if (t < free_[r]) continue;  // a decision at free_[r] is queued already
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) queue_.lower(r, 0.0);
+    while (!queue_.empty()) {
+      const std::uint32_t r = queue_.top();
+      const double t = queue_.time_of(r);
+      queue_.pop();
       decide(t, r);
     }
     makespan = 0;
@@ -175,7 +246,7 @@ class Greedy {
     }
     // 4. a deferred W
     if (w_stage != kNoStage) return run_w(t, r, w_stage);
-    if (next != kNever) heap_.push({next, r});
+    if (next != kNever) queue_.lower(r, next);
     // else: it waits until a producer on another rank is scheduled (wake below)
   }
 
@@ -195,9 +266,12 @@ class Greedy {
     if (first_start_[r] < 0) first_start_[r] = start;
     programs_[r].push_back(a);
     free_[r] = start + duration;
-    heap_.push({free_[r], r});
+    queue_.lower(r, free_[r]);
   }
-  void wake(std::uint32_t stage, double at) { heap_.push({std::max(at, free_[sh_.rank_of[stage]]), sh_.rank_of[stage]}); }
+  void wake(std::uint32_t stage, double at) {
+    const std::uint32_t r = sh_.rank_of[stage];
+    queue_.lower(r, std::max(at, free_[r]));
+  }
 
   void run_f(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_f_[s]++;
@@ -229,12 +303,7 @@ class Greedy {
   std::vector<std::uint32_t> next_f_, next_i_, next_w_;
   std::vector<double> mem_, peak_, first_start_, reserved_, free_;
   std::vector<std::vector<Action>> programs_;
-  struct Point {
-    double time;
-    std::uint32_t rank;
-    bool operator>(const Point& o) const { return time > o.time || (time == o.time && rank > o.rank); }
-  };
-  std::priority_queue<Point, std::vector<Point>, std::greater<Point>> heap_;
+  DecisionQueue queue_;
 };
 
 Schedule empty_schedule(const AutoParams& p) {
