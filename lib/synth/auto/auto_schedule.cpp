@@ -70,71 +70,66 @@ struct Shape {
 // duplicate entry.
 class DecisionQueue {
  public:
-  explicit DecisionQueue(std::uint32_t ranks) : time_(ranks, kNever), pos_(ranks, kAbsent) {}
+  explicit DecisionQueue(std::uint32_t ranks) : pos_(ranks, kAbsent) {}
 
   bool empty() const { return heap_.empty(); }
-  std::uint32_t top() const { return heap_.front(); }
-  double time_of(std::uint32_t r) const { return time_[r]; }
+  std::uint32_t top() const { return heap_.front().rank; }
+  double top_time() const { return heap_.front().time; }
 
   /// Decide for rank r at time t, unless it is queued for earlier already.
   void lower(std::uint32_t r, double t) {
-    if (pos_[r] != kAbsent) {
-      if (t >= time_[r]) return;
-      time_[r] = t;
-      up(pos_[r]);
-      return;
+    std::uint32_t i = pos_[r];
+    if (i != kAbsent) {
+      if (t >= heap_[i].time) return;
+    } else {
+      i = static_cast<std::uint32_t>(heap_.size());
+      heap_.push_back({});
     }
-    time_[r] = t;
-    pos_[r] = static_cast<std::uint32_t>(heap_.size());
-    heap_.push_back(r);
-    up(pos_[r]);
+    up(i, {t, r});
   }
   void pop() {
-    const std::uint32_t r = heap_.front();
-    pos_[r] = kAbsent;
-    time_[r] = kNever;
-    const std::uint32_t last = heap_.back();
+    pos_[heap_.front().rank] = kAbsent;
+    const Entry last = heap_.back();
     heap_.pop_back();
-    if (heap_.empty()) return;
-    heap_[0] = last;
-    pos_[last] = 0;
-    down(0);
+    if (!heap_.empty()) down(0, last);
   }
 
  private:
   static constexpr std::uint32_t kAbsent = 0xFFFFFFFF;
-  bool before(std::uint32_t a, std::uint32_t b) const { return time_[a] < time_[b] || (time_[a] == time_[b] && a < b); }
-  void place(std::uint32_t i, std::uint32_t r) {
-    heap_[i] = r;
-    pos_[r] = i;
+  // Times inline with the ranks: a comparison reads one entry, not an entry and then a time.
+  struct Entry {
+    double time;
+    std::uint32_t rank;
+    bool operator<(const Entry& o) const { return time < o.time || (time == o.time && rank < o.rank); }
+  };
+  void place(std::uint32_t i, const Entry& e) {
+    heap_[i] = e;
+    pos_[e.rank] = i;
   }
-  void up(std::uint32_t i) {
-    const std::uint32_t r = heap_[i];
+  void up(std::uint32_t i, const Entry& e) {
     while (i > 0) {
       std::uint32_t parent = (i - 1) / 2;
-      if (!before(r, heap_[parent])) break;
+      if (!(e < heap_[parent])) break;
       place(i, heap_[parent]);
       i = parent;
     }
-    place(i, r);
+    place(i, e);
   }
-  void down(std::uint32_t i) {
-    const std::uint32_t r = heap_[i];
+  void down(std::uint32_t i, const Entry& e) {
     const auto n = static_cast<std::uint32_t>(heap_.size());
     for (;;) {
       std::uint32_t child = 2 * i + 1;
       if (child >= n) break;
-      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-      if (!before(heap_[child], r)) break;
+      if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
+      if (!(heap_[child] < e)) break;
       place(i, heap_[child]);
       i = child;
     }
-    place(i, r);
+    place(i, e);
   }
 
-  std::vector<double> time_;
   std::vector<std::uint32_t> pos_;
-  std::vector<std::uint32_t> heap_;
+  std::vector<Entry> heap_;
 };
 
 // List scheduling in time order: a rank decides when it is free and re-decides when something it
@@ -161,7 +156,7 @@ class Greedy {
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) queue_.lower(r, 0.0);
     while (!queue_.empty()) {
       const std::uint32_t r = queue_.top();
-      const double t = queue_.time_of(r);
+      const double t = queue_.top_time();
       queue_.pop();
       decide(t, r);
     }
