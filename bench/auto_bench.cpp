@@ -3,8 +3,11 @@
 // microbatches, 42 s for 256 x 2048, as issue 9 states).
 //
 //   BM_GreedyOnce   one greedy variant (the list scheduler alone, no re-simulation)
-//   BM_AutoSearch   the whole search as `--schedule auto` runs it: the handcrafted families
-//                   simulated, then greedy variants until the time budget (here 0.2 s) is spent
+//   BM_AutoSearch   the whole search as `--schedule auto` runs it: greedy variants until the
+//                   time budget (here 0.2 s) is spent, then the handcrafted families simulated;
+//                   it stops at the first candidate that reaches the makespan lower bound
+//   BM_AutoSearchUneven  the same with T_F=2, T_I=3, T_W=1 (per rank), where the bound is out of
+//                   reach and every candidate runs
 //
 // Unit costs (F = I = W = 1), no comm, M_W = M_B / 2, cap p (one chunk per rank).
 // Counters: actions (in the schedule built), candidates (how many the search measured).
@@ -16,13 +19,20 @@ namespace {
 
 using namespace ppsched;
 
-AutoParams params(std::uint32_t p, std::uint32_t m, std::uint32_t v) {
+AutoParams params(std::uint32_t p, std::uint32_t m, std::uint32_t v, bool uneven = false) {
   AutoParams a;
   a.ranks = p;
   a.microbatches = m;
   a.stages_per_rank = v;
   a.memory_cap = p;
-  a.sim.costs = CostModel::uniform(p * v, v, unit_costs());
+  KindCosts costs = unit_costs();
+  if (uneven) {
+    costs[static_cast<std::size_t>(ActionKind::F)] = 2;
+    costs[static_cast<std::size_t>(ActionKind::I)] = 3;
+    costs[static_cast<std::size_t>(ActionKind::W)] = 1;
+    costs[static_cast<std::size_t>(ActionKind::B)] = 4;
+  }
+  a.sim.costs = CostModel::uniform(p * v, v, costs);
   for (std::uint32_t s = 0; s < p * v; ++s) {
     a.memory.activation.push_back(1.0 / v);
     a.memory.weight_grad.push_back(0.5 / v);
@@ -47,11 +57,11 @@ void BM_GreedyOnce(benchmark::State& state) {
   state.counters["makespan"] = makespan;
 }
 
-void BM_AutoSearch(benchmark::State& state) {
+void search(benchmark::State& state, bool uneven) {
   const auto p = static_cast<std::uint32_t>(state.range(0));
   const auto m = static_cast<std::uint32_t>(state.range(1));
   const auto v = static_cast<std::uint32_t>(state.range(2));
-  AutoParams a = params(p, m, v);
+  AutoParams a = params(p, m, v, uneven);
   AutoResult r;
   for (auto _ : state) {
     r = auto_schedule(a);
@@ -64,8 +74,12 @@ void BM_AutoSearch(benchmark::State& state) {
   state.counters["makespan"] = r.best.makespan;
 }
 
+void BM_AutoSearch(benchmark::State& state) { search(state, false); }
+void BM_AutoSearchUneven(benchmark::State& state) { search(state, true); }
+
 BENCHMARK(BM_GreedyOnce)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_AutoSearch)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_AutoSearch)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_AutoSearchUneven)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
 
 }  // namespace
 
