@@ -68,8 +68,9 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   p.memory = inputs->memory;
   try {
     AutoResult r = auto_schedule(p);
-    print_note("--schedule auto: chose " + r.best.origin + " of " + std::to_string(r.tried.size()) +
-               " candidates (`ppsched tune` shows them all)");
+    const std::size_t n = r.tried.size();
+    print_note("--schedule auto: chose " + r.best.origin + " (" + std::to_string(n) +
+               (n == 1 ? " candidate" : " candidates") + " tried; `ppsched tune` compares it with every family)");
     return std::move(r.schedule);
   } catch (const std::invalid_argument& e) {
     print_error(e.what());
