@@ -36,13 +36,18 @@ class JsonFile {
  public:
   JsonFile(std::string path, std::string rule, DiagnosticSink& sink)
       : path_(std::move(path)), name_(display_name(path_)), rule_(std::move(rule)), sink_(sink) {}
+  /// Text already in memory, reported as `name`.
+  JsonFile(std::string_view name, std::string_view text, std::string rule, DiagnosticSink& sink)
+      : name_(name), rule_(std::move(rule)), text_(text), loaded_(true), sink_(sink) {}
 
   bool load(nlohmann::json& doc) {
-    try {
-      text_ = read_whole_input(path_, std::size_t{1} << 28);
-    } catch (const IoError& e) {
-      sink_.report(io_diagnostic(e));
-      return false;
+    if (!loaded_) {
+      try {
+        text_ = read_whole_input(path_, std::size_t{1} << 28);
+      } catch (const IoError& e) {
+        sink_.report(io_diagnostic(e));
+        return false;
+      }
     }
     try {
       doc = nlohmann::json::parse(text_);
@@ -79,6 +84,7 @@ class JsonFile {
 
  private:
   std::string path_, name_, rule_, text_;
+  bool loaded_ = false;
   DiagnosticSink& sink_;
 };
 
@@ -115,8 +121,9 @@ bool read_link(JsonFile& f, const nlohmann::json& links, const char* name, Link&
 
 }  // namespace
 
-std::optional<Topology> read_topology(const std::string& path, std::uint32_t ranks, DiagnosticSink& sink) {
-  JsonFile f(path, "topology-file", sink);
+namespace {
+
+std::optional<Topology> topology_from(JsonFile& f, std::uint32_t ranks) {
   nlohmann::json doc;
   if (!f.load(doc)) return std::nullopt;
   Topology t;
@@ -192,9 +199,7 @@ std::optional<Topology> read_topology(const std::string& path, std::uint32_t ran
   return t;
 }
 
-std::optional<std::vector<StageSpec>> read_stage_spec(const std::string& path, std::uint32_t num_stages,
-                                                      DiagnosticSink& sink) {
-  JsonFile f(path, "stage-spec", sink);
+std::optional<std::vector<StageSpec>> stage_spec_from(JsonFile& f, std::uint32_t num_stages) {
   nlohmann::json doc;
   if (!f.load(doc)) return std::nullopt;
   if (!doc.contains("stages") || !doc["stages"].is_array())
@@ -241,6 +246,31 @@ std::optional<std::vector<StageSpec>> read_stage_spec(const std::string& path, s
   }
   if (!ok) return std::nullopt;
   return out;
+}
+
+}  // namespace
+
+std::optional<Topology> read_topology(const std::string& path, std::uint32_t ranks, DiagnosticSink& sink) {
+  JsonFile f(path, "topology-file", sink);
+  return topology_from(f, ranks);
+}
+
+std::optional<Topology> read_topology_text(std::string_view name, std::string_view text, std::uint32_t ranks,
+                                           DiagnosticSink& sink) {
+  JsonFile f(name, text, "topology-file", sink);
+  return topology_from(f, ranks);
+}
+
+std::optional<std::vector<StageSpec>> read_stage_spec(const std::string& path, std::uint32_t num_stages,
+                                                      DiagnosticSink& sink) {
+  JsonFile f(path, "stage-spec", sink);
+  return stage_spec_from(f, num_stages);
+}
+
+std::optional<std::vector<StageSpec>> read_stage_spec_text(std::string_view name, std::string_view text,
+                                                           std::uint32_t num_stages, DiagnosticSink& sink) {
+  JsonFile f(name, text, "stage-spec", sink);
+  return stage_spec_from(f, num_stages);
 }
 
 }  // namespace ppsched

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diag/diagnostic.hpp"
@@ -59,5 +60,11 @@ std::optional<Topology> read_topology(const std::string& path, std::uint32_t ran
 /// Reads a stage spec JSON (docs/formats.md) for a schedule of `num_stages` stages.
 std::optional<std::vector<StageSpec>> read_stage_spec(const std::string& path, std::uint32_t num_stages,
                                                       DiagnosticSink& sink);
+
+/// The same two readers on text in memory, reported as file `name` (the fuzz targets use these).
+std::optional<Topology> read_topology_text(std::string_view name, std::string_view text, std::uint32_t ranks,
+                                           DiagnosticSink& sink);
+std::optional<std::vector<StageSpec>> read_stage_spec_text(std::string_view name, std::string_view text,
+                                                           std::uint32_t num_stages, DiagnosticSink& sink);
 
 }  // namespace ppsched

@@ -121,7 +121,7 @@ bool set_cost(CostModel& model, std::int64_t stage, std::string_view kind_name, 
 }
 
 bool read_csv_costs(const std::string& path, const std::string& text, CostModel& model, DiagnosticSink& sink) {
-  std::string name = display_name(path);
+  const std::string& name = path;  // already the display name
   try {
     io::CSVReader<3, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         name, text.data(), text.data() + text.size());
@@ -154,7 +154,7 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
 }
 
 bool read_json_costs(const std::string& path, const std::string& text, CostModel& model, DiagnosticSink& sink) {
-  std::string name = display_name(path);
+  const std::string& name = path;  // already the display name
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -200,9 +200,13 @@ bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& s
     sink.report(io_diagnostic(e));
     return false;
   }
+  return read_cost_text(display_name(path), text, model, sink);
+}
+
+bool read_cost_text(std::string_view name, const std::string& text, CostModel& model, DiagnosticSink& sink) {
   auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return read_json_costs(path, text, model, sink);
-  return read_csv_costs(path, text, model, sink);
+  if (first != std::string::npos && text[first] == '{') return read_json_costs(std::string(name), text, model, sink);
+  return read_csv_costs(std::string(name), text, model, sink);
 }
 
 }  // namespace ppsched

@@ -52,5 +52,7 @@ struct CostModel {
 /// must already have its stages. Every problem is reported with file:line (CSV) or the JSON
 /// path; returns false on any error.
 bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& sink);
+/// The same on text in memory, reported as file `name`.
+bool read_cost_text(std::string_view name, const std::string& text, CostModel& model, DiagnosticSink& sink);
 
 }  // namespace ppsched
