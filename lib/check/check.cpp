@@ -98,6 +98,8 @@ const Rule* find_rule(std::string_view id) {
 SourceLoc action_location(const CheckContext& ctx, std::size_t rank, std::size_t step) {
   SourceLoc loc;
   loc.file = ctx.file;
+  // A stage that no rank runs has no place in the file: the finding is about the whole file.
+  if (ctx.schedule && rank >= ctx.schedule->rank_count()) return loc;
   if (ctx.source && ctx.source->line(rank)) {
     loc.line = ctx.source->line(rank);
     loc.column = ctx.source->column(rank, step);

@@ -81,3 +81,20 @@ TEST_CASE("deadlock: both ranks wait for each other, and the notes name both") {
   for (const auto& x : d)
     if (x.rule == "deadlock") CHECK(x.notes.size() == 2);
 }
+
+// Found by the pipeline fuzz target's seed replay: a stage that no rank runs has no rank in an
+// inferred placement, and its findings were located at "$.programs[4294967295][0]".
+TEST_CASE("a finding about a stage no rank runs is located at the file, not at a made-up program") {
+  std::vector<Diagnostic> diags;
+  auto ids = rules_on("0F0,0B0\n1F0,1B0\n", 2, 3, 1, {0, 1, 0xFFFFFFFF}, &diags);
+  CHECK(ids.count("missing-forward"));
+  bool seen = false;
+  for (const auto& d : diags)
+    if (d.rule == "missing-forward" && d.message.find("stage 2") != std::string::npos) {
+      seen = true;
+      CHECK(d.loc.file == "s.csv");
+      CHECK(d.loc.path.empty());
+      CHECK(d.loc.line == 0);
+    }
+  CHECK(seen);
+}

@@ -1,0 +1,186 @@
+#include "targets.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "check/check.hpp"
+#include "io/byte_sink.hpp"
+#include "parse/json_schedule.hpp"
+#include "parse/pytorch_csv.hpp"
+#include "passes/passes.hpp"
+#include "sim/comm.hpp"
+#include "sim/costs.hpp"
+#include "sim/pytorch_steps.hpp"
+#include "sim/timed.hpp"
+
+namespace ppsched::fuzz {
+
+void fuzz_fail(const char* what) {
+  std::fprintf(stderr, "fuzz property failed: %s\n", what);
+  std::abort();
+}
+
+namespace {
+
+std::string_view as_text(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+void csv(const std::uint8_t* data, std::size_t size, bool lenient) {
+  DiagnosticSink sink;
+  CsvReadOptions opt;
+  opt.lenient = lenient;
+  auto parsed = read_pytorch_csv_text("fuzz.csv", as_text(data, size), opt, sink);
+  if (parsed.has_value() == sink.has_errors()) fuzz_fail("the CSV reader's result disagrees with its diagnostics");
+}
+
+void csv_strict(const std::uint8_t* d, std::size_t n) { csv(d, n, false); }
+void csv_lenient(const std::uint8_t* d, std::size_t n) { csv(d, n, true); }
+
+void json_schedule(const std::uint8_t* d, std::size_t n) {
+  DiagnosticSink sink;
+  auto parsed = read_json_schedule_text("fuzz.json", as_text(d, n), {}, sink);
+  if (parsed.has_value() == sink.has_errors()) fuzz_fail("the JSON reader's result disagrees with its diagnostics");
+}
+
+void cost_table(const std::uint8_t* d, std::size_t n) {
+  DiagnosticSink sink;
+  CostModel model = CostModel::uniform(8, 1, unit_costs());
+  bool ok = read_cost_text("fuzz.costs", std::string(as_text(d, n)), model, sink);
+  if (ok == sink.has_errors()) fuzz_fail("the cost reader's result disagrees with its diagnostics");
+  for (const auto& stage : model.per_stage)
+    for (double c : stage)
+      if (!(c >= 0) || c == 1.0 / 0.0) fuzz_fail("a cost table was accepted with a negative, NaN or infinite cost");
+}
+
+void stage_spec(const std::uint8_t* d, std::size_t n) {
+  DiagnosticSink sink;
+  auto spec = read_stage_spec_text("fuzz.json", as_text(d, n), 4, sink);
+  if (spec.has_value() == sink.has_errors()) fuzz_fail("the stage spec reader's result disagrees with its diagnostics");
+  if (spec && spec->size() != 4) fuzz_fail("a stage spec was accepted with the wrong stage count");
+}
+
+void topology(const std::uint8_t* d, std::size_t n) {
+  DiagnosticSink sink;
+  auto topo = read_topology_text("fuzz.json", as_text(d, n), 4, sink);
+  if (topo.has_value() == sink.has_errors()) fuzz_fail("the topology reader's result disagrees with its diagnostics");
+  if (!topo) return;
+  for (std::uint32_t from = 0; from < 4; ++from)
+    for (std::uint32_t to = 0; to < 4; ++to) {
+      const Link& l = topo->link(from, to);
+      if (!(l.latency_us >= 0) || !(l.bytes_per_us > 0) || l.bytes_per_us == 1.0 / 0.0)
+        fuzz_fail("a topology was accepted with a negative latency or a bandwidth that is not positive and finite");
+    }
+}
+
+// Parse, write, parse again: the same IR; and writing it again gives the same bytes.
+void roundtrip(const std::uint8_t* d, std::size_t n) {
+  std::string_view text = as_text(d, n);
+  const bool json = text.find_first_not_of(" \t\r\n") != std::string_view::npos &&
+                    text[text.find_first_not_of(" \t\r\n")] == '{';
+  DiagnosticSink sink;
+  auto first = json ? read_json_schedule_text("fuzz.json", text, {}, sink)
+                    : read_pytorch_csv_text("fuzz.csv", text, {}, sink);
+  if (!first) return;
+  std::string written = json ? to_json_schedule(first->schedule) : to_pytorch_csv(first->schedule);
+  DiagnosticSink sink2;
+  auto second = json ? read_json_schedule_text("fuzz.json", written, {}, sink2)
+                     : read_pytorch_csv_text("fuzz.csv", written, {}, sink2);
+  if (!second) fuzz_fail("a schedule that was read does not read back after writing");
+  if (!same_schedule(first->schedule, second->schedule)) fuzz_fail("write then read changed the schedule");
+  std::string again = json ? to_json_schedule(second->schedule) : to_pytorch_csv(second->schedule);
+  if (again != written) fuzz_fail("writing the re-read schedule gave other bytes");
+}
+
+// Any schedule that parses goes through validate, every lowering pass and both simulators, and
+// the validator's deadlock verdict is the timed simulator's.
+void pipeline(const std::uint8_t* d, std::size_t n) {
+  std::string_view text = as_text(d, n);
+  DiagnosticSink sink;
+  CsvReadOptions lenient;
+  lenient.lenient = true;
+  auto parsed = read_pytorch_csv_text("fuzz.csv", text, lenient, sink);
+  if (!parsed) return;
+  const Schedule& s = parsed->schedule;
+  if (s.action_count() > 20000) return;  // keep each input fast; size limits are the readers' job
+  Placement placement = infer_placement(s);
+  const std::uint32_t stages = std::max<std::uint32_t>(s.num_stages, infer_stage_count(s));
+  std::vector<std::uint32_t> stage_to_rank = placement.stage_to_rank;
+  stage_to_rank.resize(stages, 0);
+  for (auto& r : stage_to_rank)
+    if (r >= s.rank_count()) r = 0;
+
+  CheckContext ctx;
+  ctx.schedule = &s;
+  ctx.source = &parsed->source;
+  ctx.file = "fuzz.csv";
+  ctx.ranks = static_cast<std::uint32_t>(s.rank_count());
+  ctx.stages = stages;
+  ctx.microbatches = std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s));
+  ctx.stage_to_rank = stage_to_rank;
+  for (const auto& r : s.ranks)
+    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
+  DiagnosticSink findings(1000000);
+  run_checks(ctx, findings);  // every rule runs (none may crash); the verdict below is the deadlock rule's
+  bool rule_says_deadlock = false;
+  for (const auto& f : findings.diagnostics()) rule_says_deadlock |= f.rule == "deadlock";
+
+  bool finished = true;
+  TimedOptions opt;
+  opt.costs = CostModel::uniform(stages, 1, unit_costs());
+  try {
+    simulate_timed(s, stage_to_rank, opt);
+  } catch (const TimedDeadlock&) {
+    finished = false;
+  }
+  if (find_stuck(s, stage_to_rank).empty() != finished) fuzz_fail("find_stuck disagrees with the timed simulator");
+  if (rule_says_deadlock == finished) fuzz_fail("the deadlock rule disagrees with the timed simulator");
+
+  try {
+    simulate_pytorch_steps(s, stage_to_rank, stages);
+  } catch (const SimDeadlock&) {
+  } catch (const std::invalid_argument&) {  // PyTorch's KeyError cases, documented
+  }
+  for (Schedule (*pass)(const Schedule&) : {&lower_runtime, &lower_send_recv}) {
+    try {
+      Schedule lowered = pass(s);
+      TimedOptions lo;
+      lo.costs = CostModel::uniform(std::max<std::uint32_t>(lowered.num_stages, infer_stage_count(lowered)), 1,
+                                    unit_costs());
+      std::vector<std::uint32_t> map = lowered.placement.stage_to_rank;
+      if (map.empty()) map = infer_placement(lowered).stage_to_rank;
+      map.resize(std::max<std::size_t>(map.size(), infer_stage_count(lowered)), 0);
+      for (auto& r : map)
+        if (r >= lowered.rank_count()) r = 0;
+      try {
+        simulate_timed(lowered, map, lo);
+      } catch (const TimedDeadlock&) {
+      }
+    } catch (const PassError&) {
+    }
+  }
+}
+
+constexpr Target kTargets[] = {
+    {"csv_strict", "PyTorch CSV reader, strict", csv_strict},
+    {"csv_lenient", "PyTorch CSV reader, lenient (PyTorch's own reading)", csv_lenient},
+    {"json_schedule", "ppsched JSON schedule reader", json_schedule},
+    {"cost_table", "cost table reader (CSV or JSON)", cost_table},
+    {"stage_spec", "stage spec reader", stage_spec},
+    {"topology", "topology reader", topology},
+    {"roundtrip", "parse, write, parse: same IR and same bytes (CSV and JSON)", roundtrip},
+    {"pipeline", "validate, lower, both simulators; deadlock verdicts agree", pipeline},
+};
+
+}  // namespace
+
+std::span<const Target> targets() { return kTargets; }
+
+const Target* find_target(std::string_view name) {
+  for (const Target& t : kTargets)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+}  // namespace ppsched::fuzz
