@@ -62,6 +62,26 @@ class JsonScheduleReader {
       d.snippet = make_snippet(l, col - 1, 1);
       sink_.report(std::move(d));
       return std::nullopt;
+    } catch (const json::exception& e) {
+      // A number too large for a double ("1e999"): nlohmann reports no position, so point at the
+      // first occurrence of the literal it names.
+      std::string what = e.what();
+      auto open = what.find('\''), close = what.rfind('\'');
+      std::string literal = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+      std::size_t at = literal.empty() ? std::string_view::npos : text.find(literal);
+      Diagnostic d;
+      d.rule = "json-syntax";
+      d.loc.file = name_;
+      if (at != std::string_view::npos) {
+        auto [line, col] = line_col(text, at);
+        d.loc.line = line;
+        d.loc.column = col;
+        d.snippet = make_snippet(line_at(text, at), col - 1, literal.size());
+      }
+      d.message = literal.empty() ? "invalid JSON: " + what
+                                  : "invalid JSON: the number " + literal + " is too large for a double";
+      sink_.report(std::move(d));
+      return std::nullopt;
     }
     if (!read_doc(doc) || sink_.has_errors()) return std::nullopt;
     return std::move(out_);

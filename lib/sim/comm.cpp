@@ -51,7 +51,7 @@ class JsonFile {
     }
     try {
       doc = nlohmann::json::parse(text_);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large ("1e999")
       error("$", std::string("invalid JSON: ") + e.what());
       return false;
     }

@@ -158,7 +158,7 @@ bool read_json_costs(const std::string& path, const std::string& text, CostModel
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large ("1e999")
     sink.report(cost_error(name, 0, {}, std::string("invalid JSON: ") + e.what()));
     return false;
   }
