@@ -56,7 +56,10 @@ class JsonFile {
       return false;
     }
     if (!doc.is_object()) return error("$", "expected a JSON object"), false;
-    if (doc.value("schema_version", 0) != 1) return error("$.schema_version", "schema_version must be 1"), false;
+    // Not doc.value(...): it throws when the key holds another type (an array, an object).
+    auto version = doc.find("schema_version");
+    if (version == doc.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1)
+      return error("$.schema_version", "schema_version must be 1"), false;
     return true;
   }
 
@@ -238,8 +241,18 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonFile& f, std::uint32_t
         }
         StageSpec::Input input;
         input.name = in["name"].get<std::string>();
-        input.requires_grad = in.value("requires_grad", true);
-        input.keyword = in.value("keyword", false);
+        auto flag = [&](const char* key, bool& value) {
+          if (!in.contains(key)) return true;
+          if (!in[key].is_boolean()) {
+            f.error(iat + "." + key, fmt::format("\"{}\" must be true or false", key));
+            return false;
+          }
+          value = in[key].get<bool>();
+          return true;
+        };
+        bool flags_ok = flag("requires_grad", input.requires_grad);
+        flags_ok &= flag("keyword", input.keyword);
+        ok &= flags_ok;
         sp.inputs.push_back(std::move(input));
       }
     }

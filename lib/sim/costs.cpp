@@ -169,7 +169,8 @@ bool read_json_costs(const std::string& path, const std::string& text, CostModel
     fail_at("$", "a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", \"kind\", \"time_us\"}, ...]");
     return false;
   }
-  if (doc.value("schema_version", 0) != 1) {
+  auto version = doc.find("schema_version");  // not doc.value(): it throws on another type
+  if (version == doc.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) {
     fail_at("$.schema_version", "schema_version must be 1");
     return false;
   }
