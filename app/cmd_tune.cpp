@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "schedule_source.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "parse/pytorch_csv.hpp"
@@ -33,6 +34,7 @@ struct TuneOptions {
   std::string output = "-";
   std::string emit_best;
   double time_budget_s = 1.0;
+  double max_schedule_gib = 4;
 };
 
 // One configuration to try: a family (or "auto"), its stages per rank, a microbatch count.
@@ -206,6 +208,9 @@ int run_tune(const TuneOptions& opt) {
     for (std::uint32_t m = 1; m <= opt.global_batch; ++m)
       if (opt.global_batch % m == 0) counts.push_back(m);
   }
+  // The largest trial (4 stages per rank, the most microbatches) bounds the memory of them all.
+  if (!within_size_budget(opt.ranks, 4, counts.back(), false, opt.max_schedule_gib, "--max-schedule-gib"))
+    return kExitUsage;
   std::vector<Trial> trials;
   for (std::uint32_t m : counts)
     for (const std::string& f : families)
@@ -304,6 +309,9 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("-o,--output", opt->output, "Where to write the table ('-' = stdout)");
   sub->add_option("--emit-best", opt->emit_best, "Write the winner's schedule as PyTorch CSV (what torchtitan loads)");
   sub->add_option("--time-budget", opt->time_budget_s, "Seconds each auto search may spend on greedy variants")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-schedule-gib", opt->max_schedule_gib,
+                  "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")
       ->check(CLI::PositiveNumber);
   commands.push_back({sub, [opt] { return run_tune(*opt); }});
 }

@@ -1,6 +1,7 @@
 #include "schedule_source.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <cctype>
 
 #include "cli_support.hpp"
@@ -34,9 +35,23 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
                  "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv)")
       ->check(CLI::IsMember({"none", "send-recv", "runtime"}))
       ->option_text("none|send-recv|runtime");
+  sub.add_option("--max-schedule-gib", opt.max_schedule_gib,
+                 "Refuse a synthesis whose schedule would hold more than this many GiB (default 4)")
+      ->check(CLI::PositiveNumber);
   sub.add_option("--time-budget", opt.time_budget_s,
                  "With --schedule auto: seconds the search may spend on greedy variants (default 1)")
       ->check(CLI::PositiveNumber);
+}
+
+bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std::uint64_t microbatches, bool lowered,
+                        double max_gib, const char* flag) {
+  const double actions = double(ranks) * double(stages_per_rank) * double(microbatches) * 3.0 * (lowered ? 3.0 : 1.0);
+  const double gib = actions * 8.0 / double(1ull << 30);
+  if (gib <= max_gib) return true;
+  print_error(fmt::format("{} ranks x {} stages per rank x {} microbatches is about {:.3g} actions, {:.3g} GiB of schedule, "
+                          "over the limit of {:.3g} GiB; raise it with {} if the machine has the memory",
+                          ranks, stages_per_rank, microbatches, actions, gib, max_gib, flag));
+  return false;
 }
 
 bool is_auto_family(const std::string& name) {
@@ -79,6 +94,13 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
 }
 
 std::optional<Schedule> source_schedule(const SourceOptions& opt) {
+  if (!opt.schedule.empty()) {
+    const Family* f = find_family(opt.schedule);
+    std::uint32_t v = opt.stages_per_rank ? opt.stages_per_rank : f ? f->default_stages_per_rank : 1;
+    if (!within_size_budget(opt.ranks, v, opt.microbatches, opt.lower != "none", opt.max_schedule_gib,
+                            "--max-schedule-gib"))
+      return std::nullopt;
+  }
   if (is_auto_family(opt.schedule)) return auto_source(opt);
   if (!opt.schedule.empty()) {
     SynthParams p;

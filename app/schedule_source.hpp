@@ -24,6 +24,8 @@ struct SourceOptions {
   std::string input_format = "auto";
   bool lenient = false;
   std::string lower = "none";
+  /// A synthesis whose schedule would hold more than this (GiB, estimated up front) is refused.
+  double max_schedule_gib = 4;
   /// For --schedule auto: the memory cap (0: none), the search's time budget, and the costs
   /// (null: unit costs) the command was given.
   double memory_cap = 0;
@@ -33,6 +35,13 @@ struct SourceOptions {
 
 /// "auto", in any case: the automatic schedule rather than a family.
 bool is_auto_family(const std::string& name);
+
+/// Refuses (prints why and returns false) a synthesis of `ranks` x `stages_per_rank` stages and
+/// `microbatches` microbatches whose schedule would exceed `max_gib`, estimated as three compute
+/// actions per stage and microbatch (F, I, W), three times that when lowered with comms, at 8
+/// bytes each. `flag` names what raises the limit.
+bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std::uint64_t microbatches, bool lowered,
+                        double max_gib, const char* flag);
 
 /// Adds FILE, --schedule, --ranks, --microbatches, --stages-per-rank, --pytorch-compat,
 /// --input-format, --lenient and --lower to a subcommand.
