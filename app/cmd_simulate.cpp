@@ -106,6 +106,9 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
   } catch (const std::invalid_argument& e) {
     print_error(e.what());
     return kExitUsage;
+  } catch (const std::length_error& e) {
+    print_error(e.what());
+    return kExitUsage;
   }
 }
 

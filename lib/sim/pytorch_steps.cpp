@@ -1,5 +1,7 @@
 #include "sim/pytorch_steps.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -79,7 +81,7 @@ class StepSimulator {
   StepSimulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages)
       : s_(s), stage_to_rank_(stage_to_rank), last_stage_(static_cast<std::int64_t>(num_stages) - 1), done_(stage_to_rank) {}
 
-  Schedule run() {
+  Schedule run(std::size_t max_cells) {
     const auto ranks = static_cast<std::uint32_t>(s_.rank_count());
     Schedule out;
     out.ranks.resize(ranks);
@@ -104,7 +106,15 @@ class StepSimulator {
     // action, nothing runs in it and that is "not progressing" (with no rank stuck).
     if (active.empty() && ranks > 0) throw SimDeadlock(std::move(out), {});
     std::vector<Lane*> waiting;  // ranks that idled in this step's first pass
+    std::size_t cells = 0;
     while (!active.empty()) {
+      cells += active.size();
+      if (cells > max_cells)
+        throw std::length_error(fmt::format(
+            "PyTorch's lock-step simulation passed {} cells (one per rank per step) before finishing: a long chain "
+            "of dependencies over many ranks makes its grid grow with ranks x steps. The timed model "
+            "(--model timed) is linear in the schedule",
+            max_cells));
       waiting.clear();
       bool progress = false;
       for (Lane& lane : active) {
@@ -270,8 +280,8 @@ class StepSimulator {
 }  // namespace
 
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                std::uint32_t num_stages) {
-  return StepSimulator(s, stage_to_rank, num_stages).run();
+                                std::uint32_t num_stages, std::size_t max_cells) {
+  return StepSimulator(s, stage_to_rank, num_stages).run(max_cells);
 }
 
 }  // namespace ppsched

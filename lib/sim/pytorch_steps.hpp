@@ -112,8 +112,12 @@ class SimDeadlock : public std::runtime_error {
 /// The result keeps s's sub-action table, sizes and placement, with num_stages set to `num_stages`.
 /// `stage_to_rank` is indexed by stage (kUnplaced marks a stage with no rank); `num_stages` only
 /// says which stage is the last. Throws SimDeadlock when a step makes no progress, and
-/// std::invalid_argument where PyTorch fails with a KeyError (see above).
+/// std::invalid_argument where PyTorch fails with a KeyError (see above), and std::length_error
+/// when the grid passes `max_cells` cells (ranks x steps; 16M by default, 128 MiB of timelines;
+/// 1F1B over 64 ranks and 16384 microbatches lowered with comms needs 7.4M):
+/// a dependency chain across many ranks makes the lock-step grid grow quadratically.
+inline constexpr std::size_t kDefaultMaxStepCells = std::size_t{16} << 20;
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                std::uint32_t num_stages);
+                                std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells);
 
 }  // namespace ppsched

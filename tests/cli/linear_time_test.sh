@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Quadratic bait (run by ctest with a time-out): inputs whose size makes any pass that is
+# quadratic in ranks, idle cells or chain length take minutes, where linear passes take about a
+# second each on this project's 2-core machines.
+#   - a send/recv chain across 60,000 ranks (GPipe, one microbatch, lowered): every action waits
+#     for the rank before it;
+#   - 5,000 ranks with 2,000 idle cells each before their two actions (10 MB of commas).
+# validate, simulate (timed) and compile must finish; PyTorch's lock-step model, whose grid is
+# ranks x steps by definition, must stop at its cell budget with exit 2 rather than run on.
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$bin" compile --schedule GPipe --ranks 60000 --microbatches 1 --lower send-recv -o "$tmp/chain.csv"
+"$bin" validate "$tmp/chain.csv" --schedule GPipe >/dev/null
+"$bin" simulate "$tmp/chain.csv" >/dev/null
+"$bin" compile "$tmp/chain.csv" --format json -o "$tmp/chain.json"
+"$bin" validate "$tmp/chain.json" >/dev/null
+awk 'BEGIN { pad = sprintf("%2000s", ""); gsub(/ /, ",", pad); for (r = 0; r < 5000; ++r) printf "%s%dF0,%dB0\r\n", pad, r, r }' \
+  >"$tmp/idle.csv"
+"$bin" validate "$tmp/idle.csv" >/dev/null || [ $? -eq 1 ]  # findings are fine; a hang is not
+"$bin" simulate "$tmp/idle.csv" >/dev/null
+set +e
+"$bin" simulate "$tmp/idle.csv" --model pytorch-steps >/dev/null 2>"$tmp/err"
+status=$?
+set -e
+[ $status -eq 2 ] && grep -q "lock-step simulation passed" "$tmp/err" || { echo "pytorch-steps: exit $status"; cat "$tmp/err"; exit 1; }
+echo "linear time: all bait inputs handled"
