@@ -4,7 +4,10 @@
 #  - -o naming the input file works (the input is read whole first);
 #  - a write that hits a file-size limit (a stand-in for a full disk) leaves the old file and
 #    no temporary file behind;
-#  - a FIFO is written in place.
+#  - a FIFO is written in place;
+#  - SIGTERM or SIGINT during a long compile exits 143 or 130 and leaves the old file and no
+#    temporary file behind;
+#  - writing into a pipe whose reader has gone (| head -1) ends quietly.
 set -u
 bin=$1
 example=schedules/zbv-4ranks-8mb.csv
@@ -37,4 +40,25 @@ cat "$tmp/fifo" >"$tmp/from-fifo" &
 wait
 [ -p "$tmp/fifo" ] || fail "fifo: replaced by a regular file"
 cmp -s "$tmp/from-fifo" "$example" || fail "fifo: content differs"
+# A compile of ~170 MB of CSV, stopped by a signal while it synthesizes or writes.
+for sig in TERM INT; do
+  echo "precious" >"$tmp/sig.csv"
+  "$bin" compile --schedule ZBH1 --ranks 64 --microbatches 300000 -o "$tmp/sig.csv" 2>"$tmp/err" &
+  pid=$!
+  sleep 0.7
+  kill -s "$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  want=$([ "$sig" = TERM ] && echo 143 || echo 130)
+  [ "$rc" -eq "$want" ] || fail "SIG$sig: exit $rc, expected $want"
+  [ "$(cat "$tmp/sig.csv")" = precious ] || fail "SIG$sig: old file clobbered"
+  leftover=$(find "$tmp" -name '.*ppsched-tmp*' | wc -l)
+  [ "$leftover" -eq 0 ] || fail "SIG$sig: temporary file left behind"
+done
+
+# The reader of stdout goes away after one line: no message, no core dump, no error status.
+"$bin" compile --schedule 1F1B --ranks 64 --microbatches 20000 2>"$tmp/pipe-err" | head -1 >/dev/null
+rc=${PIPESTATUS[0]}
+[ ! -s "$tmp/pipe-err" ] || fail "closed pipe: printed $(cat "$tmp/pipe-err")"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 141 ] || fail "closed pipe: exit $rc"
 echo "output files: all checks passed"
