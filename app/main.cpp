@@ -2,6 +2,7 @@
 // to a documented exit code. All real work is in lib/.
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <string_view>
 #include <exception>
 
@@ -14,7 +15,9 @@
 #include "io/byte_sink.hpp"
 #include "io/output_file.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace ppsched::cli;
   // A closed stdout pipe must surface as EPIPE (ended quietly), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
   // CLI11 answers an unknown command with "A subcommand is required"; name it and suggest.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string_view> names;
+    names.reserve(commands.size());
     for (const auto& c : commands) names.push_back(c.app->get_name());
     std::string_view word = argv[1];
     if (std::find(names.begin(), names.end(), word) == names.end()) {
@@ -69,4 +73,16 @@ int main(int argc, char** argv) {
     return kExitInternal;
   }
   return kExitUsage;
+}
+
+}  // namespace
+
+// Setting up the command line can throw too (out of memory): nothing escapes main.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("ppsched: error: internal error while starting\n", stderr);
+    return ppsched::cli::kExitInternal;
+  }
 }

@@ -198,7 +198,7 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
   }
   if (r < text.size()) {
     std::string_view rest = text.substr(r);
-    bool old_bw_spelling = kind == ActionKind::B && r == q && rest.size() >= 1 && rest[0] == 'W' &&
+    bool old_bw_spelling = kind == ActionKind::B && r == q && !rest.empty() && rest[0] == 'W' &&
                            std::all_of(rest.begin() + 1, rest.end(), is_digit);
     if (old_bw_spelling)
       slot.accepts(base + q, rest.size(),

@@ -32,8 +32,8 @@ class PassError : public std::runtime_error {
     std::uint32_t rank;
     std::size_t step;
   };
-  PassError(std::string message, std::vector<Stuck> stuck = {})
-      : std::runtime_error(std::move(message)), stuck_(std::move(stuck)) {}
+  PassError(const std::string& message, std::vector<Stuck> stuck = {})
+      : std::runtime_error(message), stuck_(std::move(stuck)) {}
   const std::vector<Stuck>& stuck() const { return stuck_; }
 
   /// PyTorch follows some validation messages (an F/B/I/W out of order) with

@@ -7,6 +7,8 @@
 // the walk each stage must have M distinct forwards, as many I as W, and B + (I + W) / 2 == M.
 // Where PyTorch fails with a bare KeyError (an F/B/I/W on a stage outside 0..num_stages-1),
 // this says so in words.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -115,15 +117,13 @@ std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ran
     const auto [f, b, i, w] = count[st];
     const std::string stage = std::to_string(st);
     if (f != num_microbatches)
-      throw PassError("Got " + std::to_string(f) + " _ComputationType.FORWARD microbatches for stage " + stage +
-                      ", expected " + m);
+      throw PassError(fmt::format("Got {} _ComputationType.FORWARD microbatches for stage {}, expected {}", f, stage, m));
     if (i != w)
-      throw PassError("Invalid backward microbatches for stage " + stage + ": I and W must have equal counts" +
-                      kContinuation + "I=" + std::to_string(i) + ", W=" + std::to_string(w));
+      throw PassError(fmt::format("Invalid backward microbatches for stage {}: I and W must have equal counts{}I={}, W={}",
+                                  stage, kContinuation, i, w));
     if (static_cast<std::uint64_t>(b) + (static_cast<std::uint64_t>(i) + w) / 2 != num_microbatches)
-      throw PassError("Invalid backward microbatches for stage " + stage + ": expected " + m + " total backwards" +
-                      kContinuation + "B=" + std::to_string(b) + ", I=" + std::to_string(i) +
-                      ", W=" + std::to_string(w));
+      throw PassError(fmt::format("Invalid backward microbatches for stage {}: expected {} total backwards{}B={}, I={}, W={}",
+                                  stage, m, kContinuation, b, i, w));
   }
   return stage_to_rank;
 }

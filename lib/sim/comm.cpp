@@ -63,7 +63,7 @@ class JsonFile {
     return true;
   }
 
-  void error(std::string at, std::string message) {
+  void error(const std::string& at, std::string message) {
     Diagnostic d;
     d.rule = rule_;
     d.loc.file = name_;
@@ -178,7 +178,7 @@ std::optional<Topology> topology_from(JsonFile& f, std::uint32_t ranks) {
         std::string at = fmt::format("$.slices[{}][{}]", sl, i);
         if (!n.is_number_unsigned() || n.get<std::uint64_t>() >= nodes.size() || seen[n.get<std::size_t>()]) {
           f.error(at, fmt::format("a node from 0 to {} not in another slice expected, got {}",
-                                  nodes.size() ? nodes.size() - 1 : 0, n.dump()));
+                                  !nodes.empty() ? nodes.size() - 1 : 0, n.dump()));
           ok = false;
           continue;
         }
