@@ -50,7 +50,7 @@ struct Trial {
 };
 
 std::vector<std::string> default_families() {
-  return {"GPipe", "1F1B", "Interleaved1F1B", "ZBH1", "ZBH2", "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV", "auto"};
+  return {"GPipe", "1F1B", "Interleaved1F1B", "ZBH1", "ZBH2", "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV", "VHalf", "VMin", "auto"};
 }
 
 // The trials of one family: Interleaved families with 2..4 stages per rank, auto with 1 and 2.

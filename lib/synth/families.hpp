@@ -16,6 +16,8 @@ Schedule zbv_zero_bubble(const SynthParams& p);
 Schedule dualpipev(const SynthParams& p);
 Schedule zb_h1(const SynthParams& p);
 Schedule zb_h2(const SynthParams& p);
+Schedule v_half(const SynthParams& p);
+Schedule v_min(const SynthParams& p);
 
 /// An empty schedule of p.ranks ranks with sizes and placement filled in.
 Schedule make_schedule(const SynthParams& p, std::uint32_t stages_per_rank, PlacementStyle style);

@@ -11,7 +11,7 @@ namespace {
 
 // Bubble formulas are per stage, from the papers that introduced each schedule; T_B is a full
 // backward (T_I + T_W), v the stages per rank.
-constexpr std::array<Family, 9> kFamilies = {{
+constexpr std::array<Family, 11> kFamilies = {{
     {"GPipe", "", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
      "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe},
     {"1F1B", "OneFOneB", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true,
@@ -40,6 +40,12 @@ constexpr std::array<Family, 9> kFamilies = {{
     {"ZBH2", "ZB-H2", "ZB-H1 with 2(p-r)-1 warm-up forwards: no bubble in steady state",
      PlacementStyle::Loop, 1, true, "2p-1", "(p-1)(T_F+T_I-2T_W)",
      "Qi et al. 2024 (ZB-H2), handcrafted", "", &synth::zb_h2},
+    {"VHalf", "V-Half", "V-shaped building block at about half of 1F1B's activation memory",
+     PlacementStyle::V, 2, true, "about p/2+1", "see the paper (the fixed pattern, before its reorder pass)",
+     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Half pattern)", "", &synth::v_half},
+    {"VMin", "V-Min", "V-shaped building block at about a third of 1F1B's activation memory",
+     PlacementStyle::V, 2, true, "about p/3+1", "see the paper (the fixed pattern, before its reorder pass)",
+     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Min pattern)", "", &synth::v_min},
 }};
 
 bool same_name(std::string_view a, std::string_view b) {

@@ -459,7 +459,7 @@ AutoResult auto_schedule(const AutoParams& p) {
   sp.microbatches = p.microbatches;
   std::vector<std::string_view> families = p.stages_per_rank == 1
                                                ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
-                                               : std::vector<std::string_view>{"ZBVZeroBubble"};
+                                               : std::vector<std::string_view>{"ZBVZeroBubble", "VHalf", "VMin"};
   for (std::string_view name : families) {
     if (perfect()) break;
     try {

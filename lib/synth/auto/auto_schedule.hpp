@@ -10,7 +10,7 @@
 //     they aim for, whether W goes before F, and which chunk's forward goes first; the search
 //     runs them in order until its time budget is spent.
 //   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
-//     rank; ZBV for two), kept when their simulated peak fits the cap.
+//     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
 // The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
 // bubble inside the ranks; then the less memory; then the earlier candidate), so it is never slower than a handcrafted family that fits the same cap.
 //

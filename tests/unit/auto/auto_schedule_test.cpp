@@ -147,6 +147,30 @@ TEST_CASE("random configurations: validates, fits the cap, and no handcrafted fa
   }
 }
 
+// The V-Half and V-Min building blocks of "Pipeline Parallelism with Controllable Memory" at their
+// own memory (p/2+1 and p/3+1 microbatches): the automatic schedule, under the same cap, is never
+// slower, and its greedy alone is faster for V-Half.
+TEST_CASE("at the V-Half and V-Min caps, auto is never slower than those patterns") {
+  for (std::uint32_t p : {4u, 6u, 8u})
+    for (std::uint32_t m : {2 * p, 4 * p})
+      for (const char* family : {"VHalf", "VMin"}) {
+        SynthParams sp;
+        sp.ranks = p;
+        sp.microbatches = m;
+        Schedule pattern = synthesize(family, sp);
+        AutoParams a = unit_params(p, m, 2, 0);
+        a.memory = MemoryModel{};  // M_W = M_B: the patterns' own accounting
+        Measured fixed = remeasure(pattern, a);
+        a.memory_cap = fixed.peak;
+        INFO(family << " p=" << p << " m=" << m << ": makespan " << fixed.makespan << ", peak " << fixed.peak);
+        AutoResult r = auto_schedule(a);
+        Measured got = remeasure(r.schedule, a);
+        CHECK(got.peak <= fixed.peak);
+        CHECK(got.makespan <= fixed.makespan);
+        if (std::string(family) == "VHalf") CHECK(r.best.origin.rfind("greedy", 0) == 0);
+      }
+}
+
 TEST_CASE("a cap below one microbatch of activation is refused with the amount needed") {
   CHECK_THROWS_WITH(auto_schedule(unit_params(4, 8, 1, 0.5)), Catch::Contains("below what rank 0 needs"));
   CHECK_THROWS_WITH(auto_schedule(unit_params(4, 8, 3, 4)), Catch::Contains("must be 1"));

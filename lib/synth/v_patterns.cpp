@@ -1,0 +1,73 @@
+// V-Half and V-Min: the fixed V-shaped building blocks of "Pipeline Parallelism with Controllable
+// Memory" (Qi et al., 2024, arXiv 2405.15362), as the authors' repository states them. Every rank
+// repeats one block per microbatch with a period of 6 slots: its first-chunk forward, its
+// second-chunk forward, the second chunk's input gradient and the first chunk's, at fixed offsets
+// (the offsets below); the two free slots of each period take deferred weight gradients, the
+// second chunk's first. This is the pattern alone: the authors then reorder ("squeeze") it with a
+// greedy pass, which ppsched's automatic schedule plays the part of.
+//
+//   V-Min  (about p/3 + 1 microbatches of activation): offsets i, 2p-1-i, 2p+g+i, 4p+g-1-i, g = 2
+//          when 3 divides p, else 0;
+//   V-Half (about p/2 + 1): offsets 2i, 3p-2-i, 3p+g-1+2i, 6p+g-2-i, g = 3 when p is even, else 0.
+// Rank i holds stages i (first chunk) and 2p-1-i (second), V placement.
+#include <algorithm>
+#include <array>
+#include <deque>
+
+#include "synth/families.hpp"
+
+namespace ppsched::synth {
+
+namespace {
+
+Schedule v_pattern(const SynthParams& p, bool half) {
+  const std::uint32_t R = p.ranks, M = p.microbatches;
+  Schedule s = make_schedule(p, 2, PlacementStyle::V);
+  for (std::uint32_t i = 0; i < R; ++i) {
+    const std::uint32_t first = i, second = 2 * R - 1 - i;
+    std::array<std::int64_t, 4> offset{};
+    if (half) {
+      const std::int64_t g = R % 2 == 0 ? 3 : 0;
+      offset = {2 * std::int64_t{i}, 3 * std::int64_t{R} - 2 - i, 3 * std::int64_t{R} + g - 1 + 2 * std::int64_t{i},
+                6 * std::int64_t{R} + g - 2 - i};
+    } else {
+      const std::int64_t g = R % 3 == 0 ? 2 : 0;
+      offset = {std::int64_t{i}, 2 * std::int64_t{R} - 1 - i, 2 * std::int64_t{R} + g + i, 4 * std::int64_t{R} + g - 1 - i};
+    }
+    // The four kinds of action in slot order: (slot, which) for every microbatch, merged.
+    const Action kinds[4] = {F(first, 0), F(second, 0), I(second, 0), I(first, 0)};
+    std::array<std::uint32_t, 4> next{};  // next microbatch of each kind
+    std::deque<std::uint32_t> w_second, w_first;  // input gradients done, weight gradients not yet
+    auto& ops = s.ranks[i].actions;
+    const std::uint32_t total = 4 * M;
+    for (std::int64_t slot = 0, placed = 0; placed < total; ++slot) {
+      int which = -1;
+      for (int k = 0; k < 4; ++k)
+        if (next[k] < M && offset[k] + 6 * std::int64_t{next[k]} == slot) which = k;
+      if (which >= 0) {
+        const std::uint32_t mb = next[which]++;
+        Action a = Action::make(kinds[which].kind, kinds[which].stage, mb);
+        ops.push_back(a);
+        if (which == 2) w_second.push_back(mb);
+        if (which == 3) w_first.push_back(mb);
+        ++placed;
+      } else if (!w_second.empty()) {  // a free slot: a deferred W, the second chunk's first
+        ops.push_back(W(second, w_second.front()));
+        w_second.pop_front();
+      } else if (!w_first.empty()) {
+        ops.push_back(W(first, w_first.front()));
+        w_first.pop_front();
+      }
+    }
+    for (std::uint32_t mb : w_second) ops.push_back(W(second, mb));
+    for (std::uint32_t mb : w_first) ops.push_back(W(first, mb));
+  }
+  return s;
+}
+
+}  // namespace
+
+Schedule v_half(const SynthParams& p) { return v_pattern(p, true); }
+Schedule v_min(const SynthParams& p) { return v_pattern(p, false); }
+
+}  // namespace ppsched::synth
