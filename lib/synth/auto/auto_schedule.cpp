@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -382,6 +381,24 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
   return caps;
 }
 
+// The search's budget, counted in work rather than read from a clock, so that the same input gives
+// the same schedule on any machine: --time-budget seconds at a nominal 20M simulated actions per
+// second (about what one core of this project's machines does), each greedy run and each
+// simulation charged its action count.
+class WorkBudget {
+ public:
+  explicit WorkBudget(double seconds) : left_(seconds * 2e7) {}
+  /// Charges `actions`; false once the budget is spent.
+  bool spend(double actions) {
+    left_ -= actions;
+    return left_ >= 0;
+  }
+  bool spent() const { return left_ < 0; }
+
+ private:
+  double left_;
+};
+
 // Local search on the best schedule found: swap two neighbouring actions of a rank (a W earlier
 // fills a bubble sooner and frees memory; a W later lets a forward or an input gradient on the
 // critical path go first; two forwards or input gradients of different chunks trade places),
@@ -389,11 +406,9 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
 // swap that breaks a dependency does not finish and is dropped). First improvement, pass after pass, until a pass changes
 // nothing or the time budget is spent. Each try is one timed simulation, so this is for the
 // configurations where the budget allows it; the result is never worse than what it started from.
-void improve_locally(const AutoParams& p, std::chrono::steady_clock::time_point started, Schedule& best,
-                     AutoResult& result) {
-  auto over_budget = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > p.time_budget_s;
-  };
+void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result) {
+  const double actions = static_cast<double>(best.action_count());
+  auto over_budget = [&] { return !budget.spend(actions); };
   AutoCandidate current = result.best;
   const std::string origin = current.origin;
   std::size_t swaps = 0;
@@ -445,7 +460,8 @@ AutoResult auto_schedule(const AutoParams& p) {
       throw std::invalid_argument(fmt::format(
           "auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})", p.memory_cap, r, need));
   }
-  const auto started = std::chrono::steady_clock::now();
+  WorkBudget budget(p.time_budget_s);
+  const double actions_per_candidate = 3.0 * p.ranks * p.stages_per_rank * p.microbatches;
   AutoResult result;
   std::optional<Schedule> best_schedule;
   auto consider = [&](AutoCandidate c, Schedule s) {
@@ -472,8 +488,8 @@ AutoResult auto_schedule(const AutoParams& p) {
     for (bool late_first : p.stages_per_rank == 2 ? std::vector<bool>{true, false} : std::vector<bool>{true})
       for (bool weight_first : {false, true}) policies.push_back({cap, weight_first, late_first});
   for (std::size_t k = 0; k < policies.size() && !perfect(); ++k) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (k > 0 && elapsed > p.time_budget_s) break;
+    if (k > 0 && budget.spent()) break;
+    budget.spend(actions_per_candidate);
     const GreedyPolicy& pol = policies[k];
     AutoCandidate c;
     c.origin = fmt::format("greedy (aim {:.4g}, {}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
@@ -516,7 +532,7 @@ AutoResult auto_schedule(const AutoParams& p) {
   }
   if (!best_schedule || !result.best.fits)
     throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p.memory_cap));
-  if (!perfect()) improve_locally(p, started, *best_schedule, result);
+  if (!perfect()) improve_locally(p, budget, *best_schedule, result);
   result.schedule = std::move(*best_schedule);
   return result;
 }

@@ -35,7 +35,9 @@ struct AutoParams {
   double memory_cap = 0;              ///< per rank, in the memory model's unit; 0: no cap
   TimedOptions sim;                   ///< costs and comm, per stage (stages = ranks * stages_per_rank)
   MemoryModel memory;
-  double time_budget_s = 1.0;         ///< the greedy variants stop when it is spent (at least one runs)
+  /// Bounds the greedy variants (at least one runs) and the local search. Counted as work (20M
+  /// simulated actions per second), not read from a clock: the same input gives the same schedule.
+  double time_budget_s = 1.0;
 };
 
 /// One schedule the search considered.

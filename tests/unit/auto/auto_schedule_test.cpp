@@ -206,3 +206,21 @@ TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy,
       }
   }
 }
+
+TEST_CASE("the search is deterministic: its budget is counted in work, not read from a clock") {
+  AutoParams a = unit_params(6, 14, 2, 5);
+  a.sim.costs = CostModel::uniform(12, 2, [] {
+    KindCosts c = unit_costs();
+    c[static_cast<std::size_t>(ActionKind::F)] = 2;
+    c[static_cast<std::size_t>(ActionKind::I)] = 3;
+    return c;
+  }());
+  a.time_budget_s = 0.001;  // a budget that ends the search part-way
+  AutoResult first = auto_schedule(a);
+  for (int run = 0; run < 3; ++run) {
+    AutoResult again = auto_schedule(a);
+    CHECK(again.best.origin == first.best.origin);
+    CHECK(again.tried.size() == first.tried.size());
+    CHECK(same_schedule(again.schedule, first.schedule));
+  }
+}
