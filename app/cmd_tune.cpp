@@ -308,7 +308,7 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
       ->option_text("text|json");
   sub->add_option("-o,--output", opt->output, "Where to write the table ('-' = stdout)");
   sub->add_option("--emit-best", opt->emit_best, "Write the winner's schedule as PyTorch CSV (what torchtitan loads)");
-  sub->add_option("--time-budget", opt->time_budget_s, "Seconds each auto search may spend on greedy variants")
+  sub->add_option("--time-budget", opt->time_budget_s, "Budget of each auto search, in seconds of work at a nominal 10M simulated actions/s (default 1)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-schedule-gib", opt->max_schedule_gib,
                   "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")

@@ -39,7 +39,7 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
                  "Refuse a synthesis whose schedule would hold more than this many GiB (default 4)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--time-budget", opt.time_budget_s,
-                 "With --schedule auto: seconds the search may spend on greedy variants (default 1)")
+                 "With --schedule auto: the search budget, in seconds of work at a nominal 10M simulated actions/s (default 1)")
       ->check(CLI::PositiveNumber);
 }
 

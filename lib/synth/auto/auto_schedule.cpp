@@ -382,12 +382,12 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
 }
 
 // The search's budget, counted in work rather than read from a clock, so that the same input gives
-// the same schedule on any machine: --time-budget seconds at a nominal 20M simulated actions per
-// second (about what one core of this project's machines does), each greedy run and each
+// the same schedule on any machine: --time-budget seconds at a nominal 10M simulated actions per
+// second (about what one core of this project's machines does with the memory accounting), each greedy run and each
 // simulation charged its action count.
 class WorkBudget {
  public:
-  explicit WorkBudget(double seconds) : left_(seconds * 2e7) {}
+  explicit WorkBudget(double seconds) : left_(seconds * 1e7) {}
   /// Charges `actions`; false once the budget is spent.
   bool spend(double actions) {
     left_ -= actions;

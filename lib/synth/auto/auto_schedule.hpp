@@ -35,7 +35,7 @@ struct AutoParams {
   double memory_cap = 0;              ///< per rank, in the memory model's unit; 0: no cap
   TimedOptions sim;                   ///< costs and comm, per stage (stages = ranks * stages_per_rank)
   MemoryModel memory;
-  /// Bounds the greedy variants (at least one runs) and the local search. Counted as work (20M
+  /// Bounds the greedy variants (at least one runs) and the local search. Counted as work (10M
   /// simulated actions per second), not read from a clock: the same input gives the same schedule.
   double time_budget_s = 1.0;
 };
