@@ -41,10 +41,10 @@ constexpr std::array<Family, 11> kFamilies = {{
      PlacementStyle::Loop, 1, true, "2p-1", "(p-1)(T_F+T_I-2T_W)",
      "Qi et al. 2024 (ZB-H2), handcrafted", "", &synth::zb_h2},
     {"VHalf", "V-Half", "V-shaped building block at about half of 1F1B's activation memory",
-     PlacementStyle::V, 2, true, "about p/2+1", "see the paper (the fixed pattern, before its reorder pass)",
+     PlacementStyle::V, 2, true, "about p/2+1", "no closed form (pattern)",
      "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Half pattern)", "", &synth::v_half},
     {"VMin", "V-Min", "V-shaped building block at about a third of 1F1B's activation memory",
-     PlacementStyle::V, 2, true, "about p/3+1", "see the paper (the fixed pattern, before its reorder pass)",
+     PlacementStyle::V, 2, true, "about p/3+1", "no closed form (pattern)",
      "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Min pattern)", "", &synth::v_min},
 }};
 
