@@ -25,25 +25,30 @@ constexpr std::uint32_t kKinds = 8;
 
 ActionIndex::ActionIndex(const CheckContext& ctx) : stages_(ctx.stages), microbatches_(ctx.microbatches) {
   const Schedule& s = *ctx.schedule;
-  first_.assign(std::size_t{kKinds} * stages_ * microbatches_, kNone);
-  count_.assign(first_.size(), 0);
   rank_begin_.push_back(0);
   for (const auto& r : s.ranks) rank_begin_.push_back(rank_begin_.back() + static_cast<std::uint32_t>(r.actions.size()));
+  dense_ = double(stages_) * double(microbatches_) <= 16.0 * (double(rank_begin_.back()) + 64);
+  if (dense_) {
+    first_.assign(std::size_t{kKinds} * stages_ * microbatches_, kNone);
+    count_.assign(first_.size(), 0);
+  }
   for_each_leaf(s, [&](std::size_t r, std::size_t step, const Action& a) {
     if (!a.has_stage() || !a.has_microbatch()) return;
-    std::uint32_t i = slot(a.kind, a.stage, a.microbatch());
-    if (i == kNone) return;
-    if (first_[i] == kNone) first_[i] = ordinal(r, step);
-    if (count_[i] < 255) ++count_[i];
+    std::uint64_t i = slot(a.kind, a.stage, a.microbatch());
+    if (i == kNoSlot) return;
+    std::uint32_t& first = dense_ ? first_[i] : sparse_[i].first;
+    std::uint8_t& count = dense_ ? count_[i] : sparse_[i].count;
+    if (first == kNone) first = ordinal(r, step);
+    if (count < 255) ++count;
   });
 }
 
-std::uint32_t ActionIndex::slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
+std::uint64_t ActionIndex::slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
   int ks = kind_slot(k);
-  if (ks < 0 || stage >= stages_ || mb >= microbatches_) return kNone;
+  if (ks < 0 || stage >= stages_ || mb >= microbatches_) return kNoSlot;
   // Stage-major: the rules walk each rank's program in order, and a rank holds few stages, so
   // their lookups (and a partner stage's, next door) stream through memory instead of jumping.
-  return static_cast<std::uint32_t>((std::size_t{stage} * microbatches_ + mb) * kKinds + static_cast<std::uint32_t>(ks));
+  return (std::uint64_t{stage} * microbatches_ + mb) * kKinds + static_cast<std::uint32_t>(ks);
 }
 
 std::pair<std::size_t, std::size_t> ActionIndex::position(std::uint32_t ordinal) const {

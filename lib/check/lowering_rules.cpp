@@ -9,12 +9,17 @@ namespace ppsched::check {
 
 void input_weight_count(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
+  // Microbatches with an I (and with a W) per stage, each counted once (at its first action): a
+  // walk over the actions, not over the stage x microbatch grid, which a sparse schedule (one
+  // action at microbatch 4e9) makes astronomically large.
+  std::vector<std::uint32_t> with_i(ctx.stages, 0), with_w(ctx.stages, 0);
+  for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t step, const Action& a) {
+    if ((a.kind != ActionKind::I && a.kind != ActionKind::W) || !a.has_microbatch() || a.stage >= ctx.stages) return;
+    if (idx.first(a.kind, a.stage, a.microbatch()) != idx.ordinal(r, step)) return;  // counted already
+    ++(a.kind == ActionKind::I ? with_i : with_w)[a.stage];
+  });
   for (std::uint32_t s = 0; s < ctx.stages && !sink.full(); ++s) {
-    std::uint32_t i = 0, w = 0;
-    for (std::uint32_t m = 0; m < ctx.microbatches; ++m) {
-      i += idx.count(ActionKind::I, s, m) > 0;
-      w += idx.count(ActionKind::W, s, m) > 0;
-    }
+    const std::uint32_t i = with_i[s], w = with_w[s];
     if (i == w) continue;
     std::size_t rank = s < ctx.stage_to_rank.size() ? ctx.stage_to_rank[s] : 0;
     Diagnostic d;

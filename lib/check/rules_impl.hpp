@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "check/check.hpp"
@@ -19,11 +20,17 @@ class ActionIndex {
 
   std::uint32_t first(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
     auto i = slot(k, stage, mb);
-    return i == kNone ? kNone : first_[i];
+    if (i == kNoSlot) return kNone;
+    if (dense_) return first_[i];
+    auto it = sparse_.find(i);
+    return it == sparse_.end() ? kNone : it->second.first;
   }
   std::uint32_t count(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
     auto i = slot(k, stage, mb);
-    return i == kNone ? 0 : count_[i];
+    if (i == kNoSlot) return 0;
+    if (dense_) return count_[i];
+    auto it = sparse_.find(i);
+    return it == sparse_.end() ? 0 : it->second.count;
   }
   std::uint32_t ordinal(std::size_t rank, std::size_t step) const {
     return rank_begin_[rank] + static_cast<std::uint32_t>(step);
@@ -31,10 +38,19 @@ class ActionIndex {
   std::pair<std::size_t, std::size_t> position(std::uint32_t ordinal) const;
 
  private:
-  std::uint32_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const;
+  static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
+  std::uint64_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const;
   std::uint32_t stages_, microbatches_;
+  // Dense arrays when the schedule fills its stage x microbatch grid (real schedules do); a hash
+  // map when it is sparse, so one action at microbatch 4e9 does not ask for a 4e9-slot table.
+  bool dense_ = true;
   std::vector<std::uint32_t> first_;
   std::vector<std::uint8_t> count_;  // saturates at 255
+  struct Entry {
+    std::uint32_t first = kNone;
+    std::uint8_t count = 0;
+  };
+  std::unordered_map<std::uint64_t, Entry> sparse_;
   std::vector<std::uint32_t> rank_begin_;
 };
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "ir/action_text.hpp"
 
@@ -19,6 +20,9 @@ TimedDeadlock::TimedDeadlock(std::vector<Stuck> stuck, Timeline partial)
 namespace {
 
 constexpr std::uint32_t kNone = Timeline::kNone;
+// Event keys are 64-bit: (microbatch x stages + stage) x kinds + kind, up to 2^32 x 2^16 x 6.
+using Key = std::uint64_t;
+constexpr Key kNoKey = ~Key{0};
 constexpr double kNotDone = -1.0;
 
 enum KeyKind : std::uint32_t { kF, kBwd, kSendF, kRecvF, kSendB, kRecvB, kKeyKinds };
@@ -37,6 +41,8 @@ Stream stream_of(const Action& a, bool blocking) {
 }
 
 class Simulator {
+  struct Slot;  // an event's producer and its waiters (defined with the members below)
+
  public:
   // times = false: decide only whether the schedule finishes (and where it sticks). Whether an
   // action can run never depends on a time, so the control flow is the same; only the timeline
@@ -53,10 +59,15 @@ class Simulator {
 
   Timeline run() {
     build_entries();
-    slots_.assign(std::size_t{kKeyKinds} * stages_ * microbatches_, Slot{});
+    // A dense slot table when the schedule fills its stage x microbatch grid, as real schedules
+    // do; a hash map when it is sparse (one action at microbatch 4e9 would otherwise ask for a
+    // table of 4e9 x 6 slots).
+    const double grid = double(stages_) * double(microbatches_);
+    dense_ = grid <= 16.0 * double(t_.step.size() + 64);
+    if (dense_) slots_.assign(std::size_t{kKeyKinds} * stages_ * microbatches_, Slot{});
     const std::size_t streams = t_.rank_count() * kQueues;
     wait_next_.assign(streams, kNone);
-    waiting_on_.assign(streams, kNone);
+    waiting_on_.assign(streams, kNoKey);
     free_at_.assign(streams, 0.0);
     last_.assign(streams, kNone);
     cursor_.assign(streams, kNone);
@@ -127,9 +138,9 @@ class Simulator {
   // range, e.g. in a malformed schedule read leniently). Slots are ordered by stage, then
   // microbatch, then kind: a rank walks its stages' microbatches in order, so its own events and
   // its neighbours' stream through memory (measured ~5% faster than microbatch-major here).
-  std::uint32_t key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
-    if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNone;
-    return static_cast<std::uint32_t>((static_cast<std::size_t>(stage) * microbatches_ + mb) * kKeyKinds + kind);
+  Key key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
+    if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNoKey;
+    return (static_cast<Key>(stage) * microbatches_ + mb) * kKeyKinds + kind;
   }
   // An entry's progress lives in one byte per entry (not in the timeline's times), so that the
   // control flow is the same with and without times and a check touches 1 byte, not 8.
@@ -137,24 +148,32 @@ class Simulator {
   bool posted(std::uint32_t e) const { return e != kNone && state_[e] != kNew; }
   double end_of(std::uint32_t e) const { return times_ ? t_.end[e] : 0.0; }
 
-  void publish(std::uint32_t k, std::uint32_t e) {
-    if (k == kNone) return;
-    Slot& slot = slots_[k];
+  Slot& slot_at(Key k) { return dense_ ? slots_[k] : sparse_[k]; }
+  std::uint32_t entry_at(Key k) const {
+    if (dense_) return slots_[k].entry;
+    auto it = sparse_.find(k);
+    return it == sparse_.end() ? kNone : it->second.entry;
+  }
+
+  void publish(Key k, std::uint32_t e) {
+    if (k == kNoKey) return;
+    Slot& slot = slot_at(k);
     slot.entry = e;
     for (std::uint32_t id = slot.waiters; id != kNone;) {
       std::uint32_t next = wait_next_[id];
       wait_next_[id] = kNone;
-      waiting_on_[id] = kNone;
+      waiting_on_[id] = kNoKey;
       work_.push_back(id);
       id = next;
     }
     slot.waiters = kNone;
   }
 
-  void wait(std::uint32_t id, std::uint32_t k) {
+  void wait(std::uint32_t id, Key k) {
+    Slot& slot = slot_at(k);
     waiting_on_[id] = k;
-    wait_next_[id] = slots_[k].waiters;
-    slots_[k].waiters = id;
+    wait_next_[id] = slot.waiters;
+    slot.waiters = id;
   }
 
   // The time a dependency is met, folded into (ready, by); false when it is not met yet, with
@@ -162,7 +181,7 @@ class Simulator {
   struct Ready {
     double time = 0;
     std::uint32_t by = kNone;
-    std::uint32_t missing = kNone;
+    Key missing = kNoKey;
     // Keeps the latest time; on a tie the first contributor (the stream predecessor) stays.
     void take(double t, std::uint32_t e) {
       if (by == kNone ? t >= time : t > time) {
@@ -173,9 +192,9 @@ class Simulator {
   };
 
   // Needs the entry published under `k` to be done; `extra` is added to its end (transfer).
-  bool need_done(Ready& r, std::uint32_t k, double extra = 0) {
-    if (k == kNone) return true;  // no such event can exist: nothing to wait for
-    std::uint32_t e = slots_[k].entry;
+  bool need_done(Ready& r, Key k, double extra = 0) {
+    if (k == kNoKey) return true;  // no such event can exist: nothing to wait for
+    std::uint32_t e = entry_at(k);
     if (!done(e)) {
       r.missing = k;
       return false;
@@ -295,7 +314,7 @@ class Simulator {
     const bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
     // The data a SEND carries must exist first.
     if (is_send && !posted(e)) {
-      std::uint32_t produced = forward ? key(kF, s, m) : key(kBwd, s, m);
+      Key produced = forward ? key(kF, s, m) : key(kBwd, s, m);
       if (!need_done(r, produced)) return wait(id, r.missing), false;
     }
     // Reach (post) it on its stream.
@@ -311,13 +330,13 @@ class Simulator {
     // Find the partner: SEND_F(s) <-> RECV_F(s+1); SEND_B(s) <-> RECV_B(s-1).
     const std::int64_t partner_stage = is_send ? (forward ? s + 1 : s - 1) : (forward ? s - 1 : s + 1);
     const KeyKind partner_kind = forward ? (is_send ? kRecvF : kSendF) : (is_send ? kRecvB : kSendB);
-    const std::uint32_t pk = key(partner_kind, partner_stage, m);
-    if (pk == kNone) {  // no partner can exist (stage outside the pipeline): nothing to move
+    const Key pk = key(partner_kind, partner_stage, m);
+    if (pk == kNoKey) {  // no partner can exist (stage outside the pipeline): nothing to move
       state_[e] = kDone;
       if (times_) t_.end[e] = t_.start[e];
       return true;
     }
-    const std::uint32_t partner = slots_[pk].entry;
+    const std::uint32_t partner = entry_at(pk);
     if (!posted(partner)) return wait(id, pk), false;
     partner_rank_ = t_.rank_of(partner);
     if (!done(e)) {
@@ -337,15 +356,15 @@ class Simulator {
       std::string why = "nothing (the stream never ran)";
       ActionKind waits = ActionKind::Idle;
       std::uint32_t wstage = 0, wmb = 0;
-      std::uint32_t k = waiting_on_[id];
-      if (k != kNone) {
+      Key k = waiting_on_[id];
+      if (k != kNoKey) {
         static constexpr const char* kNames[] = {"F", "I or B", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
         static constexpr ActionKind kKinds[] = {ActionKind::F, ActionKind::I, ActionKind::SendF,
                                                 ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
-        std::uint32_t kind = k % kKeyKinds;
-        std::uint32_t rest = k / kKeyKinds;
-        wstage = rest / microbatches_;
-        wmb = rest % microbatches_;
+        const auto kind = static_cast<std::uint32_t>(k % kKeyKinds);
+        const Key rest = k / kKeyKinds;
+        wstage = static_cast<std::uint32_t>(rest / microbatches_);
+        wmb = static_cast<std::uint32_t>(rest % microbatches_);
         waits = kKinds[kind];
         why = fmt::format("{} of stage {}, microbatch {}", kNames[kind], wstage, wmb);
       }
@@ -373,9 +392,12 @@ class Simulator {
     std::uint32_t entry = kNone;    ///< the entry that raised this event
     std::uint32_t waiters = kNone;  ///< streams waiting for it (intrusive list through wait_next_)
   };
-  std::vector<Slot> slots_;
+  bool dense_ = true;
+  std::vector<Slot> slots_;                     ///< dense: indexed by key
+  std::unordered_map<Key, Slot> sparse_;        ///< sparse: only the keys touched
   std::uint32_t partner_rank_ = 0;
-  std::vector<std::uint32_t> wait_next_, waiting_on_, last_, cursor_;
+  std::vector<std::uint32_t> wait_next_, last_, cursor_;
+  std::vector<Key> waiting_on_;
   std::vector<double> free_at_;
   std::vector<std::uint32_t> work_;
 };

@@ -4,7 +4,8 @@
 # second each on this project's 2-core machines.
 #   - a send/recv chain across 60,000 ranks (GPipe, one microbatch, lowered): every action waits
 #     for the rank before it;
-#   - 5,000 ranks with 2,000 idle cells each before their two actions (10 MB of commas).
+#   - 5,000 ranks with 2,000 idle cells each before their two actions (10 MB of commas);
+#   - a sparse schedule whose one microbatch index is 4294967294.
 # validate, simulate (timed) and compile must finish; PyTorch's lock-step model, whose grid is
 # ranks x steps by definition, must stop at its cell budget with exit 2 rather than run on.
 set -euo pipefail
@@ -25,4 +26,14 @@ set +e
 status=$?
 set -e
 [ $status -eq 2 ] && grep -q "lock-step simulation passed" "$tmp/err" || { echo "pytorch-steps: exit $status"; cat "$tmp/err"; exit 1; }
+# A sparse schedule: three actions, one at microbatch 4294967294. The simulator and the
+# validator once sized their tables by the stage x microbatch grid (48 GB, or 4e9 loop turns:
+# 50 s); under a 1 GB address-space limit and a 20 s time-out both must answer at once.
+printf '0F0,0B0,0F4294967294\r\n' >"$tmp/sparse.csv"
+set +e
+( ulimit -v 1048576; timeout 20 "$bin" validate "$tmp/sparse.csv" >/dev/null 2>&1 ); status=$?
+[ $status -eq 1 ] || { echo "sparse validate: exit $status (expected 1: findings)"; exit 1; }
+( ulimit -v 1048576; timeout 20 "$bin" simulate "$tmp/sparse.csv" >/dev/null 2>&1 ); status=$?
+[ $status -le 1 ] || { echo "sparse simulate: exit $status"; exit 1; }
+set -e
 echo "linear time: all bait inputs handled"
