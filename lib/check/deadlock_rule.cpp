@@ -18,7 +18,6 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     if (ctx.max_bubble < 0 && ctx.max_memory < 0) {
       sim->stuck = find_stuck(*ctx.schedule, ctx.stage_to_rank);
       sim->finished = sim->stuck.empty();
-      sim->has_timeline = false;
     } else {
       TimedOptions opt;
       opt.costs = ctx.costs ? *ctx.costs : CostModel::uniform(ctx.stages, ctx.ranks && ctx.stages >= ctx.ranks

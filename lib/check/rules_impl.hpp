@@ -61,8 +61,7 @@ const ActionIndex& index_of(const CheckContext& ctx);
 /// thresholds read the same result, so they and `ppsched simulate` always agree.
 struct Simulation {
   bool finished = false;
-  bool has_timeline = true;                 ///< false: a verdict-only run (no threshold asked)
-  Timeline timeline;                        ///< when finished and has_timeline
+  Timeline timeline;                        ///< when finished and a threshold asked for times
   std::vector<TimedDeadlock::Stuck> stuck;  ///< when not
 };
 const Simulation& simulation_of(const CheckContext& ctx);

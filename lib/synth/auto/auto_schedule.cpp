@@ -366,7 +366,7 @@ bool better(const AutoCandidate& a, const AutoCandidate& b) {
 }
 
 // The caps the greedy aims for: the real one first, then the memory of the handcrafted shapes
-// (p, 2p-1 microbatches of activation), each only when below the cap.
+// (2p-1, p and (p+2)/2 microbatches of activation: ZB-H2, ZB-H1, V-Half), each only when lower.
 std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
   double unit = 0;  // one microbatch's activation on the busiest rank
   for (std::uint32_t r = 0; r < sh.ranks; ++r) {
@@ -383,7 +383,7 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
 
 // The search's budget, counted in work rather than read from a clock, so that the same input gives
 // the same schedule on any machine: --time-budget seconds at a nominal 10M simulated actions per
-// second (about what one core of this project's machines does with the memory accounting), each greedy run and each
+// second (about what one core here does, memory accounting included), each greedy run and each
 // simulation charged its action count.
 class WorkBudget {
  public:
@@ -403,12 +403,12 @@ class WorkBudget {
 // fills a bubble sooner and frees memory; a W later lets a forward or an input gradient on the
 // critical path go first; two forwards or input gradients of different chunks trade places),
 // re-simulate, and keep a swap when the schedule still finishes under the cap and is faster (a
-// swap that breaks a dependency does not finish and is dropped). First improvement, pass after pass, until a pass changes
-// nothing or the time budget is spent. Each try is one timed simulation, so this is for the
+// swap that breaks a dependency does not finish and is dropped). First improvement, pass after
+// pass, until a pass changes nothing or the time budget is spent. Each try is one timed simulation, so this is for the
 // configurations where the budget allows it; the result is never worse than what it started from.
 void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result) {
   const double actions = static_cast<double>(best.action_count());
-  auto over_budget = [&] { return !budget.spend(actions); };
+  auto over_budget = [&] { return budget.spent(); };
   AutoCandidate current = result.best;
   const std::string origin = current.origin;
   std::size_t swaps = 0;
@@ -421,6 +421,7 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
         Action& b = ops[k + 1];
         if (a.stage == b.stage && a.microbatch() == b.microbatch()) continue;  // never past its own F or I
         std::swap(a, b);
+        budget.spend(actions);
         AutoCandidate c = measure(origin, best, p);
         if (c.fits && c.makespan < current.makespan - 1e-12 * std::max(1.0, current.makespan)) {
           current = c;
