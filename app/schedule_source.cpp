@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "cli_support.hpp"
 #include "ir/action_text.hpp"
@@ -55,9 +57,9 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
 }
 
 bool is_auto_family(const std::string& name) {
-  return name.size() == 4 && std::tolower(static_cast<unsigned char>(name[0])) == 'a' &&
-         std::tolower(static_cast<unsigned char>(name[1])) == 'u' && std::tolower(static_cast<unsigned char>(name[2])) == 't' &&
-         std::tolower(static_cast<unsigned char>(name[3])) == 'o';
+  constexpr std::string_view kAuto = "auto";
+  return std::equal(name.begin(), name.end(), kAuto.begin(), kAuto.end(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
 namespace {
