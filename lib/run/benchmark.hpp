@@ -1,0 +1,64 @@
+// Benchmarking schedules on one node: what `ppsched run` does, as a library function so tests
+// drive it through a fake device. Devices are discovered once and opened once, here, however many
+// schedules run; the engine and the plans never reach for them again.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/schedule.hpp"
+#include "run/device.hpp"
+#include "run/engine.hpp"
+#include "run/plan.hpp"
+#include "sim/memory.hpp"
+#include "sim/timed.hpp"
+
+namespace ppsched::run {
+
+/// Which device each of `ranks` ranks runs on: `ordinals` lists the devices to use (empty: all
+/// `visible` ones); ranks are spread evenly in contiguous blocks, so neighbouring stages share a
+/// device when there are more ranks than devices. Throws std::invalid_argument for an ordinal
+/// that is not visible.
+std::vector<int> map_ranks_to_devices(std::uint32_t ranks, std::size_t visible, const std::vector<int>& ordinals);
+
+/// One schedule to run.
+struct RunRequest {
+  std::string name;
+  Schedule schedule;
+  std::vector<std::uint32_t> stage_to_rank;
+  PlanOptions plan;   ///< workload, costs (expected durations), comm; device_of_rank is filled in
+  TimedOptions sim;   ///< what the simulator is given for the prediction
+};
+
+struct RunResult {
+  std::string name;
+  RunPlan plan;
+  Measurement measured;
+  double simulated_us = 0;                     ///< the timed simulator's makespan
+  std::vector<std::uint64_t> predicted_peak;   ///< per device: the memory model's peak
+  std::vector<std::uint64_t> planned_peak;     ///< per rank: buffers live at once in host order
+  /// measured median / simulated; 0 when the simulation says 0.
+  double ratio() const { return simulated_us > 0 ? measured.iteration.median / simulated_us : 0.0; }
+};
+
+struct BenchmarkReport {
+  Discovery discovery;
+  std::vector<int> ordinals;  ///< the devices used
+  std::vector<RunResult> results;
+  bool interrupted = false;
+};
+
+/// Discovers devices once; when usable, opens them once and runs every request in turn (each
+/// checked with check_host_order before its first launch). A request that fails throws:
+/// PlanError, DeviceError or TimedDeadlock. Stops early (report.interrupted) when
+/// opt.interrupted is set.
+BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> requests,
+                               const std::vector<int>& ordinals, const MeasureOptions& opt);
+
+/// The memory model's peak per device for `plan`'s buffers on the simulated timeline: stash
+/// bytes per stage, held from F to the last backward piece, ranks on one device summed in time.
+std::vector<std::uint64_t> predicted_device_peak(const Schedule& s, const Timeline& simulated, const RunPlan& plan,
+                                                 std::size_t devices);
+
+}  // namespace ppsched::run

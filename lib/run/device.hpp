@@ -1,0 +1,173 @@
+// The device seam of `ppsched run`: everything the engine asks of a GPU, and nothing more.
+//
+// Two implementations: the CUDA one (lib/run/cuda/, built only where nvcc exists) and a fake one
+// (fake_device.hpp) that replays expected durations with CUDA's stream and event semantics, so
+// the engine, the plan and the statistics are tested on machines without a GPU.
+//
+// The protocol, as the engine drives it:
+//   runtime.discover()                once per process, by the command, never by the engine
+//   runtime.open(discovery)           once per process: contexts, handles
+//   device.setup(plan)                per schedule: streams, events, weights, workspaces
+//   per iteration:
+//     device.begin_iteration()
+//     device.wait / launch / record   in the plan's host order (a topological order: see plan.hpp)
+//     device.end_iteration(...)       blocks until the iteration is done, returns its spans
+//
+// Semantics every implementation keeps (they are CUDA's):
+//   - Streams run their launches in enqueue order, one at a time.
+//   - wait(stream, event) makes later work on `stream` wait for the most recent record(event) at
+//     the time of the call; waiting on an event never recorded in this iteration is a no-op
+//     (CUDA's cudaStreamWaitEvent), which is why the host order must be checked before launch.
+//   - Buffers in Work::allocs are allocated on the launch's stream just before its work, and
+//     those in Work::frees released just after it (stream-ordered, cudaMallocAsync style).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/action.hpp"
+
+namespace ppsched::run {
+
+inline constexpr std::uint32_t kNoBuffer = 0xFFFFFFFF;
+
+/// What a launch does on the device.
+enum class WorkKind : std::uint8_t {
+  None,          ///< nothing but its timing (UNSHARD, RESHARD, REDUCE_GRAD, a SEND's completion)
+  Forward,       ///< Y = X W for each layer of the stage
+  InputGrad,     ///< dX = dY W^T for each layer (I)
+  WeightGrad,    ///< dW = X^T dY for each layer (W)
+  FullBackward,  ///< InputGrad then WeightGrad (B)
+  Copy,          ///< move copy_bytes from buffer `input` (on rank copy_from) into buffer `output`
+};
+
+/// One launch. Trivially copyable; buffers are indices into DevicePlan::buffers.
+struct Work {
+  WorkKind kind = WorkKind::None;
+  ActionKind action = ActionKind::Idle;  ///< the schedule's action this launch runs (for messages)
+  std::uint32_t rank = 0;
+  std::uint32_t stage = 0;
+  std::uint32_t microbatch = 0;
+  /// How long the plan expects it to take, in µs (from the cost table and comm model). The synthetic
+  /// workload spins this long; the fake device takes exactly this long (times its jitter).
+  double expected_us = 0;
+  std::uint32_t stash = kNoBuffer;   ///< the (stage, microbatch) activation stash F writes and I/W read
+  std::uint32_t input = kNoBuffer;   ///< received activation (F) or gradient (I, B); a Copy's source
+  std::uint32_t output = kNoBuffer;  ///< a Copy's destination
+  std::uint32_t copy_from = 0;       ///< a Copy's source rank
+  std::uint64_t copy_bytes = 0;
+  std::uint32_t label = 0;           ///< index into DevicePlan::labels (NVTX range name)
+  std::uint8_t alloc_count = 0, free_count = 0;
+  std::uint32_t allocs[2] = {kNoBuffer, kNoBuffer};  ///< allocated before the work, on its stream
+  std::uint32_t frees[3] = {kNoBuffer, kNoBuffer, kNoBuffer};  ///< released after it, on its stream
+};
+
+/// A buffer the plan allocates and frees once per iteration.
+struct BufferSpec {
+  std::uint32_t rank = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// The shape of the GEMM workload: every stage is `layers` linear layers of hidden x hidden,
+/// applied to `tokens` rows per microbatch, in `element_bytes`-wide floats (2: bf16, 4: fp32).
+struct GemmShape {
+  std::uint32_t layers = 4;
+  std::uint32_t hidden = 4096;
+  std::uint32_t tokens = 4096;
+  std::uint32_t element_bytes = 2;
+  std::uint64_t flops_per_pass() const {  ///< one of F, I or W over the whole stage
+    return 2ull * layers * tokens * static_cast<std::uint64_t>(hidden) * hidden;
+  }
+  std::uint64_t stash_bytes() const {  ///< each layer's input, plus each layer's dY from I for W
+    return 2ull * layers * tokens * static_cast<std::uint64_t>(hidden) * element_bytes;
+  }
+  std::uint64_t boundary_bytes() const { return static_cast<std::uint64_t>(tokens) * hidden * element_bytes; }
+  std::uint64_t weight_bytes() const {  ///< weights and their gradients, one stage
+    return 2ull * layers * static_cast<std::uint64_t>(hidden) * hidden * element_bytes;
+  }
+};
+
+enum class Workload : std::uint8_t { Gemm, Synthetic };
+
+/// What a device must prepare for one schedule. Streams are numbered rank * 3 + Stream
+/// (compute 0, send 1, recv 2); events and spans are numbered by the plan.
+struct DevicePlan {
+  Workload workload = Workload::Gemm;
+  GemmShape shape;
+  std::vector<int> device_of_rank;           ///< index into Discovery::devices, per rank
+  std::vector<std::uint32_t> rank_of_stage;  ///< which rank holds each stage's weights
+  std::uint32_t event_count = 0;             ///< dependency events
+  std::vector<std::uint32_t> event_stream;   ///< the one stream that records each event
+  std::uint32_t span_count = 0;              ///< timed launches per iteration
+  std::vector<std::uint32_t> span_stream;    ///< the one stream each span is launched on
+  std::vector<BufferSpec> buffers;
+  std::vector<std::string> labels;           ///< NVTX range names ("2F5"), indexed by Work::label
+  std::uint32_t stream_count() const { return static_cast<std::uint32_t>(device_of_rank.size()) * 3; }
+};
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  std::uint64_t total_memory_bytes = 0;
+  int sm_count = 0;
+};
+
+/// What discovery found. Anything but Ok means `ppsched run` exits 77 and says `message`.
+struct Discovery {
+  enum class Status : std::uint8_t { Ok, NotBuilt, NoDriver, NoDevice, Error };
+  Status status = Status::NotBuilt;
+  std::string message;  ///< why not Ok: the call and its error
+  std::string backend;  ///< "cuda" or "fake"
+  std::string driver_version, runtime_version;
+  std::vector<DeviceInfo> devices;
+};
+
+/// Measured device memory of one iteration, per device (index into Discovery::devices).
+struct MemoryUse {
+  std::vector<std::uint64_t> peak_buffer_bytes;  ///< high-water mark of the plan's buffers
+  std::vector<std::uint64_t> fixed_bytes;        ///< weights, gradients and workspaces
+};
+
+/// A device failure: names the call, and the action and rank when a launch failed.
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One process's devices, after discovery.
+class Device {
+ public:
+  virtual ~Device() = default;
+  /// Prepares a schedule's streams, events, weights and workspaces; frees the previous one's.
+  virtual void setup(const DevicePlan& plan) = 0;
+  virtual void begin_iteration() = 0;
+  virtual void wait(std::uint32_t stream, std::uint32_t event) = 0;
+  virtual void record(std::uint32_t stream, std::uint32_t event) = 0;
+  /// Enqueues `work` on `stream`, timed as span `span`.
+  virtual void launch(std::uint32_t stream, const Work& work, std::uint32_t span) = 0;
+  /// Waits for the iteration, then writes each span's start and end (µs from the iteration's
+  /// start on its device) and returns the iteration's time (µs, the latest end).
+  virtual double end_iteration(std::span<double> span_start_us, std::span<double> span_end_us) = 0;
+  /// The memory the last iteration used.
+  virtual MemoryUse memory_use() const = 0;
+};
+
+/// How a process reaches its devices. The command calls discover() once, at its start, and
+/// open() once; the engine only ever sees the Device.
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  virtual Discovery discover() = 0;
+  /// Opens the devices `discovery` found (status Ok). Throws DeviceError.
+  virtual std::unique_ptr<Device> open(const Discovery& discovery) = 0;
+};
+
+/// The CUDA runtime; where ppsched was built without CUDA, one whose discover() says NotBuilt.
+/// Constructing it touches no CUDA API.
+std::unique_ptr<DeviceRuntime> make_cuda_runtime();
+
+}  // namespace ppsched::run

@@ -1,0 +1,115 @@
+#include "run/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ir/action_text.hpp"
+
+namespace ppsched::run {
+
+namespace {
+
+double steady_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+void enqueue(Device& device, const RunPlan& plan) {
+  device.begin_iteration();
+  for (std::uint32_t p = 0; p < plan.ops.size(); ++p) {
+    const HostOp& op = plan.ops[p];
+    for (std::uint32_t w = op.wait_begin; w < op.wait_end; ++w) device.wait(op.stream, plan.waits[w]);
+    device.launch(op.stream, op.work, p);
+    if (op.record != kNoEvent) device.record(op.stream, op.record);
+  }
+}
+
+bool timed_kind(ActionKind k) {
+  return is_compute(k) || k == ActionKind::Unshard || k == ActionKind::Reshard || k == ActionKind::ReduceGrad ||
+         k == ActionKind::RecvF || k == ActionKind::RecvB;
+}
+
+}  // namespace
+
+Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& opt) {
+  auto now = opt.wall_clock ? opt.wall_clock : steady_seconds;
+  auto interrupted = [&] { return opt.interrupted && opt.interrupted->load(); };
+  const std::size_t spans = plan.ops.size();
+  std::vector<double> start(spans), end(spans);
+  Measurement m;
+  for (; m.warmup < opt.warmup && !interrupted(); ++m.warmup) {
+    enqueue(device, plan);
+    device.end_iteration(start, end);
+  }
+  // Per (stage, kind) bucket, the durations of every timed launch. Launches of a kind the cost
+  // table has no row for (markers, SEND completions) are not kept.
+  std::map<std::pair<std::uint32_t, ActionKind>, std::vector<double>> buckets;
+  std::vector<std::vector<double>*> bucket_of(spans, nullptr);
+  for (std::uint32_t p = 0; p < spans; ++p) {
+    const Work& w = plan.ops[p].work;
+    if (timed_kind(w.action) && (w.kind != WorkKind::None || !is_send_recv(w.action)))
+      bucket_of[p] = &buckets[{w.stage, w.action}];
+  }
+  Stopper stopper(opt.rule);
+  const double began = now();
+  while (true) {
+    if (interrupted()) {
+      m.stop = StopReason::Interrupted;
+      break;
+    }
+    enqueue(device, plan);
+    const double t = device.end_iteration(start, end);
+    m.iteration_us.push_back(t);
+    stopper.add(t);
+    for (std::uint32_t p = 0; p < spans; ++p)
+      if (bucket_of[p]) bucket_of[p]->push_back(end[p] - start[p]);
+    m.stop = stopper.check(now() - began);
+    if (m.stop != StopReason::NotYet) break;
+  }
+  m.wall_s = now() - began;
+  m.iteration = summarize(m.iteration_us);
+  for (auto& [k, samples] : buckets) m.kinds.push_back({k.first, k.second, summarize(samples)});
+  m.last_start_us = std::move(start);
+  m.last_end_us = std::move(end);
+  m.memory = device.memory_use();
+  return m;
+}
+
+std::string cost_table_csv(const Measurement& m) {
+  std::string out = "stage,kind,time_us\n";
+  for (const KindTiming& k : m.kinds) {
+    if (is_send_recv(k.kind)) continue;  // transfers come from the topology, not the cost table
+    out += fmt::format("{},{},{:.3f}\n", k.stage, kind_name(k.kind), k.stats.median);
+  }
+  return out;
+}
+
+Timeline measured_timeline(const RunPlan& plan, const Measurement& m) {
+  Timeline t;
+  t.rank_begin = plan.rank_begin;
+  const std::size_t n = plan.entries.size();
+  t.start.resize(n);
+  t.end.resize(n);
+  t.stream.resize(n);
+  t.step = plan.entry_step;
+  t.released_by.assign(n, Timeline::kNone);
+  t.peer = plan.entry_peer;
+  for (std::size_t e = 0; e < n; ++e) {
+    const EntrySpans& sp = plan.entries[e];
+    t.start[e] = m.last_start_us.empty() ? 0.0 : m.last_start_us[sp.first];
+    t.end[e] = m.last_end_us.empty() ? 0.0 : m.last_end_us[sp.last];
+    // The tracks simulate shows: sends and receives apart, though they share one comm stream.
+    const HostOp& op = plan.ops[sp.first];
+    const ActionKind k = op.work.action;
+    t.stream[e] = op.stream % 3 == 0                                ? Stream::Compute
+                  : k == ActionKind::SendF || k == ActionKind::SendB ? Stream::Send
+                                                                     : Stream::Recv;
+    t.makespan = std::max(t.makespan, t.end[e]);
+  }
+  return t;
+}
+
+}  // namespace ppsched::run

@@ -1,0 +1,67 @@
+// The timing engine of `ppsched run`: enqueues a plan on a device iteration after iteration, times
+// every launch, and stops by the nvbench rule (stats.hpp). It never discovers or opens devices:
+// it is handed one.
+//
+// What it measures per iteration: the iteration time (the latest end of any launch, from the
+// iteration's start) and each launch's span. Per (stage, kind) it keeps every compute launch's
+// duration, so the cost table it writes holds medians of real launches (cost_table_csv), which
+// `ppsched simulate --costs` reads back.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/schedule.hpp"
+#include "run/device.hpp"
+#include "run/plan.hpp"
+#include "run/stats.hpp"
+#include "sim/timeline.hpp"
+
+namespace ppsched::run {
+
+struct MeasureOptions {
+  std::size_t warmup = 5;
+  StopRule rule;
+  /// Set by a signal handler: the engine stops at the next iteration boundary.
+  const std::atomic<bool>* interrupted = nullptr;
+  /// Seconds since an arbitrary start; defaults to a steady clock (tests pass their own).
+  std::function<double()> wall_clock;
+};
+
+/// Durations of one action kind on one stage, over every timed launch.
+struct KindTiming {
+  std::uint32_t stage = 0;
+  ActionKind kind = ActionKind::Idle;
+  SampleStats stats;  ///< µs
+};
+
+struct Measurement {
+  std::size_t warmup = 0;
+  std::vector<double> iteration_us;  ///< one per timed iteration, in order
+  SampleStats iteration;
+  StopReason stop = StopReason::NotYet;
+  double wall_s = 0;
+  /// Compute kinds (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD) and transfers (RECV_F, RECV_B:
+  /// the copies), sorted by stage then kind.
+  std::vector<KindTiming> kinds;
+  /// Every launch's start and end in the last timed iteration (µs), for the trace.
+  std::vector<double> last_start_us, last_end_us;
+  MemoryUse memory;
+};
+
+/// Runs `plan` on `device` (already set up with plan.device) until the stop rule holds.
+/// Throws DeviceError from the device.
+Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& opt);
+
+/// The measured cost table: `stage,kind,time_us` rows of the compute kinds' medians, sorted,
+/// with a header; what `ppsched simulate --costs` reads.
+std::string cost_table_csv(const Measurement& m);
+
+/// The last timed iteration of `plan` as a Timeline in µs, so simulate's views (trace, Gantt,
+/// memory) read it as they read a simulation of the plan's schedule.
+Timeline measured_timeline(const RunPlan& plan, const Measurement& m);
+
+}  // namespace ppsched::run
