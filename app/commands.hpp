@@ -21,7 +21,6 @@ void add_list_command(CLI::App& app, std::vector<Command>& commands);
 void add_simulate_command(CLI::App& app, std::vector<Command>& commands);
 void add_validate_command(CLI::App& app, std::vector<Command>& commands);
 void add_tune_command(CLI::App& app, std::vector<Command>& commands);
-/// Subcommands that later work fills in: registered so `--help` lists them; they exit 2.
-void add_pending_commands(CLI::App& app, std::vector<Command>& commands);
+void add_run_command(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace ppsched::cli

@@ -36,7 +36,7 @@ int run(int argc, char** argv) {
   add_simulate_command(app, commands);
   add_validate_command(app, commands);
   add_tune_command(app, commands);
-  add_pending_commands(app, commands);
+  add_run_command(app, commands);
 
   // CLI11 answers an unknown command with "A subcommand is required"; name it and suggest.
   if (argc > 1 && argv[1][0] != '-') {

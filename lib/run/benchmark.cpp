@@ -27,10 +27,6 @@ std::vector<std::uint64_t> predicted_device_peak(const Schedule& s, const Timeli
   const auto stages = plan.device.rank_of_stage.size();
   model.activation.assign(stages, static_cast<double>(plan.device.shape.stash_bytes()));
   model.weight_grad = model.activation;  // the stash is freed whole, by B or by W
-  if (plan.device.workload == Workload::Synthetic) {
-    model.activation.assign(stages, 0.0);
-    model.weight_grad = model.activation;
-  }
   MemoryProfile profile = compute_memory(s, simulated, model);
   // Sum the ranks of one device in time: every change point of any of its ranks.
   struct Change {
@@ -88,6 +84,16 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
     res.planned_peak = planned_peak_bytes(res.plan);
     device->setup(res.plan.device);
     res.measured = measure(*device, res.plan, opt);
+    if (req.predict_from_measurement && !res.measured.kinds.empty()) {
+      TimedOptions sim = req.sim;
+      for (const KindTiming& k : res.measured.kinds)
+        if (!is_send_recv(k.kind) && k.stage < sim.costs.per_stage.size())
+          sim.costs.per_stage[k.stage][static_cast<std::size_t>(k.kind)] = k.stats.median;
+      res.simulated_us = simulate_timed(req.schedule, req.stage_to_rank, sim).makespan;
+    }
+    res.microbatches = req.schedule.num_microbatches ? req.schedule.num_microbatches
+                                                     : infer_microbatch_count(req.schedule);
+    res.schedule = std::move(req.schedule);
     if (res.measured.stop == StopReason::Interrupted) report.interrupted = true;
     report.results.push_back(std::move(res));
     if (report.interrupted) break;

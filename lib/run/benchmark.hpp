@@ -29,10 +29,16 @@ struct RunRequest {
   std::vector<std::uint32_t> stage_to_rank;
   PlanOptions plan;   ///< workload, costs (expected durations), comm; device_of_rank is filled in
   TimedOptions sim;   ///< what the simulator is given for the prediction
+  /// Predict with the cost table this run measures instead of sim.costs (the GEMM workload
+  /// without a given cost table: does the simulator, given real per-action times, predict the
+  /// real iteration?).
+  bool predict_from_measurement = false;
 };
 
 struct RunResult {
   std::string name;
+  Schedule schedule;
+  std::uint32_t microbatches = 0;
   RunPlan plan;
   Measurement measured;
   double simulated_us = 0;                     ///< the timed simulator's makespan

@@ -1,0 +1,100 @@
+// The CUDA runtime of `ppsched run`, and the one symbol this module exports.
+//
+// ppsched dlopen()s this module (run/cuda_loader.cpp) only when a run asks for CUDA, and calls
+// ppsched_make_cuda_runtime. Nothing here calls CUDA before discover(): not the constructor,
+// not a static initializer, so loading the module on a machine without a driver is harmless.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_device.hpp"
+#include "run/device.hpp"
+
+namespace ppsched::run::cuda {
+
+namespace {
+
+// 13000 -> "13.0", as CUDA encodes versions (1000 * major + 10 * minor).
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// Errors of cudaGetDeviceCount that mean "no usable driver" rather than "no GPU": none
+// installed (cudaErrorInsufficientDriver, what a machine without one gives), one older than the
+// runtime, or a kernel module that does not match the user-space driver.
+bool is_driver_problem(cudaError_t e) {
+  return e == cudaErrorInsufficientDriver || e == cudaErrorCallRequiresNewerDriver ||
+         e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice ||
+         e == cudaErrorNotSupported;
+}
+
+class CudaRuntime final : public DeviceRuntime {
+ public:
+  Discovery discover() override {
+    Discovery d;
+    d.backend = "cuda";
+    int v = 0;
+    d.runtime_version = cudaRuntimeGetVersion(&v) == cudaSuccess ? version_text(v) : "unknown";
+    v = 0;
+    // 0 when no driver is installed.
+    d.driver_version = cudaDriverGetVersion(&v) == cudaSuccess && v > 0 ? version_text(v) : "none";
+
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      d.status = is_driver_problem(e)       ? Discovery::Status::NoDriver
+                 : e == cudaErrorNoDevice   ? Discovery::Status::NoDevice
+                                            : Discovery::Status::Error;
+      d.message = failure("cudaGetDeviceCount", error_text(e), {}) + "; CUDA driver " + d.driver_version +
+                  ", runtime " + d.runtime_version;
+      return d;
+    }
+    if (count <= 0) {
+      d.status = Discovery::Status::NoDevice;
+      d.message = "cudaGetDeviceCount found no CUDA device (CUDA driver " + d.driver_version + ")";
+      return d;
+    }
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp prop{};
+      int sms = 0;
+      const char* call = "cudaGetDeviceProperties";
+      cudaError_t err = cudaGetDeviceProperties(&prop, i);
+      if (err == cudaSuccess) {
+        // CUDA 13 dropped most deprecated cudaDeviceProp fields; attributes are the stable way.
+        call = "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)";
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, i);
+      }
+      if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        d.status = Discovery::Status::Error;
+        d.message = failure(call, error_text(err), {"discovery", Where::kNone, i});
+        d.devices.clear();
+        return d;
+      }
+      d.devices.push_back({i, prop.name, static_cast<std::uint64_t>(prop.totalGlobalMem), sms});
+    }
+    d.status = Discovery::Status::Ok;
+    return d;
+  }
+
+  std::unique_ptr<Device> open(const Discovery& discovery) override {
+    if (discovery.status != Discovery::Status::Ok || discovery.devices.empty())
+      throw DeviceError("open: CUDA discovery found no usable GPU" +
+                        (discovery.message.empty() ? std::string() : " (" + discovery.message + ")"));
+    std::vector<int> ordinals;
+    ordinals.reserve(discovery.devices.size());
+    for (const DeviceInfo& info : discovery.devices) ordinals.push_back(info.ordinal);
+    return std::make_unique<CudaDevice>(ordinals);
+  }
+};
+
+}  // namespace
+
+}  // namespace ppsched::run::cuda
+
+// The module's only exported symbol (exports.map): a new runtime, owned by the caller (delete).
+extern "C" __attribute__((visibility("default"))) ppsched::run::DeviceRuntime* ppsched_make_cuda_runtime() {
+  return new ppsched::run::cuda::CudaRuntime();
+}
