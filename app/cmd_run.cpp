@@ -44,7 +44,11 @@ struct RunOptions {
 };
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+std::atomic<int> g_signal{0};
+extern "C" void on_interrupt(int sig) {
+  g_signal.store(sig);
+  g_interrupted.store(true);
+}
 
 std::vector<std::string> split_names(const std::string& list) {
   std::vector<std::string> out;
@@ -91,7 +95,9 @@ std::string text_report(const RunOptions& opt, const run::BenchmarkReport& rep) 
                                 d.driver_version, d.runtime_version);
   for (int o : rep.ordinals) {
     const run::DeviceInfo& dev = d.devices.at(o);
-    out += fmt::format("# device {}: {}, {} MiB, {} SMs\n", o, dev.name, dev.total_memory_bytes >> 20, dev.sm_count);
+    out += dev.total_memory_bytes ? fmt::format("# device {}: {}, {} MiB, {} SMs\n", o, dev.name,
+                                                dev.total_memory_bytes >> 20, dev.sm_count)
+                                  : fmt::format("# device {}: {}\n", o, dev.name);
   }
   if (opt.workload == "gemm")
     out += fmt::format("# workload gemm: {} layers of {}x{}, {} tokens per microbatch, {}\n", opt.shape.layers,
@@ -280,7 +286,7 @@ int run_run(RunOptions opt) {
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? json_report(opt, rep) : text_report(opt, rep));
   });
-  if (rep.interrupted) return kExitInterrupted;
+  if (rep.interrupted) return g_signal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
   for (const run::RunResult& r : rep.results) {
     const double ratio = r.ratio();
     if ((opt.min_ratio > 0 && ratio < opt.min_ratio) || (opt.max_ratio > 0 && ratio > opt.max_ratio)) {
