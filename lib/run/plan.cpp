@@ -18,6 +18,58 @@ Key key(KeyKind k, std::uint64_t stage, std::uint64_t mb) { return (static_cast<
 
 constexpr std::uint32_t kNone = 0xFFFFFFFF;
 
+// Values by key: a flat array over (kind, stage, microbatch) when that space is small enough,
+// a hash map beyond it or for keys outside it (the simulator does the same for its events).
+class KeyTable {
+ public:
+  KeyTable(std::uint64_t stages, std::uint64_t mbs) : stages_(stages), mbs_(mbs) {
+    const std::uint64_t cells = (kStash + 1) * stages * mbs;
+    if (cells <= (1u << 24)) dense_.assign(cells, kNoneValue);
+  }
+  std::uint32_t get(Key k) const {
+    if (std::uint64_t i = index(k); i != kOutside) return dense_[i];
+    auto it = sparse_.find(k);
+    return it == sparse_.end() ? kNoneValue : it->second;
+  }
+  /// Sets k's value unless it has one (the first publisher wins, as in the simulator).
+  void set_once(Key k, std::uint32_t v) {
+    if (std::uint64_t i = index(k); i != kOutside) {
+      if (dense_[i] == kNoneValue) dense_[i] = v;
+      return;
+    }
+    sparse_.emplace(k, v);
+  }
+  void set(Key k, std::uint32_t v) {
+    if (std::uint64_t i = index(k); i != kOutside) {
+      dense_[i] = v;
+      return;
+    }
+    sparse_[k] = v;
+  }
+  /// Calls f(key, value) for every key of `kind` that has a value.
+  template <typename F>
+  void for_each(KeyKind kind, F f) const {
+    if (!dense_.empty())
+      for (std::uint64_t st = 0; st < stages_; ++st)
+        for (std::uint64_t m = 0; m < mbs_; ++m)
+          if (std::uint32_t v = dense_[(kind * stages_ + st) * mbs_ + m]; v != kNoneValue) f(key(kind, st, m), v);
+    for (const auto& [k, v] : sparse_)
+      if ((k >> 48) == kind) f(k, v);
+  }
+  static constexpr std::uint32_t kNoneValue = 0xFFFFFFFF;
+
+ private:
+  static constexpr std::uint64_t kOutside = ~0ull;
+  std::uint64_t index(Key k) const {
+    const std::uint64_t kind = k >> 48, st = (k >> 32) & 0xFFFF, m = k & 0xFFFFFFFF;
+    if (dense_.empty() || st >= stages_ || m >= mbs_) return kOutside;
+    return (kind * stages_ + st) * mbs_ + m;
+  }
+  std::uint64_t stages_, mbs_;
+  std::vector<std::uint32_t> dense_;
+  std::unordered_map<Key, std::uint32_t> sparse_;
+};
+
 struct PendingDep {
   std::uint32_t op;
   Key key;
@@ -27,8 +79,13 @@ struct PendingDep {
 class PlanBuilder {
  public:
   PlanBuilder(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const PlanOptions& opt)
-      : s_(s), placement_(stage_to_rank), opt_(opt) {
-    stages_ = std::max<std::uint32_t>(s.num_stages, infer_stage_count(s));
+      : s_(s),
+        placement_(stage_to_rank),
+        opt_(opt),
+        stages_(std::max<std::uint32_t>(s.num_stages, infer_stage_count(s))),
+        microbatches_(std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s))),
+        published_(stages_, microbatches_),
+        entry_of_(stages_, microbatches_) {
     for (const auto& r : s.ranks)
       for (const Action& a : r.actions) explicit_comms_ = explicit_comms_ || is_send_recv(a.kind);
   }
@@ -102,7 +159,7 @@ class PlanBuilder {
     ops_.push_back({stream, w, std::move(label), {}});
     return static_cast<std::uint32_t>(ops_.size() - 1);
   }
-  void publish(Key k, std::uint32_t op) { published_.emplace(k, op); }
+  void publish(Key k, std::uint32_t op) { published_.set_once(k, op); }
   void depend(std::uint32_t op, Key k, bool frees = false) { pending_.push_back({op, k, frees}); }
 
   Work base_work(const Action& a, std::uint32_t rank, WorkKind kind) const {
@@ -173,13 +230,13 @@ class PlanBuilder {
       std::uint32_t b = new_buffer(rank, opt_.shape.stash_bytes());
       add_alloc(op, b);
       ops_[op].work.stash = b;
-      stash_[k] = b;
+      published_.set(k, b);
       return;
     }
-    auto it = stash_.find(k);
-    if (it == stash_.end()) return;
-    w.stash = it->second;
-    if (a.kind == ActionKind::B || a.kind == ActionKind::W) add_free(op, it->second);
+    const std::uint32_t b = published_.get(k);
+    if (b == KeyTable::kNoneValue) return;
+    w.stash = b;
+    if (a.kind == ActionKind::B || a.kind == ActionKind::W) add_free(op, b);
   }
 
   void publish_compute(const Action& a, std::uint32_t op) {
@@ -243,7 +300,7 @@ class PlanBuilder {
         std::uint32_t post = new_op(comm_stream(rank), w, label);
         depend(post, key(fwd ? kF : kBwd, st, m));
         publish(key(fwd ? kSendPostF : kSendPostB, st, m), post);
-        send_entry_.emplace(key(fwd ? kSendPostF : kSendPostB, st, m), static_cast<std::uint32_t>(plan_.entries.size()));
+        entry_of_.set_once(key(fwd ? kSendPostF : kSendPostB, st, m), static_cast<std::uint32_t>(plan_.entries.size()));
         std::uint32_t done = new_op(comm_stream(rank), w, label + " done");
         // The partner RECV: SEND_F(s) -> RECV_F(s+1), SEND_B(s) -> RECV_B(s-1).
         if (fwd || st > 0) depend(done, key(fwd ? kRecvCopyF : kRecvCopyB, fwd ? st + 1 : st - 1, m));
@@ -263,7 +320,7 @@ class PlanBuilder {
         add_alloc(copy, buffer);
         ops_[copy].work.output = buffer;
         publish(key(fwd ? kRecvCopyF : kRecvCopyB, st, m), copy);
-        recv_entry_.emplace(key(fwd ? kRecvCopyF : kRecvCopyB, st, m), static_cast<std::uint32_t>(plan_.entries.size()));
+        entry_of_.set_once(key(fwd ? kRecvCopyF : kRecvCopyB, st, m), static_cast<std::uint32_t>(plan_.entries.size()));
         return {copy, copy};
       }
     }
@@ -272,15 +329,17 @@ class PlanBuilder {
   // SEND_F(s) <-> RECV_F(s+1) and SEND_B(s) <-> RECV_B(s-1), for the trace's arrows.
   void pair_entries() {
     plan_.entry_peer.assign(plan_.entries.size(), kNoEntry);
-    for (const auto& [k, send] : send_entry_) {
+    auto pair = [&](Key k, std::uint32_t send) {
       const auto kind = static_cast<KeyKind>(k >> 48);
       const std::uint64_t st = (k >> 32) & 0xFFFF, m = k & 0xFFFFFFFF;
-      if (kind == kSendPostB && st == 0) continue;
-      auto it = recv_entry_.find(kind == kSendPostF ? key(kRecvCopyF, st + 1, m) : key(kRecvCopyB, st - 1, m));
-      if (it == recv_entry_.end() || plan_.entry_peer[it->second] != kNoEntry) continue;
-      plan_.entry_peer[send] = it->second;
-      plan_.entry_peer[it->second] = send;
-    }
+      if (kind == kSendPostB && st == 0) return;
+      const std::uint32_t recv = entry_of_.get(kind == kSendPostF ? key(kRecvCopyF, st + 1, m) : key(kRecvCopyB, st - 1, m));
+      if (recv == KeyTable::kNoneValue || plan_.entry_peer[recv] != kNoEntry) return;
+      plan_.entry_peer[send] = recv;
+      plan_.entry_peer[recv] = send;
+    };
+    entry_of_.for_each(kSendPostF, pair);
+    entry_of_.for_each(kSendPostB, pair);
   }
 
   std::string describe(std::uint32_t op) const {
@@ -289,19 +348,19 @@ class PlanBuilder {
 
   void resolve() {
     for (const PendingDep& d : pending_) {
-      auto it = published_.find(d.key);
-      if (it == published_.end()) {
+      const std::uint32_t producer = published_.get(d.key);
+      if (producer == KeyTable::kNoneValue) {
         const auto kind = static_cast<KeyKind>(d.key >> 48);
         static constexpr const char* kWhat[] = {"F", "backward", "SEND_F", "SEND_B", "RECV_F", "RECV_B", ""};
         throw PlanError(describe(d.op) + " needs " + kWhat[kind] + " of stage " +
                         std::to_string((d.key >> 32) & 0xFFFF) + ", microbatch " +
                         std::to_string(d.key & 0xFFFFFFFF) + ", which no rank runs");
       }
-      ops_[d.op].deps.push_back(it->second);
+      ops_[d.op].deps.push_back(producer);
       if (d.frees_its_buffer) {
-        const Work& producer = ops_[it->second].work;
-        ops_[d.op].work.input = producer.output;
-        add_free(d.op, producer.output);
+        const std::uint32_t received = ops_[producer].work.output;
+        ops_[d.op].work.input = received;
+        add_free(d.op, received);
       }
     }
   }
@@ -412,11 +471,12 @@ class PlanBuilder {
   const Schedule& s_;
   const std::vector<std::uint32_t>& placement_;
   const PlanOptions& opt_;
-  std::uint32_t stages_ = 0;
+  std::uint32_t stages_, microbatches_;
   bool explicit_comms_ = false;
   std::vector<Op> ops_;
   std::vector<PendingDep> pending_;
-  std::unordered_map<Key, std::uint32_t> published_, stash_, send_entry_, recv_entry_;
+  KeyTable published_;  // ops by what they produce; stash buffers under kStash
+  KeyTable entry_of_;   // SEND and RECV entries, for the trace's arrows
   std::vector<std::uint32_t> alloc_op_, free_op_;
   std::vector<std::uint32_t> order_;
   RunPlan plan_;
