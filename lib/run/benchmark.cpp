@@ -84,6 +84,9 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
     res.planned_peak = planned_peak_bytes(res.plan);
     device->setup(res.plan.device);
     res.measured = measure(*device, res.plan, opt);
+    // Event timing resolves about half a microsecond; a violation beyond that is a race.
+    if (std::string race = check_measured_order(res.plan, res.measured, 1.0); !race.empty())
+      throw PlanError("'" + req.name + "' raced on the device: " + race);
     if (req.predict_from_measurement && !res.measured.kinds.empty()) {
       TimedOptions sim = req.sim;
       for (const KindTiming& k : res.measured.kinds)

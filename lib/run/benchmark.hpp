@@ -56,7 +56,8 @@ struct BenchmarkReport {
 };
 
 /// Discovers devices once; when usable, opens them once and runs every request in turn (each
-/// checked with check_host_order before its first launch). A request that fails throws:
+/// checked with check_host_order before its first launch, and its last iteration with
+/// check_measured_order after it). A request that fails throws:
 /// PlanError, DeviceError or TimedDeadlock. Stops early (report.interrupted) when
 /// opt.interrupted is set.
 BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> requests,

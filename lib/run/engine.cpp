@@ -78,6 +78,37 @@ Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& o
   return m;
 }
 
+std::string check_measured_order(const RunPlan& plan, const Measurement& m, double tolerance_us) {
+  const std::size_t n = plan.ops.size();
+  if (m.last_start_us.size() != n || m.last_end_us.size() != n) return {};
+  std::vector<std::uint32_t> recorder(plan.device.event_count, kNoEntry);
+  std::vector<std::uint32_t> previous(plan.device.stream_count(), kNoEntry);
+  const auto& dev = plan.device;
+  auto device_of = [&](std::uint32_t p) { return dev.device_of_rank.at(plan.ops[p].stream / 3); };
+  auto late = [&](std::uint32_t p, std::uint32_t before, const char* why) -> std::string {
+    if (m.last_start_us[p] + tolerance_us >= m.last_end_us[before]) return {};
+    return fmt::format("the device started '{}' at {:.3f} us, before '{}' ({}) ended at {:.3f} us",
+                       dev.labels[plan.ops[p].work.label], m.last_start_us[p], dev.labels[plan.ops[before].work.label],
+                       why, m.last_end_us[before]);
+  };
+  // Who records each event, wherever it sits in the host order: a wait enqueued before its
+  // record is exactly the race this looks for.
+  for (std::uint32_t p = 0; p < n; ++p)
+    if (plan.ops[p].record != kNoEvent) recorder.at(plan.ops[p].record) = p;
+  for (std::uint32_t p = 0; p < n; ++p) {
+    const HostOp& op = plan.ops[p];
+    if (previous[op.stream] != kNoEntry)
+      if (auto msg = late(p, previous[op.stream], "the launch before it on its stream"); !msg.empty()) return msg;
+    for (std::uint32_t w = op.wait_begin; w < op.wait_end; ++w) {
+      const std::uint32_t r = recorder.at(plan.waits[w]);
+      if (r != kNoEntry && device_of(r) == device_of(p))
+        if (auto msg = late(p, r, "which it waits for"); !msg.empty()) return msg;
+    }
+    previous[op.stream] = p;
+  }
+  return {};
+}
+
 std::string cost_table_csv(const Measurement& m) {
   std::string out = "stage,kind,time_us\n";
   for (const KindTiming& k : m.kinds) {

@@ -56,6 +56,12 @@ struct Measurement {
 /// Throws DeviceError from the device.
 Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& opt);
 
+/// Checks the last timed iteration against the plan: every launch started no earlier than the
+/// end of the launch before it on its stream and of every launch whose event it waited for (on
+/// the same device, where times are comparable), within `tolerance_us`. A violation means the
+/// device did not honour a dependency: the run raced. Returns the first one, or an empty string.
+std::string check_measured_order(const RunPlan& plan, const Measurement& m, double tolerance_us);
+
 /// The measured cost table: `stage,kind,time_us` rows of the compute kinds' medians, sorted,
 /// with a header; what `ppsched simulate --costs` reads.
 std::string cost_table_csv(const Measurement& m);

@@ -71,6 +71,7 @@ TEST_CASE("a fake run of every family measures exactly what the timed simulator 
         FakeDevice dev({});
         Measurement m = run_once(plan, dev);
         CHECK(dev.unrecorded_waits() == 0);
+        CHECK(check_measured_order(plan, m, 0).empty());
         CHECK(m.iteration_us.at(0) == Approx(expected.makespan).epsilon(1e-12));
         Timeline got = measured_timeline(plan, m);
         REQUIRE(got.size() == expected.size());
@@ -109,6 +110,9 @@ TEST_CASE("the plan waits only on events recorded earlier, and the check catches
   CHECK(dev.unrecorded_waits() > 0);
   CHECK(good.unrecorded_waits() == 0);
   CHECK(raced.iteration_us[0] < right.iteration_us[0]);
+  // And the measured spans give the race away after the fact.
+  CHECK(check_measured_order(plan, right, 0).empty());
+  CHECK_THAT(check_measured_order(by_stream, raced, 0), Catch::Contains("which it waits for"));
 }
 
 TEST_CASE("buffers: the stash lives from F to the last backward piece, received buffers until consumed") {
