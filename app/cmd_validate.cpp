@@ -40,6 +40,7 @@ struct ValidateOptions {
   double max_bubble = -1, max_memory = -1;
   std::string bubble_definition = "global";
   std::string costs;
+  std::string pytorch_version;
 };
 
 std::string rule_level_name(RuleLevel l) {
@@ -198,6 +199,20 @@ int run_validate(const ValidateOptions& opt) {
   for (const auto& id : opt.enable) levels.emplace_back(id, find_rule(id) ? find_rule(id)->level : RuleLevel::Error);
   for (const auto& [id, level] : levels)
     if (!find_rule(id)) return explain(id);  // says "unknown rule" with a suggestion
+  bool filters_non_grad_inputs = false;
+  if (!opt.pytorch_version.empty()) {
+    auto v = parse_pytorch_version(opt.pytorch_version);
+    if (!v) {
+      print_error("--pytorch-version: '" + opt.pytorch_version + "' is not a PyTorch release such as 2.12 or 2.13.0");
+      return kExitUsage;
+    }
+    filters_non_grad_inputs =
+        *v >= std::pair{kPytorchFiltersNonGradInputs[0], kPytorchFiltersNonGradInputs[1]};
+    // There the schedule runs: what is left is a portability warning. It goes first, so an
+    // explicit --enable or --disable of the rule still wins (the last matching level applies).
+    if (filters_non_grad_inputs)
+      levels.insert(levels.begin(), {"input-grad-without-requires-grad", RuleLevel::Warning});
+  }
   bool color = false;
   int exit = kExitOk;
   nlohmann::ordered_json json_files = nlohmann::ordered_json::array();
@@ -222,6 +237,7 @@ int run_validate(const ValidateOptions& opt) {
         }
         ctx->stage_spec = &*spec;
       }
+      ctx->pytorch_filters_non_grad_inputs = filters_non_grad_inputs;
       ctx->max_bubble = opt.max_bubble;
       ctx->bubble_per_stage = opt.bubble_definition == "per-stage";
       ctx->max_memory = opt.max_memory;
@@ -318,6 +334,9 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--schedule", opt->schedule, "Take placement and stages per rank from this family, as torchtitan does");
   sub->add_option("--stage-spec", opt->stage_spec,
                   "Stage spec JSON: each stage's inputs and whether they require grad (docs/formats.md)");
+  sub->add_option("--pytorch-version", opt->pytorch_version,
+                  "The PyTorch release the schedule runs on (e.g. 2.12): 2.13 and later skip inputs that do not "
+                  "require grad in an I, so input-grad-without-requires-grad becomes a warning (default: older)");
   sub->add_option("--max-bubble", opt->max_bubble, "Fail when the simulated bubble ratio exceeds this (0 to 1)")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--bubble-definition", opt->bubble_definition,

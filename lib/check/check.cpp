@@ -95,6 +95,26 @@ const Rule* find_rule(std::string_view id) {
   return nullptr;
 }
 
+std::optional<std::pair<int, int>> parse_pytorch_version(std::string_view text) {
+  // major '.' minor, then anything (".0", ".0a0+git1234", "+cu128"): only the release line counts.
+  auto number = [&](std::size_t& i) -> std::optional<int> {
+    std::size_t start = i;
+    int v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 4) v = v * 10 + (text[i++] - '0');
+    if (i == start || (i < text.size() && text[i] >= '0' && text[i] <= '9')) return std::nullopt;
+    return v;
+  };
+  std::size_t i = 0;
+  auto major = number(i);
+  if (!major || i >= text.size() || text[i] != '.') return std::nullopt;
+  ++i;
+  auto minor = number(i);
+  if (!minor) return std::nullopt;
+  if (i < text.size() && text[i] != '.' && text[i] != '+' && text[i] != 'a' && text[i] != 'r' && text[i] != 'd')
+    return std::nullopt;
+  return std::pair{*major, *minor};
+}
+
 SourceLoc action_location(const CheckContext& ctx, std::size_t rank, std::size_t step) {
   SourceLoc loc;
   loc.file = ctx.file;

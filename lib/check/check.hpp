@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,10 @@ struct CheckContext {
   bool placement_inferred = true;            ///< stage_to_rank came from the schedule itself
   /// From --stage-spec: per stage, its inputs and whether each requires grad; null: unknown.
   const std::vector<StageSpec>* stage_spec = nullptr;
+  /// From --pytorch-version: the release the schedule will run on filters stage inputs that do
+  /// not require grad out of stage_backward_input (PyTorch 2.13 and later), so an I on such a stage
+  /// runs there. False (unknown or older): the check assumes the failing behaviour.
+  bool pytorch_filters_non_grad_inputs = false;
   /// Thresholds for CI (< 0: off): bubble ratio (global, or per stage) and peak memory per rank
   /// (microbatches of activation, or bytes with a stage spec), from a timed simulation with
   /// `costs` (null: unit costs).
@@ -55,6 +60,14 @@ struct CheckContext {
 };
 
 enum class RuleLevel : std::uint8_t { Off, Note, Warning, Error };
+
+/// The first PyTorch release whose stage_backward_input skips inputs that do not require grad
+/// (pytorch/pytorch#182182, opened 2026-05-01, after 2.12's branch cut in April 2026 and before
+/// 2.13's in June 2026).
+inline constexpr int kPytorchFiltersNonGradInputs[2] = {2, 13};
+
+/// Reads "2.12", "2.13.0" or "2.13.0a0+git1234" as {major, minor}; nullopt when it is not one.
+std::optional<std::pair<int, int>> parse_pytorch_version(std::string_view text);
 
 struct Rule {
   std::string_view id;

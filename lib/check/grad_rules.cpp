@@ -19,6 +19,15 @@ void input_grad_without_requires_grad(const CheckContext& ctx, DiagnosticSink& s
     for (const StageSpec::Input& in : (*ctx.stage_spec)[a.stage].inputs) {
       if (in.requires_grad) continue;
       reported[a.stage] = true;
+      if (ctx.pytorch_filters_non_grad_inputs) {
+        report(ctx, sink, "input-grad-without-requires-grad", r, i,
+               fmt::format("{} computes input gradients of stage {}, whose {} input '{}' does not require grad: "
+                           "PyTorch {}.{} and later skip that input, older releases fail",
+                           text(ctx, a), a.stage, in.keyword ? "keyword" : "positional", in.name,
+                           kPytorchFiltersNonGradInputs[0], kPytorchFiltersNonGradInputs[1]),
+               {Note{{}, "to run on any release, use B on this stage or make the input non-differentiable", {}}});
+        return;
+      }
       report(ctx, sink, "input-grad-without-requires-grad", r, i,
              fmt::format("{} computes input gradients of stage {}, but its {} input '{}' does not require grad",
                          text(ctx, a), a.stage, in.keyword ? "keyword" : "positional", in.name),

@@ -98,3 +98,21 @@ TEST_CASE("a finding about a stage no rank runs is located at the file, not at a
     }
   CHECK(seen);
 }
+
+TEST_CASE("the PyTorch version of --pytorch-version is read as a release line and nothing else") {
+  using ppsched::parse_pytorch_version;
+  CHECK(parse_pytorch_version("2.12") == std::pair{2, 12});
+  CHECK(parse_pytorch_version("2.13.0") == std::pair{2, 13});
+  CHECK(parse_pytorch_version("2.13.0a0+git1234abc") == std::pair{2, 13});
+  CHECK(parse_pytorch_version("2.10+cu128") == std::pair{2, 10});
+  CHECK(parse_pytorch_version("3.0rc1") == std::pair{3, 0});
+  CHECK_FALSE(parse_pytorch_version(""));
+  CHECK_FALSE(parse_pytorch_version("2"));
+  CHECK_FALSE(parse_pytorch_version("2."));
+  CHECK_FALSE(parse_pytorch_version("2.x"));
+  CHECK_FALSE(parse_pytorch_version("v2.13"));
+  CHECK_FALSE(parse_pytorch_version("2.13x"));
+  CHECK_FALSE(parse_pytorch_version("123456.1"));
+  // The boundary the rule uses: 2.12 fails, 2.13 filters.
+  CHECK(*parse_pytorch_version("2.12") < std::pair{ppsched::kPytorchFiltersNonGradInputs[0], ppsched::kPytorchFiltersNonGradInputs[1]});
+}
