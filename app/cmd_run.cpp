@@ -65,11 +65,14 @@ std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
   return p;
 }
 
-// The validator's verdict; a schedule with errors is refused before any device work.
-bool passes_validation(const Schedule& s, const std::string& name, const std::vector<std::uint32_t>& placement,
+// The validator's verdict on the schedule as given (a file before lowering, with its line and
+// column positions); a schedule with errors is refused before any device work.
+bool passes_validation(const AsGiven& given, const std::string& name, const std::vector<std::uint32_t>& placement,
                        const TimedOptions& sim) {
+  const Schedule& s = given.schedule;
   CheckContext ctx;
   ctx.schedule = &s;
+  ctx.source = given.source.rank_line.empty() ? nullptr : &given.source;
   ctx.file = name;
   ctx.ranks = static_cast<std::uint32_t>(s.rank_count());
   ctx.stages = static_cast<std::uint32_t>(placement.size());
@@ -207,14 +210,15 @@ int run_run(RunOptions opt) {
     SourceOptions src = opt.source;
     src.schedule = name;
     src.sim_inputs = &opt.inputs;
-    std::optional<Schedule> s = load_schedule(src);
+    AsGiven given;
+    std::optional<Schedule> s = load_schedule(src, &given);
     if (!s) return kExitUsage;
     run::RunRequest req;
     req.name = name.empty() ? opt.source.input : name;
     req.stage_to_rank = stage_to_rank_of(*s);
     auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s->rank_count()), req.stage_to_rank);
     if (!inputs) return kExitUsage;
-    if (!passes_validation(*s, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;
+    if (!passes_validation(given, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;
     req.sim = inputs->sim;
     req.plan.workload = opt.workload == "gemm" ? run::Workload::Gemm : run::Workload::Synthetic;
     req.plan.shape = opt.shape;

@@ -95,7 +95,7 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   }
 }
 
-std::optional<Schedule> source_schedule(const SourceOptions& opt) {
+std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_given) {
   if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     std::uint32_t v = opt.stages_per_rank ? opt.stages_per_rank : f ? f->default_stages_per_rank : 1;
@@ -130,6 +130,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt) {
   auto parsed = read_schedule(opt.input, read_opt, sink);
   print_diagnostics(sink);
   if (!parsed) return std::nullopt;
+  if (as_given) as_given->source = std::move(parsed->source);
   return std::move(parsed->schedule);
 }
 
@@ -157,7 +158,7 @@ std::optional<Schedule> lower(const Schedule& s, const std::string& recipe) {
 
 }  // namespace
 
-std::optional<Schedule> load_schedule(const SourceOptions& opt) {
+std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_given) {
   if (opt.input.empty() == opt.schedule.empty()) {
     print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");
     return std::nullopt;
@@ -166,9 +167,11 @@ std::optional<Schedule> load_schedule(const SourceOptions& opt) {
     print_error("--schedule needs --ranks and --microbatches");
     return std::nullopt;
   }
-  std::optional<Schedule> source = source_schedule(opt);
+  std::optional<Schedule> source = source_schedule(opt, as_given);
   if (!source) return std::nullopt;
-  return lower(*source, opt.lower);
+  std::optional<Schedule> lowered = lower(*source, opt.lower);
+  if (as_given) as_given->schedule = std::move(*source);
+  return lowered;
 }
 
 }  // namespace ppsched::cli

@@ -47,7 +47,14 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
 /// --input-format, --lenient and --lower to a subcommand.
 void add_source_options(CLI::App& sub, SourceOptions& opt);
 
+/// The schedule before lowering, and where a file's actions are (empty for a synthesis).
+struct AsGiven {
+  Schedule schedule;
+  SourceMap source;
+};
+
 /// Reads or synthesizes, then lowers; prints every problem and returns nullopt on failure.
-std::optional<Schedule> load_schedule(const SourceOptions& opt);
+/// `as_given`, when not null, receives the schedule before lowering (what `validate` would check).
+std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_given = nullptr);
 
 }  // namespace ppsched::cli
