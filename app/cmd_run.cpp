@@ -282,6 +282,7 @@ int run_run(RunOptions opt) {
       TraceOptions trace;
       trace.flows = TraceFlows::V2;
       trace.label = "measured by ppsched run (" + rep.discovery.backend + "), last timed iteration";
+      trace.thread_prefix = "gpu ";  // "gpu compute", "gpu send", "gpu recv": measured device streams
       write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(first.schedule, t, nullptr, out, trace); });
     }
     if (!opt.cost_out.empty())

@@ -251,9 +251,9 @@ void write_chrome_trace(const Schedule& s, const Timeline& t, const MemoryProfil
         out.raw(",\"tid\":");
         out.uint(static_cast<std::uint64_t>(st) + 1);
         if (meta == "thread_name") {
-          out.raw(",\"args\":{\"name\":\"");
-          out.raw(kStreamNames[st]);
-          out.raw("\"}}");
+          out.raw(",\"args\":{\"name\":");
+          out.string(opt.thread_prefix + std::string(kStreamNames[st]));
+          out.raw("}}");
         } else {
           out.raw(",\"args\":{\"sort_index\":");
           out.uint(static_cast<std::uint64_t>(st) + 1);

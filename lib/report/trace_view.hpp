@@ -59,6 +59,7 @@ struct TraceOptions {
   TraceFlows flows = TraceFlows::V1;     ///< send -> recv arrows
   std::string display_time_unit = "ms";  ///< "ms" or "ns": how the legacy viewer shows time
   std::string label;                     ///< free text for otherData.label (empty: none)
+  std::string thread_prefix;             ///< before each stream's thread name ("gpu " for measured runs)
 };
 
 /// Writes the trace of `t` (the timeline of `s`) to `out`. `memory` may be null. Throws
