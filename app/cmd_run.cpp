@@ -70,17 +70,8 @@ std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
 bool passes_validation(const AsGiven& given, const std::string& name, const std::vector<std::uint32_t>& placement,
                        const TimedOptions& sim) {
   const Schedule& s = given.schedule;
-  CheckContext ctx;
-  ctx.schedule = &s;
-  ctx.source = given.source.rank_line.empty() ? nullptr : &given.source;
-  ctx.file = name;
-  ctx.ranks = static_cast<std::uint32_t>(s.rank_count());
-  ctx.stages = static_cast<std::uint32_t>(placement.size());
-  ctx.microbatches = s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
-  ctx.stage_to_rank = placement;
+  CheckContext ctx = context_for(s, placement, name, &given.source);
   ctx.placement_inferred = s.placement.style == PlacementStyle::Unspecified;
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions) ctx.has_comms = ctx.has_comms || is_send_recv(a.kind);
   if (!sim.comm.stages.empty()) ctx.stage_spec = &sim.comm.stages;
   DiagnosticSink sink;
   run_checks(ctx, sink);

@@ -1,5 +1,7 @@
 #include "check/check.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "check/check_support.hpp"
@@ -93,6 +95,23 @@ const Rule* find_rule(std::string_view id) {
   for (const Rule& r : kRules)
     if (r.id == id) return &r;
   return nullptr;
+}
+
+CheckContext context_for(const Schedule& s, std::vector<std::uint32_t> stage_to_rank, std::string file,
+                         const SourceMap* source) {
+  CheckContext ctx;
+  ctx.schedule = &s;
+  ctx.source = source && !source->rank_line.empty() ? source : nullptr;
+  ctx.file = std::move(file);
+  ctx.ranks = static_cast<std::uint32_t>(s.rank_count());
+  ctx.stages = std::max<std::uint32_t>(s.num_stages ? s.num_stages : infer_stage_count(s),
+                                       static_cast<std::uint32_t>(stage_to_rank.size()));
+  ctx.microbatches = s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
+  ctx.stage_to_rank = std::move(stage_to_rank);
+  ctx.placement_inferred = false;
+  for (const auto& r : s.ranks)
+    for (const Action& a : r.actions) ctx.has_comms = ctx.has_comms || is_send_recv(a.kind);
+  return ctx;
 }
 
 std::optional<std::pair<int, int>> parse_pytorch_version(std::string_view text) {

@@ -59,6 +59,12 @@ struct CheckContext {
   mutable std::shared_ptr<const check::Simulation> simulation;
 };
 
+/// A context with what `s` itself says: its row count as the ranks, its stated (else inferred) stage
+/// and microbatch counts, whether it has comms, and `stage_to_rank` as a known placement. Callers
+/// then set what they know better (a manifest's sizes, --expect, thresholds).
+CheckContext context_for(const Schedule& s, std::vector<std::uint32_t> stage_to_rank, std::string file,
+                         const SourceMap* source = nullptr);
+
 enum class RuleLevel : std::uint8_t { Off, Note, Warning, Error };
 
 /// The first PyTorch release whose stage_backward_input skips inputs that do not require grad

@@ -22,17 +22,11 @@ std::set<std::string> reported(const std::filesystem::path& file, const nlohmann
   std::set<std::string> ids;
   auto parsed = read_pytorch_csv(file.string(), {}, sink);
   if (parsed) {
-    CheckContext ctx;
-    ctx.schedule = &parsed->schedule;
-    ctx.source = &parsed->source;
-    ctx.file = file.filename().string();
+    CheckContext ctx = context_for(parsed->schedule, cfg["stage_to_rank"].get<std::vector<std::uint32_t>>(),
+                                   file.filename().string(), &parsed->source);
     ctx.ranks = cfg["ranks"];
     ctx.stages = cfg["num_stages"];
     ctx.microbatches = cfg["microbatches"];
-    ctx.stage_to_rank = cfg["stage_to_rank"].get<std::vector<std::uint32_t>>();
-    ctx.placement_inferred = false;
-    for (const auto& r : parsed->schedule.ranks)
-      for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
     ctx.expect_compute_only = compute_only;
     run_checks(ctx, sink);
   }

@@ -111,16 +111,8 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   for (auto& r : stage_to_rank)
     if (r >= s.rank_count()) r = 0;
 
-  CheckContext ctx;
-  ctx.schedule = &s;
-  ctx.source = &parsed->source;
-  ctx.file = "fuzz.csv";
-  ctx.ranks = static_cast<std::uint32_t>(s.rank_count());
-  ctx.stages = stages;
-  ctx.microbatches = std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s));
-  ctx.stage_to_rank = stage_to_rank;
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
+  CheckContext ctx = context_for(s, stage_to_rank, "fuzz.csv", &parsed->source);
+  ctx.placement_inferred = true;  // the placement above was inferred from the schedule
   DiagnosticSink findings(1000000);
   run_checks(ctx, findings);  // every rule runs (none may crash); the verdict below is the deadlock rule's
   bool rule_says_deadlock = false;

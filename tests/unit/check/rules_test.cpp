@@ -15,17 +15,10 @@ std::set<std::string> rules_on(std::string_view csv, std::uint32_t ranks, std::u
   DiagnosticSink sink;
   auto p = read_pytorch_csv_text("s.csv", csv, {}, sink);
   REQUIRE(p);
-  CheckContext ctx;
-  ctx.schedule = &p->schedule;
-  ctx.source = &p->source;
-  ctx.file = "s.csv";
+  CheckContext ctx = context_for(p->schedule, std::move(placement), "s.csv", &p->source);
   ctx.ranks = ranks;
   ctx.stages = stages;
   ctx.microbatches = microbatches;
-  ctx.stage_to_rank = std::move(placement);
-  ctx.placement_inferred = false;
-  for (const auto& r : p->schedule.ranks)
-    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
   run_checks(ctx, sink);
   std::set<std::string> ids;
   for (const auto& d : sink.diagnostics())
