@@ -98,18 +98,8 @@ class Tuner {
       scaled = *base;
       for (auto& stage : scaled.sim.costs.per_stage)
         for (double& c : stage) c *= samples;
-      const std::size_t stages = placement.stage_to_rank.size();
-      for (std::size_t st = 0; st < stages; ++st) {
-        double act = st < base->memory.activation.size() ? base->memory.activation[st] : 1.0 / t.stages_per_rank;
-        double wg = st < base->memory.weight_grad.size() ? base->memory.weight_grad[st] : act;
-        if (st < scaled.memory.activation.size()) {
-          scaled.memory.activation[st] = act * samples;
-          scaled.memory.weight_grad[st] = wg * samples;
-        } else {
-          scaled.memory.activation.push_back(act * samples);
-          scaled.memory.weight_grad.push_back(wg * samples);
-        }
-      }
+      scaled.memory = base->memory.scaled(samples, opt_.ranks,
+                                          static_cast<std::uint32_t>(placement.stage_to_rank.size()));
       in = &scaled;
     }
     try {

@@ -13,16 +13,31 @@ double MemoryProfile::max_peak() const {
   return m;
 }
 
+double MemoryModel::activation_of(std::uint32_t stage, std::size_t ranks, std::uint32_t stages) const {
+  if (stage < activation.size()) return activation[stage];
+  return (ranks && stages >= ranks) ? double(ranks) / stages : 1.0;
+}
+
+double MemoryModel::weight_grad_of(std::uint32_t stage, std::size_t ranks, std::uint32_t stages) const {
+  return stage < weight_grad.size() ? weight_grad[stage] : activation_of(stage, ranks, stages);
+}
+
+MemoryModel MemoryModel::scaled(double factor, std::size_t ranks, std::uint32_t stages) const {
+  MemoryModel out = *this;
+  out.activation.resize(std::max<std::size_t>(stages, activation.size()));
+  out.weight_grad.resize(out.activation.size());
+  for (std::uint32_t st = 0; st < out.activation.size(); ++st) {
+    out.activation[st] = activation_of(st, ranks, stages) * factor;
+    out.weight_grad[st] = weight_grad_of(st, ranks, stages) * factor;
+  }
+  return out;
+}
+
 MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryModel& model) {
   const std::size_t R = s.rank_count();
   const std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
-  const double chunk = (R && stages >= R) ? double(R) / stages : 1.0;
-  auto act = [&](std::uint16_t stage) {
-    return stage < model.activation.size() ? model.activation[stage] : chunk;
-  };
-  auto wgt = [&](std::uint16_t stage) {
-    return stage < model.weight_grad.size() ? model.weight_grad[stage] : act(stage);
-  };
+  auto act = [&](std::uint16_t stage) { return model.activation_of(stage, R, stages); };
+  auto wgt = [&](std::uint16_t stage) { return model.weight_grad_of(stage, R, stages); };
   MemoryProfile out;
   out.in_bytes = model.in_bytes;
   out.per_rank.resize(R);

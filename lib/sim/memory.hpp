@@ -21,6 +21,15 @@ struct MemoryModel {
   std::vector<double> weight_grad;   ///< M_W per stage; empty: equal to M_B
   std::vector<double> fixed_per_rank;  ///< parameters and optimizer state; empty: 0
   bool in_bytes = false;             ///< true when the sizes are bytes (from a stage spec)
+
+  /// M_B of `stage` in a pipeline of `ranks` ranks and `stages` stages: the stated value, else
+  /// the unit default (a rank's activation is 1, split evenly over its stages).
+  double activation_of(std::uint32_t stage, std::size_t ranks, std::uint32_t stages) const;
+  /// M_W of `stage`: the stated value, else M_B.
+  double weight_grad_of(std::uint32_t stage, std::size_t ranks, std::uint32_t stages) const;
+  /// The same model with every stage's M_B and M_W stated and multiplied by `factor` (a microbatch
+  /// of `factor` samples when the sizes are per sample); the fixed term is kept.
+  MemoryModel scaled(double factor, std::size_t ranks, std::uint32_t stages) const;
 };
 
 struct MemoryPoint {
