@@ -58,9 +58,10 @@ std::vector<std::string> split_names(const std::string& list) {
   return out;
 }
 
-std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
-  std::vector<std::uint32_t> p = s.placement.style != PlacementStyle::Unspecified ? s.placement.stage_to_rank
-                                                                                 : infer_placement(s).stage_to_rank;
+// Every stage placed (a stage nothing mentions goes to rank 0), as the plan and the memory
+// model index it.
+std::vector<std::uint32_t> full_placement(const Schedule& s) {
+  std::vector<std::uint32_t> p = stage_to_rank_of(s);
   p.resize(std::max<std::size_t>(p.size(), std::max(s.num_stages, infer_stage_count(s))), 0);
   return p;
 }
@@ -206,7 +207,7 @@ int run_run(RunOptions opt) {
     if (!s) return kExitUsage;
     run::RunRequest req;
     req.name = name.empty() ? opt.source.input : name;
-    req.stage_to_rank = stage_to_rank_of(*s);
+    req.stage_to_rank = full_placement(*s);
     auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s->rank_count()), req.stage_to_rank);
     if (!inputs) return kExitUsage;
     if (!passes_validation(given, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;

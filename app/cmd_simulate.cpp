@@ -35,11 +35,6 @@ struct SimulateOptions {
   std::size_t gantt_width = 0;
 };
 
-std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
-  if (s.placement.style != PlacementStyle::Unspecified) return s.placement.stage_to_rank;
-  return infer_placement(s).stage_to_rank;
-}
-
 nlohmann::ordered_json input_json(const SimulateOptions& opt) {
   nlohmann::ordered_json in;
   if (!opt.source.schedule.empty()) {

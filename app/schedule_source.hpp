@@ -47,6 +47,9 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
 /// --input-format, --lenient and --lower to a subcommand.
 void add_source_options(CLI::App& sub, SourceOptions& opt);
 
+/// The placement the schedule states, else PyTorch's inference from its programs.
+std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s);
+
 /// The schedule before lowering, and where a file's actions are (empty for a synthesis).
 struct AsGiven {
   Schedule schedule;
