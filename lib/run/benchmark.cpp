@@ -5,10 +5,20 @@
 
 namespace ppsched::run {
 
-std::vector<int> map_ranks_to_devices(std::uint32_t ranks, std::size_t visible, const std::vector<int>& ordinals) {
+namespace {
+
+// The devices a run uses: those named, else every visible one.
+std::vector<int> devices_to_use(std::size_t visible, const std::vector<int>& ordinals) {
   std::vector<int> use = ordinals;
   if (use.empty())
     for (std::size_t i = 0; i < visible; ++i) use.push_back(static_cast<int>(i));
+  return use;
+}
+
+}  // namespace
+
+std::vector<int> map_ranks_to_devices(std::uint32_t ranks, std::size_t visible, const std::vector<int>& ordinals) {
+  const std::vector<int> use = devices_to_use(visible, ordinals);
   if (use.empty()) throw std::invalid_argument("no device to run on");
   for (int o : use)
     if (o < 0 || static_cast<std::size_t>(o) >= visible)
@@ -63,9 +73,7 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
   if (report.discovery.status != Discovery::Status::Ok) return report;
   std::unique_ptr<Device> device = runtime.open(report.discovery);
   const std::size_t visible = report.discovery.devices.size();
-  report.ordinals = ordinals;
-  if (report.ordinals.empty())
-    for (std::size_t i = 0; i < visible; ++i) report.ordinals.push_back(static_cast<int>(i));
+  report.ordinals = devices_to_use(visible, ordinals);
   for (RunRequest& req : requests) {
     if (opt.interrupted && opt.interrupted->load()) {
       report.interrupted = true;
@@ -81,7 +89,6 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
     Timeline simulated = simulate_timed(req.schedule, req.stage_to_rank, req.sim);
     res.simulated_us = simulated.makespan;
     res.predicted_peak = predicted_device_peak(req.schedule, simulated, res.plan, visible);
-    res.planned_peak = planned_peak_bytes(res.plan);
     device->setup(res.plan.device);
     res.measured = measure(*device, res.plan, opt);
     // Event timing resolves about half a microsecond; a violation beyond that is a race.

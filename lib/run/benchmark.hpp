@@ -43,7 +43,6 @@ struct RunResult {
   Measurement measured;
   double simulated_us = 0;                     ///< the timed simulator's makespan
   std::vector<std::uint64_t> predicted_peak;   ///< per device: the memory model's peak
-  std::vector<std::uint64_t> planned_peak;     ///< per rank: buffers live at once in host order
   /// measured median / simulated; 0 when the simulation says 0.
   double ratio() const { return simulated_us > 0 ? measured.iteration.median / simulated_us : 0.0; }
 };
