@@ -20,6 +20,7 @@
 #include <map>
 
 #include "passes/passes.hpp"
+#include "sim/aggregate.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 #include "synth/synth.hpp"
@@ -69,6 +70,39 @@ void BM_SimulateTimedSizes(benchmark::State& state) {
   auto target = static_cast<std::uint32_t>(state.range(0));
   std::uint32_t ranks = target >= 100000 ? 64 : 8;
   run_timed(state, ranks, std::max<std::uint32_t>(ranks, target / (6 * ranks)));
+}
+
+// The same timed model with aggregates only (simulate_aggregates: summary, bubbles, peak memory):
+// no Timeline, event slots in a ring of live microbatches. bytes_per_action counts its working
+// arrays (the ring, the per-microbatch counts, per-stream and per-rank state).
+void run_aggregates(benchmark::State& state, std::uint32_t ranks, std::uint32_t microbatches) {
+  const Schedule& s = lowered_1f1b(ranks, microbatches);
+  const std::size_t actions = s.action_count();
+  TimedOptions opt;
+  opt.costs = CostModel::uniform(s.num_stages, 1, unit_costs());
+  const MemoryModel memory;
+  AggregateStats stats;
+  for (auto _ : state) {
+    SimAnalysis a = simulate_aggregates(s, s.placement.stage_to_rank, opt, memory, 0, &stats);
+    benchmark::DoNotOptimize(&a.makespan);
+  }
+  if (stats.fell_back) state.SkipWithError("simulate_aggregates fell back to the Timeline path");
+  state.counters["actions"] = static_cast<double>(actions);
+  state.counters["window"] = stats.window;
+  const double ring = 32.0 * stats.window * s.num_stages * 6;  // 24-byte slots, counted at 32
+  const double working = ring + 4.0 * s.num_microbatches + 160.0 * s.rank_count();
+  state.counters["bytes_per_action"] = working / static_cast<double>(actions);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
+}
+
+void BM_SimulateAggregates1f1b(benchmark::State& state) {
+  run_aggregates(state, 64, static_cast<std::uint32_t>(state.range(0)));
+}
+
+void BM_SimulateAggregatesSizes(benchmark::State& state) {
+  auto target = static_cast<std::uint32_t>(state.range(0));
+  std::uint32_t ranks = target >= 100000 ? 64 : 8;
+  run_aggregates(state, ranks, std::max<std::uint32_t>(ranks, target / (6 * ranks)));
 }
 
 void BM_SimulateSteps1f1b(benchmark::State& state) {
@@ -132,6 +166,12 @@ void BM_TimelineWriteFloor(benchmark::State& state) {
 }
 
 BENCHMARK(BM_SimulateTimed1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_SimulateAggregates1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_SimulateAggregatesSizes)
+    ->ArgName("actions")
+    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_TimelineWriteFloor)->ArgName("fresh")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_FindStuck1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_SimulateSteps1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);

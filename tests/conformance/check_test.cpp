@@ -6,6 +6,7 @@
 #include <set>
 
 #include "check/check.hpp"
+#include "sim/aggregate.hpp"
 #include "sim/timed.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
@@ -129,6 +130,22 @@ TEST_CASE("every negative case is flagged by the rule its mutation calls for") {
 
 namespace {
 
+std::size_t aggregate_runs = 0, aggregate_fast_runs = 0;
+
+// simulate_aggregates must give analyze()'s numbers exactly (aggregate.hpp's contract).
+bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b) {
+  if (a.makespan != b.makespan || a.bubble_global != b.bubble_global || a.bubble_per_stage != b.bubble_per_stage ||
+      a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak || a.memory.peak_time != b.memory.peak_time)
+    return false;
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    const RankUsage &x = a.ranks[r], &y = b.ranks[r];
+    if (x.busy != y.busy || x.first_start != y.first_start || x.last_end != y.last_end || x.warmup != y.warmup ||
+        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait)
+      return false;
+  }
+  return true;
+}
+
 // The deadlock verdict of one schedule three ways: the timed simulator (unit costs and uneven
 // costs), its verdict-only run (what the validator uses), and the validator's deadlock rule.
 // Returns whether it deadlocks; every way must say the same, with the same stuck heads.
@@ -154,10 +171,16 @@ bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::
     }
     const std::uint32_t ranks = cfg["ranks"];
     opt.costs = CostModel::uniform(stages, ranks && stages >= ranks ? stages / ranks : 1, costs);
+    const MemoryModel memory;
     try {
-      simulate_timed(s, placement, opt);
+      Timeline t = simulate_timed(s, placement, opt);
       CHECK(verdict.empty());
+      AggregateStats stats;
+      CHECK(same_aggregates(analyze(s, t, memory), simulate_aggregates(s, placement, opt, memory, 0, &stats)));
+      ++aggregate_runs;
+      aggregate_fast_runs += !stats.fell_back;
     } catch (const TimedDeadlock& d) {
+      CHECK_THROWS_AS(simulate_aggregates(s, placement, opt, memory), TimedDeadlock);
       REQUIRE(d.stuck().size() == verdict.size());
       for (std::size_t i = 0; i < verdict.size(); ++i) {
         CHECK(d.stuck()[i].rank == verdict[i].rank);
@@ -202,4 +225,8 @@ TEST_CASE("the deadlock rule reports a deadlock exactly when the timed simulator
   std::cout << "conformance: deadlock verdicts agree (simulator, verdict-only run, validator) on " << files
             << " corpus files, " << deadlocks << " of them deadlocks\n";
   CHECK(deadlocks > 0);
+  // Malformed files (duplicated actions) may take the Timeline path; the corpus's schedules must not.
+  std::cout << "conformance: aggregates equal analyze() on " << aggregate_runs << " runs, " << aggregate_fast_runs
+            << " of them without a Timeline\n";
+  CHECK(aggregate_fast_runs * 10 >= aggregate_runs * 9);
 }

@@ -1,0 +1,163 @@
+// simulate_aggregates against the Timeline path it replaces: analyze(simulate_timed(...)) must
+// give the same numbers, bit for bit, on every family, lowered or not, with uneven costs, a
+// topology, blocking comms, a stage spec's memory sizes and a fixed memory term; and the ring
+// must really be used (no silent fallback) on well-formed schedules.
+#include "sim/aggregate.hpp"
+
+#include <random>
+
+#include "passes/passes.hpp"
+#include "support/catch.hpp"
+#include "synth/synth.hpp"
+
+using namespace ppsched;
+
+namespace {
+
+void require_same(const SimAnalysis& want, const SimAnalysis& got) {
+  CHECK(got.makespan == want.makespan);
+  CHECK(got.bubble_global == want.bubble_global);
+  CHECK(got.bubble_per_stage == want.bubble_per_stage);
+  CHECK(got.memory_cap == want.memory_cap);
+  CHECK(got.memory.in_bytes == want.memory.in_bytes);
+  REQUIRE(got.ranks.size() == want.ranks.size());
+  for (std::size_t r = 0; r < want.ranks.size(); ++r) {
+    INFO("rank " << r);
+    const RankUsage &w = want.ranks[r], &g = got.ranks[r];
+    CHECK(g.busy == w.busy);
+    CHECK(g.first_start == w.first_start);
+    CHECK(g.last_end == w.last_end);
+    CHECK(g.warmup == w.warmup);
+    CHECK(g.cooldown == w.cooldown);
+    CHECK(g.dependency_wait == w.dependency_wait);
+    CHECK(g.comm_wait == w.comm_wait);
+    CHECK(got.memory.peak[r] == want.memory.peak[r]);
+    CHECK(got.memory.peak_time[r] == want.memory.peak_time[r]);
+  }
+}
+
+struct Setup {
+  TimedOptions opt;
+  MemoryModel memory;
+};
+
+// Uneven per-stage costs, a two-slice topology with per-stage message sizes, and per-stage
+// memory sizes: everything the aggregates depend on, varied with `seed`.
+Setup uneven(const Schedule& s, unsigned seed, bool blocking) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> cost(0.25, 3.0), bytes(1e3, 1e6);
+  Setup out;
+  out.opt.blocking_comms = blocking;
+  out.opt.costs.overlap_factor = 0.75;
+  out.opt.costs.per_stage.assign(s.num_stages, unit_costs());
+  for (auto& k : out.opt.costs.per_stage)
+    for (ActionKind kind : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B, ActionKind::SendF})
+      k[static_cast<std::size_t>(kind)] = cost(rng);
+  Topology topo;
+  const auto R = static_cast<std::uint32_t>(s.rank_count());
+  for (std::uint32_t r = 0; r < R; ++r) {
+    topo.node_of_rank.push_back(r / 2);
+    topo.slice_of_rank.push_back(r / 4);
+  }
+  topo.intra_node = {0.01, 1e6};
+  topo.inter_node = {0.1, 1e5};
+  topo.inter_slice = {1.5, 2e4};
+  out.opt.comm.topology = topo;
+  out.opt.comm.stages.resize(s.num_stages);
+  for (auto& st : out.opt.comm.stages) {
+    st.activation_bytes = bytes(rng);
+    st.gradient_bytes = bytes(rng);
+  }
+  for (std::uint32_t st = 0; st < s.num_stages; ++st) {
+    out.memory.activation.push_back(bytes(rng));
+    out.memory.weight_grad.push_back(out.memory.activation.back() * 0.4);
+  }
+  out.memory.fixed_per_rank.assign(R, 5e5);
+  out.memory.in_bytes = true;
+  return out;
+}
+
+void compare(const Schedule& s, const Setup& setup, double cap = 0) {
+  SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, setup.opt), setup.memory, cap);
+  AggregateStats stats;
+  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory, cap, &stats);
+  CHECK_FALSE(stats.fell_back);
+  require_same(want, got);
+  CHECK(got.memory.per_rank.size() == s.rank_count());
+}
+
+}  // namespace
+
+TEST_CASE("aggregates equal analyze(simulate_timed) on every family, with unit and uneven inputs") {
+  for (const Family& family : families()) {
+    for (std::uint32_t m : {4u, 8u, 13u}) {
+      SynthParams p;
+      p.ranks = 4;
+      p.microbatches = m;
+      Schedule s;
+      try {
+        s = synthesize(family.name, p);
+      } catch (const SynthError&) {
+        continue;  // a shape this family does not accept (e.g. m not a multiple of p)
+      }
+      for (int lowered = 0; lowered < 2; ++lowered) {
+        const Schedule& x = lowered ? lower_send_recv(s) : s;
+        Schedule keep = x;
+        INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
+        Setup unit;
+        unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
+        compare(keep, unit, 3.0);
+        for (bool blocking : {false, true}) {
+          INFO("blocking " << blocking);
+          compare(keep, uneven(keep, m * 7 + lowered, blocking));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("aggregates: the ring grows when a schedule keeps many microbatches in flight") {
+  SynthParams p;
+  p.ranks = 4;
+  p.microbatches = 300;  // GPipe: every forward before any backward, so all 300 are live at once
+  Schedule s = lower_send_recv(synthesize("GPipe", p));
+  Setup setup = uneven(s, 1, false);
+  AggregateStats stats;
+  SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, setup.opt), setup.memory);
+  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory, 0, &stats);
+  CHECK_FALSE(stats.fell_back);
+  CHECK(stats.window >= 256);
+  require_same(want, got);
+
+  // 1F1B holds about p microbatches: the ring stays small however long the schedule is.
+  p.microbatches = 2000;
+  Schedule one = lower_send_recv(synthesize("1F1B", p));
+  Setup unit;
+  unit.opt.costs = CostModel::uniform(one.num_stages, 1, unit_costs());
+  got = simulate_aggregates(one, one.placement.stage_to_rank, unit.opt, unit.memory, 0, &stats);
+  CHECK_FALSE(stats.fell_back);
+  CHECK(stats.window <= 16);
+  CHECK(got.makespan == 3 * 2000 + 3 * (4 - 1));  // 1F1B: m (F + B) + (p - 1)(F + B)
+  require_same(analyze(one, simulate_timed(one, one.placement.stage_to_rank, unit.opt), unit.memory), got);
+}
+
+TEST_CASE("aggregates: a duplicated action falls back and still agrees, and a deadlock throws") {
+  SynthParams p;
+  p.ranks = 2;
+  p.microbatches = 4;
+  Schedule s = synthesize("1F1B", p);
+  s.ranks[0].actions.push_back(s.ranks[0].actions.front());  // F0 twice on rank 0
+  Setup unit;
+  unit.opt.costs = CostModel::uniform(s.num_stages, 1, unit_costs());
+  AggregateStats stats;
+  SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, unit.opt), unit.memory);
+  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, unit.opt, unit.memory, 0, &stats);
+  CHECK(stats.fell_back);
+  require_same(want, got);
+
+  Schedule lowered = lower_send_recv(synthesize("1F1B", p));
+  auto& r1 = lowered.ranks[1].actions;
+  r1.erase(std::find_if(r1.begin(), r1.end(), [](const Action& a) { return a.kind == ActionKind::RecvF; }));
+  CHECK_THROWS_AS(simulate_aggregates(lowered, lowered.placement.stage_to_rank, unit.opt, unit.memory),
+                  TimedDeadlock);
+}
