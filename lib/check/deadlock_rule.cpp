@@ -6,6 +6,7 @@
 
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
+#include "sim/aggregate.hpp"
 #include "sim/timed.hpp"
 
 namespace ppsched::check {
@@ -13,23 +14,18 @@ namespace ppsched::check {
 const Simulation& simulation_of(const CheckContext& ctx) {
   if (!ctx.simulation) {
     auto sim = std::make_shared<Simulation>();
-    // Only the thresholds need times. Whether the schedule finishes never depends on them, so
-    // without thresholds the cheaper verdict-only run (no timeline) decides the deadlock rule.
-    if (ctx.max_bubble < 0 && ctx.max_memory < 0) {
-      sim->stuck = find_stuck(*ctx.schedule, ctx.stage_to_rank);
-      sim->finished = sim->stuck.empty();
-    } else {
-      TimedOptions opt;
-      opt.costs = ctx.costs ? *ctx.costs : CostModel::uniform(ctx.stages, ctx.ranks && ctx.stages >= ctx.ranks
-                                                                              ? ctx.stages / ctx.ranks
-                                                                              : 1,
-                                                              unit_costs());
-      try {
-        sim->timeline = simulate_timed(*ctx.schedule, ctx.stage_to_rank, opt);
-        sim->finished = true;
-      } catch (const TimedDeadlock& d) {
-        sim->stuck = d.stuck();
-      }
+    // One run gives the verdict and, when it finishes, what the thresholds compare: the
+    // aggregates run (no Timeline) is cheaper than even the verdict-only find_stuck, and a
+    // schedule that cannot finish is run again by it with a Timeline to name the stuck actions.
+    TimedOptions opt;
+    opt.costs = ctx.costs ? *ctx.costs
+                          : CostModel::uniform(ctx.stages, ctx.ranks && ctx.stages >= ctx.ranks ? ctx.stages / ctx.ranks : 1,
+                                               unit_costs());
+    try {
+      sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
+      sim->finished = true;
+    } catch (const TimedDeadlock& d) {
+      sim->stuck = d.stuck();
     }
     ctx.simulation = std::move(sim);
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "check/check.hpp"
+#include "sim/analysis.hpp"
 #include "sim/timed.hpp"
 
 namespace ppsched::check {
@@ -61,9 +62,11 @@ const ActionIndex& index_of(const CheckContext& ctx);
 /// thresholds read the same result, so they and `ppsched simulate` always agree.
 struct Simulation {
   bool finished = false;
-  Timeline timeline;                        ///< when finished and a threshold asked for times
+  SimAnalysis analysis;                     ///< when finished: makespan, bubbles, peak memory
   std::vector<TimedDeadlock::Stuck> stuck;  ///< when not
 };
+/// The memory model the stage spec implies (unit sizes without one).
+MemoryModel memory_model(const CheckContext& ctx);
 const Simulation& simulation_of(const CheckContext& ctx);
 
 void rank_count(const CheckContext&, DiagnosticSink&);

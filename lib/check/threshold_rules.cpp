@@ -18,6 +18,8 @@ void file_level(const CheckContext& ctx, DiagnosticSink& sink, std::string_view 
   sink.report(std::move(d));
 }
 
+}  // namespace
+
 MemoryModel memory_model(const CheckContext& ctx) {
   MemoryModel m;
   if (!ctx.stage_spec) return m;
@@ -29,13 +31,11 @@ MemoryModel memory_model(const CheckContext& ctx) {
   return m;
 }
 
-}  // namespace
-
 void max_bubble(const CheckContext& ctx, DiagnosticSink& sink) {
   if (ctx.max_bubble < 0) return;
   const Simulation& sim = simulation_of(ctx);
   if (!sim.finished) return;  // the deadlock rule says why
-  SimAnalysis a = analyze(*ctx.schedule, sim.timeline, memory_model(ctx));
+  const SimAnalysis& a = sim.analysis;
   double ratio = ctx.bubble_per_stage ? a.bubble_per_stage : a.bubble_global;
   if (ratio > ctx.max_bubble)
     file_level(ctx, sink, "max-bubble",
@@ -49,7 +49,7 @@ void max_memory(const CheckContext& ctx, DiagnosticSink& sink) {
   if (ctx.max_memory < 0) return;
   const Simulation& sim = simulation_of(ctx);
   if (!sim.finished) return;
-  SimAnalysis a = analyze(*ctx.schedule, sim.timeline, memory_model(ctx));
+  const SimAnalysis& a = sim.analysis;
   for (std::size_t r = 0; r < a.memory.peak.size(); ++r)
     if (a.memory.peak[r] > ctx.max_memory)
       file_level(ctx, sink, "max-memory",

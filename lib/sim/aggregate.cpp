@@ -20,23 +20,34 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ppsched {
 
 namespace {
 
 constexpr std::uint32_t kNone = 0xFFFFFFFF;
-enum KeyKind : std::uint32_t { kF, kBwd, kSendF, kRecvF, kSendB, kRecvB, kKeyKinds };
+constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
+constexpr std::uint64_t kPartner = kNoKey - 1;  ///< a posted SEND/RECV waiting for its partner
+// The events a consumer waits for: a forward's or a backward's end, and a receive's end.
+enum KeyKind : std::uint32_t { kF, kBwd, kRecvF, kRecvB, kKeyKinds };
+enum HeadState : std::uint8_t { kNew, kPosted, kDone };
+const double kAbsent = std::numeric_limits<double>::quiet_NaN();
 constexpr std::uint32_t kQueues = 2;  // compute, and all point-to-point comms (timed.cpp)
 
 struct Fallback {};  // thrown inside the run: use the Timeline path instead
 
-// Who released an action, as much of it as analyze() looks at.
+// Who released an action, as much of it as analyze() looks at. Two aligned 8-byte words, written
+// and read whole: a By is copied on every step, and field-wise stores followed by a wider load
+// stall store forwarding (measured: 14% of the run).
 enum class ByClass : std::uint8_t { None, Comm, Other };
 struct By {
   double end = 0;
-  std::uint32_t rank = kNone;
-  ByClass cls = ByClass::None;
+  std::uint64_t rank_cls = std::uint64_t{kNone};  ///< rank in the low 32 bits, ByClass above
+  By() = default;
+  By(double e, std::uint32_t rank, ByClass cls) : end(e), rank_cls(rank | (std::uint64_t(cls) << 32)) {}
+  std::uint32_t rank() const { return static_cast<std::uint32_t>(rank_cls); }
+  ByClass cls() const { return static_cast<ByClass>(rank_cls >> 32); }
 };
 
 // The time a dependency is met and who met it; the rule of timed.cpp's Ready::take.
@@ -44,7 +55,7 @@ struct Ready {
   double time = 0;
   By by;
   void take(double t, const By& b) {
-    if (by.cls == ByClass::None ? t >= time : t > time) {
+    if (by.cls() == ByClass::None ? t >= time : t > time) {
       time = t;
       by = b;
     }
@@ -56,25 +67,15 @@ struct MemEvent {
   double delta;
 };
 
-enum SlotState : std::uint8_t { kAbsent, kPosted, kDone };
-
-struct Slot {
-  double time = 0;                ///< post time (kPosted) or end (kDone)
-  std::uint32_t tag = kNone;      ///< the microbatch this slot currently holds
-  std::uint32_t waiters = kNone;  ///< streams waiting for it, through Stream::wait_next
-  std::uint32_t owner = kNone;    ///< the stream that raised it
-  std::uint8_t state = kAbsent;
-};
-
 struct Stream {
   const Action* program = nullptr;
   std::uint32_t cursor = kNone, size = 0;  ///< head: program[cursor]; kNone when done
-  std::uint32_t wait_next = kNone;
-  std::uint8_t head = kAbsent;  ///< the head's progress: kAbsent (new), kPosted, kDone
+  std::uint8_t head = kNew;                ///< the head's progress
+  std::uint64_t waiting_on = kNoKey;       ///< the event it waits for, kPartner, or kNoKey
   double head_start = 0, head_end = 0;
   By head_by;  ///< what released the head
-  double free_at = 0;
-  By last;  ///< the previous action on this stream, as a releaser
+  double free_at = 0;  ///< when the previous action on this stream ended
+  ByClass last_cls = ByClass::None;  ///< that action as a releaser (None before the first)
 };
 
 struct RankFold {
@@ -108,7 +109,8 @@ class AggregateRun {
       }
     window_ = 16;
     while (window_ < 2 * R && window_ < microbatches_) window_ *= 2;
-    slots_.assign(std::size_t{window_} * stages_ * kKeyKinds, Slot{});
+    row_ = std::size_t{stages_} * kKeyKinds;
+    ring_.assign(window_ * row_, kAbsent);
     folds_.resize(R);
     for (std::size_t r = 0; r < R; ++r) {
       double base = r < memory_.fixed_per_rank.size() ? memory_.fixed_per_rank[r] : 0.0;
@@ -120,22 +122,25 @@ class AggregateRun {
       advance(id);
     }
     for (const Stream& st : streams_)
-      if (st.cursor != kNone) throw Fallback{};
+      if (st.cursor != kNone) throw Fallback{};  // stuck: simulate_timed names the stuck heads
     return finish_analysis(memory_cap);
   }
 
  private:
   // One pass over the leaves: sizes (as timed.cpp and compute_memory infer them), whether comms
-  // are explicit, and how many actions name each microbatch.
+  // are explicit, how many actions name each microbatch, and whether every action sits on the
+  // rank its stage is placed on (the event producers and comm partners are found by placement).
   void scan() {
     std::uint32_t max_stage = 0, max_mb = 0;
     bool any_stage = false, any_mb = false;
     const std::size_t steps = s_.step_count();
     const double limit = 16.0 * double(steps + 64);  // timed.cpp's bound for a dense grid
+    std::uint32_t rank = 0;
     auto leaf = [&](const Action& a) {
       if (a.has_stage()) {
         any_stage = true;
         max_stage = std::max<std::uint32_t>(max_stage, a.stage);
+        if (a.stage >= placement_.size() || placement_[a.stage] != rank) throw Fallback{};
       }
       if (a.has_microbatch()) {
         const std::uint32_t m = a.microbatch();
@@ -148,8 +153,8 @@ class AggregateRun {
         ++remaining_[m];
       }
     };
-    for (const auto& r : s_.ranks)
-      for (const Action& a : r.actions) {
+    for (; rank < s_.rank_count(); ++rank)
+      for (const Action& a : s_.ranks[rank].actions) {
         if (a.is_idle()) continue;
         explicit_comms_ = explicit_comms_ || is_send_recv(a.kind);
         if (a.is_container()) {
@@ -162,6 +167,11 @@ class AggregateRun {
     stages_ = std::max<std::uint32_t>(s_.num_stages, inferred_stages);
     microbatches_ = std::max<std::uint32_t>(s_.num_microbatches, any_mb ? max_mb + 1 : 0);
     if (double(stages_) * double(microbatches_) > limit) throw Fallback{};
+    // Consumers are looked up on the ranks of an event's stage and its neighbours: every stage
+    // must be placed on a rank that exists.
+    if (placement_.size() < stages_) throw Fallback{};
+    for (std::uint32_t st = 0; st < stages_; ++st)
+      if (placement_[st] >= s_.rank_count()) throw Fallback{};
     remaining_.resize(std::size_t{microbatches_} + 1, 0);
     lo_ = 0;
     while (lo_ < microbatches_ && remaining_[lo_] == 0) ++lo_;
@@ -186,52 +196,62 @@ class AggregateRun {
     return kNone;
   }
 
-  // The slot of (kind, stage, mb), or nullptr when no such event can exist.
-  Slot* slot(KeyKind kind, std::int64_t stage, std::uint32_t mb) {
-    if (stage < 0 || stage >= stages_ || mb >= microbatches_) return nullptr;
+  // An event's identity, or kNoKey when no such event can exist (a stage or microbatch outside
+  // the pipeline, as timed.cpp's key()).
+  std::uint64_t key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
+    if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNoKey;
+    return (std::uint64_t{mb} * stages_ + std::uint64_t(stage)) * kKeyKinds + kind;
+  }
+  // The ring cell of an event: its microbatch's row, reduced modulo the window.
+  double& cell(KeyKind kind, std::uint32_t stage, std::uint32_t mb) {
     if (mb < lo_) throw Fallback{};  // cannot happen: its reader or writer names mb
     if (mb - lo_ >= window_) grow(mb);
-    Slot& sl = slots_[(std::size_t{mb & (window_ - 1)} * stages_ + std::size_t(stage)) * kKeyKinds + kind];
-    if (sl.tag != mb) sl = Slot{0, mb, kNone, kNone, kAbsent};
-    return &sl;
+    return ring_[std::size_t{mb & (window_ - 1)} * row_ + std::size_t{stage} * kKeyKinds + kind];
   }
 
   void grow(std::uint32_t mb) {
     std::uint32_t w = window_;
     while (mb - lo_ >= w) w *= 2;
-    std::vector<Slot> next(std::size_t{w} * stages_ * kKeyKinds, Slot{});
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      const Slot& sl = slots_[i];
-      if (sl.tag == kNone || sl.tag < lo_ || sl.tag - lo_ >= window_) continue;  // empty or dead
-      const std::size_t rest = i % (std::size_t{stages_} * kKeyKinds);
-      next[std::size_t{sl.tag & (w - 1)} * stages_ * kKeyKinds + rest] = sl;
-    }
-    slots_ = std::move(next);
+    std::vector<double> next(std::size_t{w} * row_, kAbsent);
+    for (std::uint32_t m = lo_; m - lo_ < window_ && m < microbatches_; ++m)
+      std::copy_n(ring_.begin() + std::ptrdiff_t(std::size_t{m & (window_ - 1)} * row_), row_,
+                  next.begin() + std::ptrdiff_t(std::size_t{m & (w - 1)} * row_));
+    ring_ = std::move(next);
     window_ = w;
   }
 
-  void wake(Slot& sl) {
-    for (std::uint32_t id = sl.waiters; id != kNone;) {
-      std::uint32_t next = streams_[id].wait_next;
-      streams_[id].wait_next = kNone;
-      work_.push_back(id);
-      id = next;
+  static bool absent(double t) { return t != t; }  // NaN marks a cell with no event yet
+
+  // Wakes the streams that wait for `k`: they sit on the ranks of the event's stage and its two
+  // neighbours (every consumer of an event is there, as the scan checked placement).
+  void wake(std::uint64_t k, std::uint32_t stage) {
+    for (std::int64_t st = std::int64_t(stage) - 1; st <= std::int64_t(stage) + 1; ++st) {
+      if (st < 0 || st >= stages_) continue;
+      const std::uint32_t base = placement_[std::size_t(st)] * kQueues;
+      for (std::uint32_t q = 0; q < kQueues; ++q)
+        if (streams_[base + q].waiting_on == k) {
+          streams_[base + q].waiting_on = kNoKey;
+          work_.push_back(base + q);
+        }
     }
-    sl.waiters = kNone;
-  }
-  void wait(std::uint32_t id, Slot* sl) {
-    streams_[id].wait_next = sl->waiters;
-    sl->waiters = id;
   }
 
-  // Needs the event in `sl` done; `extra` (a transfer) is added to its time. Sets `missing`.
-  bool need_done(Ready& r, Slot* sl, ByClass cls, double extra = 0) {
-    if (sl == nullptr) return true;
-    if (sl->state != kDone) {
-      missing_ = sl;
+  bool wait(Stream& st, std::uint64_t k) {
+    st.waiting_on = k;
+    return false;
+  }
+
+  // Needs the event done; `extra` (a transfer) is added to its time. Sets `missing_`.
+  bool need_done(Ready& r, KeyKind kind, std::int64_t stage, std::uint32_t mb, std::uint32_t producer, ByClass cls,
+                 double extra = 0) {
+    const std::uint64_t k = key(kind, stage, mb);
+    if (k == kNoKey) return true;
+    const double t = cell(kind, static_cast<std::uint32_t>(stage), mb);
+    if (absent(t)) {
+      missing_ = k;
       return false;
     }
-    r.take(sl->time + extra, By{sl->time, sl->owner / kQueues, cls});
+    r.take(t + extra, By(t, producer, cls));
     return true;
   }
 
@@ -242,39 +262,40 @@ class AggregateRun {
   bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
     if (!a.has_stage() || !a.has_microbatch()) return true;
     const std::uint32_t s = a.stage, m = a.microbatch();
-    auto rank_of = [&](std::uint32_t stage) { return stage < placement_.size() ? placement_[stage] : rank; };
     switch (a.kind) {
       case ActionKind::F: {
         if (s == 0) return true;
-        if (rank_of(s - 1) == rank || !explicit_comms_)
-          return need_done(r, slot(kF, s - 1, m), ByClass::Other, transfer(s - 1, true, rank_of(s - 1), rank));
-        return need_done(r, slot(kRecvF, s, m), ByClass::Comm);
+        const std::uint32_t from = placement_[s - 1];
+        if (from == rank || !explicit_comms_)
+          return need_done(r, kF, s - 1, m, from, ByClass::Other, transfer(s - 1, true, from, rank));
+        return need_done(r, kRecvF, s, m, rank, ByClass::Comm);
       }
       case ActionKind::I:
       case ActionKind::B: {
-        if (!need_done(r, slot(kF, s, m), ByClass::Other)) return false;
+        if (!need_done(r, kF, s, m, rank, ByClass::Other)) return false;
         if (s + 1 >= stages_) return true;
-        if (rank_of(s + 1) == rank || !explicit_comms_)
-          return need_done(r, slot(kBwd, s + 1, m), ByClass::Other, transfer(s + 1, false, rank_of(s + 1), rank));
-        return need_done(r, slot(kRecvB, s, m), ByClass::Comm);
+        const std::uint32_t from = placement_[s + 1];
+        if (from == rank || !explicit_comms_)
+          return need_done(r, kBwd, s + 1, m, from, ByClass::Other, transfer(s + 1, false, from, rank));
+        return need_done(r, kRecvB, s, m, rank, ByClass::Comm);
       }
-      case ActionKind::W: return need_done(r, slot(kBwd, s, m), ByClass::Other);
+      case ActionKind::W: return need_done(r, kBwd, s, m, rank, ByClass::Other);
       default: return true;
     }
   }
 
-  void raise_done(Slot* sl, std::uint32_t id, double end) {
-    if (sl == nullptr) return;
-    if (sl->state != kAbsent) throw Fallback{};  // raised twice: a duplicated action
-    sl->state = kDone;
-    sl->time = end;
-    sl->owner = id;
-    wake(*sl);
+  void raise(KeyKind kind, std::uint32_t stage, std::uint32_t mb, double end) {
+    const std::uint64_t k = key(kind, stage, mb);
+    if (k == kNoKey) return;
+    double& c = cell(kind, stage, mb);
+    if (!absent(c)) throw Fallback{};  // raised twice: a duplicated action
+    c = end;
+    wake(k, stage);
   }
-  void publish_compute(const Action& a, std::uint32_t id, double end) {
+  void publish_compute(const Action& a, double end) {
     if (!a.has_stage() || !a.has_microbatch()) return;
-    if (a.kind == ActionKind::F) raise_done(slot(kF, a.stage, a.microbatch()), id, end);
-    if (a.kind == ActionKind::I || a.kind == ActionKind::B) raise_done(slot(kBwd, a.stage, a.microbatch()), id, end);
+    if (a.kind == ActionKind::F) raise(kF, a.stage, a.microbatch(), end);
+    if (a.kind == ActionKind::I || a.kind == ActionKind::B) raise(kBwd, a.stage, a.microbatch(), end);
   }
 
   void advance(std::uint32_t id) {
@@ -282,25 +303,26 @@ class AggregateRun {
     const std::uint32_t rank = id / kQueues, q = id % kQueues;
     while (st.cursor != kNone) {
       const Action& a = st.program[st.cursor];
-      if (st.head != kDone && !step(id, st, a, rank)) return;
+      if (st.head != kDone && !step(st, a, rank)) return;
       if (st.head != kDone) return;  // posted, waiting for its partner
       fold(rank, q, a, st.head_start, st.head_end, st.head_by);
       st.free_at = st.head_end;
-      st.last = By{st.head_end, rank, is_send_recv(a.kind) ? ByClass::Comm : ByClass::Other};
-      st.head = kAbsent;
+      st.last_cls = is_send_recv(a.kind) ? ByClass::Comm : ByClass::Other;
+      st.head = kNew;
       st.cursor = next_on_queue(st, q, st.cursor + 1);
     }
   }
 
-  bool step(std::uint32_t id, Stream& st, const Action& a, std::uint32_t rank) {
-    Ready r;
-    r.take(st.free_at, st.last);
-    if (is_send_recv(a.kind)) return step_comm(id, st, a, r, rank);
+  bool step(Stream& st, const Action& a, std::uint32_t rank) {
+    Ready r;  // what the stream's previous action leaves: built from scalars, not copied (see By)
+    r.time = st.free_at;
+    r.by = By(st.free_at, rank, st.last_cls);
+    if (is_send_recv(a.kind)) return step_comm(st, a, r, rank);
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a))
-        if (!compute_deps(r, sub, rank)) return wait(id, missing_), false;
+        if (!compute_deps(r, sub, rank)) return wait(st, missing_);
     } else if (!compute_deps(r, a, rank)) {
-      return wait(id, missing_), false;
+      return wait(st, missing_);
     }
     const double end = r.time + opt_.costs.duration(s_, a);
     st.head = kDone;
@@ -308,14 +330,16 @@ class AggregateRun {
     st.head_end = end;
     st.head_by = r.by;
     if (a.is_container()) {
-      for (const Action& sub : s_.subs(a)) publish_compute(sub, id, end);
+      for (const Action& sub : s_.subs(a)) publish_compute(sub, end);
     } else {
-      publish_compute(a, id, end);
+      publish_compute(a, end);
     }
     return true;
   }
 
-  bool step_comm(std::uint32_t id, Stream& st, const Action& a, Ready& r, std::uint32_t rank) {
+  // A SEND or RECV: post it, then pair it with its partner, which is found at the head of the
+  // comm queue of the partner stage's rank (both ends stop there until the pair is done).
+  bool step_comm(Stream& st, const Action& a, Ready& r, std::uint32_t rank) {
     if (!a.has_microbatch()) {  // malformed: a comm with nothing to move finishes at once
       st.head = kDone;
       st.head_start = st.head_end = r.time;
@@ -326,55 +350,46 @@ class AggregateRun {
     const std::uint32_t m = a.microbatch();
     const bool forward = a.kind == ActionKind::SendF || a.kind == ActionKind::RecvF;
     const bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
-    if (is_send && st.head == kAbsent) {
-      if (!need_done(r, slot(forward ? kF : kBwd, s, m), ByClass::Other)) return wait(id, missing_), false;
+    if (is_send && st.head == kNew) {
+      if (!need_done(r, forward ? kF : kBwd, s, m, rank, ByClass::Other)) return wait(st, missing_);
     }
-    const KeyKind own = forward ? (is_send ? kSendF : kRecvF) : (is_send ? kSendB : kRecvB);
-    if (st.head == kAbsent) {
+    if (st.head == kNew) {
       st.head = kPosted;
       st.head_start = r.time;
       st.head_by = r.by;
-      if (Slot* sl = slot(own, s, m)) {
-        if (sl->state != kAbsent) throw Fallback{};  // posted twice
-        sl->state = kPosted;
-        sl->time = r.time;
-        sl->owner = id;
-        wake(*sl);
-      }
     }
     const std::int64_t partner_stage = is_send ? (forward ? s + 1 : s - 1) : (forward ? s - 1 : s + 1);
-    const KeyKind partner_kind = forward ? (is_send ? kRecvF : kSendF) : (is_send ? kRecvB : kSendB);
-    Slot* partner = slot(partner_kind, partner_stage, m);
-    if (partner == nullptr) {  // no partner can exist: nothing to move
+    if (partner_stage < 0 || partner_stage >= stages_) {  // no partner can exist: nothing to move
       st.head = kDone;
       st.head_end = st.head_start;
       return true;
     }
-    if (partner->state == kAbsent) return wait(id, partner), false;
-    if (partner->state == kDone) throw Fallback{};  // its partner paired already: malformed
-    // Both posted: the transfer runs from the later post.
-    Stream& other = streams_[partner->owner];
-    const std::uint32_t other_rank = partner->owner / kQueues;
-    const double begin = std::max(st.head_start, partner->time);
-    const double end =
-        is_send ? begin + transfer(static_cast<std::uint32_t>(s), forward, rank, other_rank)
-                : begin + transfer(static_cast<std::uint32_t>(partner_stage), forward, other_rank, rank);
+    const ActionKind partner_kind =
+        forward ? (is_send ? ActionKind::RecvF : ActionKind::SendF) : (is_send ? ActionKind::RecvB : ActionKind::SendB);
+    const std::uint32_t other_rank = placement_[std::size_t(partner_stage)];
+    const std::uint32_t other_id = other_rank * kQueues + (opt_.blocking_comms ? 0 : 1);
+    Stream& other = streams_[other_id];
+    const bool paired = other.cursor != kNone && other.head == kPosted &&
+                        other.program[other.cursor] == Action::make(partner_kind, std::uint16_t(partner_stage), m);
+    if (!paired) return wait(st, kPartner);
+    // Both posted: the transfer runs from the later post; both end when it ends.
+    const double begin = std::max(st.head_start, other.head_start);
+    const double end = is_send ? begin + transfer(static_cast<std::uint32_t>(s), forward, rank, other_rank)
+                               : begin + transfer(static_cast<std::uint32_t>(partner_stage), forward, other_rank, rank);
     st.head = other.head = kDone;
     st.head_end = other.head_end = end;
-    Slot* mine = slot(own, s, m);  // the ring may have grown since `partner` was taken
-    partner = slot(partner_kind, partner_stage, m);
-    Slot* recv = is_send ? partner : mine;
-    Slot* send = is_send ? mine : partner;
-    for (Slot* sl : {recv, send}) {
-      if (sl == nullptr) continue;
-      sl->state = kDone;
-      sl->time = end;
-      wake(*sl);
+    if (other.waiting_on == kPartner) {
+      other.waiting_on = kNoKey;
+      work_.push_back(other_id);
     }
+    if (is_send)
+      raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(partner_stage), m, end);
+    else
+      raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(s), m, end);
     return true;
   }
 
-  // A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
+// A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
   void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by) {
     makespan_ = std::max(makespan_, end);
     release(a);
@@ -389,11 +404,11 @@ class AggregateRun {
         f.any = true;
       } else if (start > f.prev_end) {
         const double gap = start - f.prev_end;
-        if (by.cls == ByClass::None) {
+        if (by.cls() == ByClass::None) {
           u.dependency_wait += gap;
-        } else if (by.cls == ByClass::Comm) {
+        } else if (by.cls() == ByClass::Comm) {
           u.comm_wait += gap;
-        } else if (by.rank != rank && by.end < start) {
+        } else if (by.rank() != rank && by.end < start) {
           const double transfer = std::min(gap, start - by.end);
           u.comm_wait += transfer;
           u.dependency_wait += gap - transfer;
@@ -458,7 +473,11 @@ class AggregateRun {
     } else {
       one(a);
     }
-    while (lo_ < microbatches_ && remaining_[lo_] == 0) ++lo_;
+    while (lo_ < microbatches_ && remaining_[lo_] == 0) {
+      // Microbatch lo_ is dead: empty its row for the microbatch that will reuse it.
+      std::fill_n(ring_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * row_), row_, kAbsent);
+      ++lo_;
+    }
   }
 
   SimAnalysis finish_analysis(double memory_cap) {
@@ -498,10 +517,11 @@ class AggregateRun {
   bool explicit_comms_ = false;
   std::vector<std::uint32_t> remaining_;
   std::uint32_t lo_ = 0, window_ = 16;
-  std::vector<Slot> slots_;
+  std::size_t row_ = 0;       ///< cells per microbatch: stages x kinds
+  std::vector<double> ring_;  ///< event end times, window_ rows; NaN: not yet
   std::vector<Stream> streams_;
   std::vector<std::uint32_t> work_;
-  Slot* missing_ = nullptr;
+  std::uint64_t missing_ = kNoKey;
   std::vector<double> act_, wgt_;
   std::vector<RankFold> folds_;
   double makespan_ = 0;
