@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "parse/pytorch_csv.hpp"
+#include "sim/aggregate.hpp"
 #include "sim/analysis.hpp"
 #include "sim_inputs.hpp"
 #include "synth/auto/auto_schedule.hpp"
@@ -127,8 +128,8 @@ class Tuner {
       return true;
     }
     try {
-      Timeline tl = simulate_timed(t.schedule, t.schedule.placement.stage_to_rank, in->sim);
-      SimAnalysis a = analyze(t.schedule, tl, in->memory, opt_.memory_cap);
+      SimAnalysis a = simulate_aggregates(t.schedule, t.schedule.placement.stage_to_rank, in->sim, in->memory,
+                                          opt_.memory_cap);
       t.ran = true;
       t.makespan = a.makespan;
       t.bubble = a.bubble_global;

@@ -63,4 +63,18 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
   return a;
 }
 
+bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b) {
+  if (a.makespan != b.makespan || a.bubble_global != b.bubble_global || a.bubble_per_stage != b.bubble_per_stage ||
+      a.memory_cap != b.memory_cap || a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak ||
+      a.memory.peak_time != b.memory.peak_time || a.memory.in_bytes != b.memory.in_bytes)
+    return false;
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    const RankUsage &x = a.ranks[r], &y = b.ranks[r];
+    if (x.busy != y.busy || x.first_start != y.first_start || x.last_end != y.last_end || x.warmup != y.warmup ||
+        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace ppsched

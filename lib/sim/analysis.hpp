@@ -29,4 +29,8 @@ struct SimAnalysis {
 
 SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory, double memory_cap = 0);
 
+/// Whether two analyses agree exactly on every aggregate (the memory step function aside): what
+/// simulate_aggregates (aggregate.hpp) promises against analyze().
+bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b);
+
 }  // namespace ppsched

@@ -132,20 +132,6 @@ namespace {
 
 std::size_t aggregate_runs = 0, aggregate_fast_runs = 0;
 
-// simulate_aggregates must give analyze()'s numbers exactly (aggregate.hpp's contract).
-bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b) {
-  if (a.makespan != b.makespan || a.bubble_global != b.bubble_global || a.bubble_per_stage != b.bubble_per_stage ||
-      a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak || a.memory.peak_time != b.memory.peak_time)
-    return false;
-  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
-    const RankUsage &x = a.ranks[r], &y = b.ranks[r];
-    if (x.busy != y.busy || x.first_start != y.first_start || x.last_end != y.last_end || x.warmup != y.warmup ||
-        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait)
-      return false;
-  }
-  return true;
-}
-
 // The deadlock verdict of one schedule three ways: the timed simulator (unit costs and uneven
 // costs), its verdict-only run (what the validator uses), and the validator's deadlock rule.
 // Returns whether it deadlocks; every way must say the same, with the same stuck heads.

@@ -9,6 +9,8 @@
 #include "parse/json_schedule.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "passes/passes.hpp"
+#include "sim/aggregate.hpp"
+#include "sim/analysis.hpp"
 #include "sim/comm.hpp"
 #include "sim/costs.hpp"
 #include "sim/pytorch_steps.hpp"
@@ -122,7 +124,10 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   TimedOptions opt;
   opt.costs = CostModel::uniform(stages, 1, unit_costs());
   try {
-    simulate_timed(s, stage_to_rank, opt);
+    Timeline t = simulate_timed(s, stage_to_rank, opt);
+    const MemoryModel memory;
+    if (!same_aggregates(analyze(s, t, memory), simulate_aggregates(s, stage_to_rank, opt, memory)))
+      fuzz_fail("simulate_aggregates disagrees with analyze(simulate_timed)");
   } catch (const TimedDeadlock&) {
     finished = false;
   }
