@@ -1,6 +1,7 @@
 // `ppsched simulate`: run a schedule through the timed simulator (or PyTorch's lock-step dry run)
 // and report iteration time, bubbles, critical path and memory; write a Chrome trace on request.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
 #include "sim_inputs.hpp"
+#include "sim/aggregate.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 
@@ -33,6 +35,14 @@ struct SimulateOptions {
   std::string output = "-";
   std::string trace, svg;
   std::size_t gantt_width = 0;
+  std::vector<std::string> views{"summary", "bubbles", "memory", "critical-path"};
+
+  bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
+  /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
+  bool needs_timeline() const {
+    return !trace.empty() || !svg.empty() || gantt_width > 0 || wants("critical-path") ||
+           (format == "json" && wants("memory"));  // the JSON memory view carries the step function
+  }
 };
 
 nlohmann::ordered_json input_json(const SimulateOptions& opt) {
@@ -128,8 +138,15 @@ int run_simulate(SimulateOptions opt) {
   const MemoryModel& memory = inputs->memory;
 
   Timeline t;
+  SimAnalysis a;
+  const std::vector<std::uint32_t> stage_to_rank = stage_to_rank_of(s);  // as placed, not padded
   try {
-    t = simulate_timed(s, stage_to_rank_of(s), sim);
+    if (opt.needs_timeline()) {
+      t = simulate_timed(s, stage_to_rank, sim);
+      a = analyze(s, t, memory, opt.memory_cap);
+    } else {
+      a = simulate_aggregates(s, stage_to_rank, sim, memory, opt.memory_cap);
+    }
   } catch (const TimedDeadlock& d) {
     std::string msg = "the schedule deadlocks: no remaining action can start";
     for (const auto& st : d.stuck())
@@ -138,7 +155,6 @@ int run_simulate(SimulateOptions opt) {
     print_error(msg);
     return kExitFindings;
   }
-  SimAnalysis a = analyze(s, t, memory, opt.memory_cap);
   if (!opt.trace.empty()) {
     TraceOptions trace;
     // With free transfers a SEND/RECV slice has no length to anchor a legacy flow arrow in;
@@ -160,17 +176,20 @@ int run_simulate(SimulateOptions opt) {
                          {"costs_file", opt.inputs.costs},
                          {"topology", opt.inputs.topology},
                          {"stage_spec", opt.inputs.stage_spec}};
-      j["summary"] = summary_json(a);
-      j["bubbles"] = bubbles_json(a);
-      j["critical_path"] = critical_path_json(s, t);
-      j["memory"] = memory_json(a);
+      if (opt.wants("summary")) j["summary"] = summary_json(a);
+      if (opt.wants("bubbles")) j["bubbles"] = bubbles_json(a);
+      if (opt.wants("critical-path")) j["critical_path"] = critical_path_json(s, t);
+      if (opt.wants("memory")) j["memory"] = memory_json(a);
       out.write(j.dump(2) + "\n");
       return;
     }
-    out.write(summary_text(a));
-    out.write("\n" + bubbles_text(a));
-    out.write("\n" + memory_text(a));
-    out.write("\n" + critical_path_text(s, t));
+    std::string text;  // the chosen views, in this order, a blank line apart
+    auto add = [&](const std::string& view) { text += (text.empty() ? "" : "\n") + view; };
+    if (opt.wants("summary")) add(summary_text(a));
+    if (opt.wants("bubbles")) add(bubbles_text(a));
+    if (opt.wants("memory")) add(memory_text(a));
+    if (opt.wants("critical-path")) add(critical_path_text(s, t));
+    out.write(text);
     if (opt.gantt_width) {
       AsciiOptions g;
       g.width = opt.gantt_width;
@@ -198,6 +217,12 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("-o,--output", opt->output, "Where to write the report ('-' = stdout)");
   sub->add_option("--trace", opt->trace, "Write a Chrome trace (open in Perfetto)");
   sub->add_option("--svg", opt->svg, "Write an SVG Gantt chart");
+  sub->add_option("--views", opt->views,
+                  "The report's views, comma-separated (default: all). Without critical-path, a trace, an SVG or "
+                  "a Gantt chart (and, in JSON, memory) no timeline is built: fast and small at any length")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"summary", "bubbles", "memory", "critical-path"}))
+      ->option_text("LIST");
   sub->add_option("--gantt", opt->gantt_width, "Add an ASCII Gantt chart this many columns wide")
       ->check(CLI::Range(std::size_t{10}, std::size_t{1000}));
   commands.push_back({sub, [opt] { return run_simulate(*opt); }});
