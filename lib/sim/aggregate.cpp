@@ -98,14 +98,14 @@ class AggregateRun {
     scan();
     const std::size_t R = s_.rank_count();
     streams_.resize(R * kQueues);
-    work_.reserve(streams_.size());
+    work_.assign(streams_.size() + 1, 0);  // a stream is on the list at most once
     for (std::uint32_t r = 0; r < R; ++r)
       for (std::uint32_t q = 0; q < kQueues; ++q) {
         Stream& st = streams_[r * kQueues + q];
         st.program = s_.ranks[r].actions.data();
         st.size = static_cast<std::uint32_t>(s_.ranks[r].actions.size());
         st.cursor = next_on_queue(st, q, 0);
-        work_.push_back(r * kQueues + q);
+        work_[work_size_++] = r * kQueues + q;
       }
     window_ = 16;
     while (window_ < 2 * R && window_ < microbatches_) window_ *= 2;
@@ -116,9 +116,8 @@ class AggregateRun {
       double base = r < memory_.fixed_per_rank.size() ? memory_.fixed_per_rank[r] : 0.0;
       folds_[r].level = folds_[r].peak = base;
     }
-    while (!work_.empty()) {
-      std::uint32_t id = work_.back();
-      work_.pop_back();
+    while (work_size_ > 0) {
+      const std::uint32_t id = work_[--work_size_];
       advance(id);
     }
     for (const Stream& st : streams_)
@@ -222,18 +221,28 @@ class AggregateRun {
 
   static bool absent(double t) { return t != t; }  // NaN marks a cell with no event yet
 
-  // Wakes the streams that wait for `k`: they sit on the ranks of the event's stage and its two
-  // neighbours (every consumer of an event is there, as the scan checked placement).
-  void wake(std::uint64_t k, std::uint32_t stage) {
-    for (std::int64_t st = std::int64_t(stage) - 1; st <= std::int64_t(stage) + 1; ++st) {
-      if (st < 0 || st >= stages_) continue;
-      const std::uint32_t base = placement_[std::size_t(st)] * kQueues;
-      for (std::uint32_t q = 0; q < kQueues; ++q)
-        if (streams_[base + q].waiting_on == k) {
-          streams_[base + q].waiting_on = kNoKey;
-          work_.push_back(base + q);
-        }
-    }
+  // Wakes the streams that wait for event `k` of `stage`. Who can consume an event is fixed by the
+  // model, and the scan checked that every action sits on its stage's rank:
+  //   kF(s)      B/I(s) on rank(s) compute, SEND_F(s) on rank(s) comm, F(s+1) on rank(s+1) compute
+  //   kBwd(s)    W(s) on rank(s) compute, SEND_B(s) on rank(s) comm, B/I(s-1) on rank(s-1) compute
+  //   kRecv*(s)  the compute of stage s on rank(s)
+  // (with blocking comms, SEND/RECV run on the compute queue, which is checked anyway). A waiter
+  // missed here would leave the run stuck, which falls back to the Timeline path: never wrong.
+  void wake(KeyKind kind, std::uint64_t k, std::uint32_t stage) {
+    const std::uint32_t own = placement_[stage] * kQueues;
+    wake_one(own, k);
+    if (kind == kRecvF || kind == kRecvB) return;
+    wake_one(own + 1, k);
+    if (kind == kF && stage + 1 < stages_) wake_one(placement_[stage + 1] * kQueues, k);
+    if (kind == kBwd && stage > 0) wake_one(placement_[stage - 1] * kQueues, k);
+  }
+  // Branch-free: whether a stream waits for this event is unpredictable.
+  void wake_one(std::uint32_t id, std::uint64_t k) {
+    Stream& waiter = streams_[id];
+    const bool match = waiter.waiting_on == k;
+    work_[work_size_] = id;
+    work_size_ += match;
+    waiter.waiting_on = match ? kNoKey : waiter.waiting_on;
   }
 
   bool wait(Stream& st, std::uint64_t k) {
@@ -290,7 +299,7 @@ class AggregateRun {
     double& c = cell(kind, stage, mb);
     if (!absent(c)) throw Fallback{};  // raised twice: a duplicated action
     c = end;
-    wake(k, stage);
+    wake(kind, k, stage);
   }
   void publish_compute(const Action& a, double end) {
     if (!a.has_stage() || !a.has_microbatch()) return;
@@ -380,7 +389,7 @@ class AggregateRun {
     st.head_end = other.head_end = end;
     if (other.waiting_on == kPartner) {
       other.waiting_on = kNoKey;
-      work_.push_back(other_id);
+      work_[work_size_++] = other_id;
     }
     if (is_send)
       raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(partner_stage), m, end);
@@ -520,7 +529,8 @@ class AggregateRun {
   std::size_t row_ = 0;       ///< cells per microbatch: stages x kinds
   std::vector<double> ring_;  ///< event end times, window_ rows; NaN: not yet
   std::vector<Stream> streams_;
-  std::vector<std::uint32_t> work_;
+  std::vector<std::uint32_t> work_;  ///< streams to advance, a stack
+  std::size_t work_size_ = 0;
   std::uint64_t missing_ = kNoKey;
   std::vector<double> act_, wgt_;
   std::vector<RankFold> folds_;
