@@ -35,7 +35,8 @@ enum HeadState : std::uint8_t { kNew, kPosted, kDone };
 const double kAbsent = std::numeric_limits<double>::quiet_NaN();
 constexpr std::uint32_t kQueues = 2;  // compute, and all point-to-point comms (timed.cpp)
 
-struct Fallback {};  // thrown inside the run: use the Timeline path instead
+struct Fallback {};  // thrown inside the run: a case it does not handle; use the Timeline path
+struct Stuck {};     // thrown at the end of the run: the schedule cannot finish
 
 // Who released an action, as much of it as analyze() looks at. Two aligned 8-byte words, written
 // and read whole: a By is copied on every step, and field-wise stores followed by a wider load
@@ -80,6 +81,7 @@ struct Stream {
 
 struct RankFold {
   RankUsage usage;
+  std::uint32_t first_step = kNone;  ///< program index of the earliest action folded so far
   bool any = false;
   double prev_end = 0;
   double level = 0, peak = 0, peak_time = 0;
@@ -121,7 +123,7 @@ class AggregateRun {
       advance(id);
     }
     for (const Stream& st : streams_)
-      if (st.cursor != kNone) throw Fallback{};  // stuck: simulate_timed names the stuck heads
+      if (st.cursor != kNone) throw Stuck{};
     return finish_analysis(memory_cap);
   }
 
@@ -402,8 +404,14 @@ class AggregateRun {
   void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by) {
     makespan_ = std::max(makespan_, end);
     release(a);
-    if (q != 0) return;
     RankFold& f = folds_[rank];
+    const auto step = static_cast<std::uint32_t>(&a - s_.ranks[rank].actions.data());
+    if (step < f.first_step) {
+      f.first_step = step;
+      f.usage.first_action_start = start;
+    }
+    f.usage.last_action_end = std::max(f.usage.last_action_end, end);
+    if (q != 0) return;
     const double dur = end - start;
     if (dur > 0 && !is_send_recv(a.kind)) {
       RankUsage& u = f.usage;
@@ -539,6 +547,18 @@ class AggregateRun {
 
 }  // namespace
 
+namespace {
+
+// The Timeline path, for the cases the ring does not handle.
+SimAnalysis timeline_path(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt,
+                          const MemoryModel& memory, double memory_cap) {
+  SimAnalysis a = analyze(s, simulate_timed(s, stage_to_rank, opt), memory, memory_cap);
+  for (auto& points : a.memory.per_rank) points.clear();
+  return a;
+}
+
+}  // namespace
+
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 const TimedOptions& opt, const MemoryModel& memory, double memory_cap,
                                 AggregateStats* stats) {
@@ -550,11 +570,35 @@ SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32
     SimAnalysis a = run.run(memory_cap);
     st.window = run.window();
     return a;
+  } catch (const Stuck&) {
+    st.stuck = true;  // simulate_timed throws TimedDeadlock, naming the stuck actions
   } catch (const Fallback&) {
-    st.fell_back = true;
-    SimAnalysis a = analyze(s, simulate_timed(s, stage_to_rank, opt), memory, memory_cap);
-    for (auto& points : a.memory.per_rank) points.clear();
+  }
+  st.fell_back = true;
+  return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
+}
+
+std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                                   const TimedOptions& opt, const MemoryModel& memory,
+                                                   double memory_cap, AggregateStats* stats) {
+  AggregateStats ignored;
+  AggregateStats& st = stats ? *stats : ignored;
+  st = AggregateStats{};
+  try {
+    AggregateRun run(s, stage_to_rank, opt, memory);
+    SimAnalysis a = run.run(memory_cap);
+    st.window = run.window();
     return a;
+  } catch (const Stuck&) {
+    st.stuck = true;
+    return std::nullopt;
+  } catch (const Fallback&) {
+  }
+  st.fell_back = true;
+  try {
+    return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
+  } catch (const TimedDeadlock&) {
+    return std::nullopt;
   }
 }
 

@@ -12,13 +12,22 @@
 // action into the aggregates at once.
 //
 // Contract: the result equals analyze(s, simulate_timed(s, ...), memory, cap) field for field,
-// bit for bit, except that memory.per_rank (the step function) is left empty. The same event
-// order as simulate_timed is used, so even malformed schedules (a duplicated action) agree. A
-// schedule that cannot finish throws TimedDeadlock, exactly as simulate_timed does (it is run
-// again, with a Timeline, to name the stuck actions).
+// bit for bit (same_aggregates), except that memory.per_rank (the step function) is left empty.
+// The ring run handles schedules whose every action sits on its stage's rank and whose events
+// are each raised once (as validate requires); anything else (a duplicated action, a stage on a
+// rank that does not exist, a microbatch grid too sparse to count) takes the Timeline path, so
+// the contract holds for any input. A schedule that cannot finish throws TimedDeadlock, exactly
+// as simulate_timed does (it is run again, with a Timeline, to name the stuck actions).
+//
+// When the ring run's verdict can be trusted: with every action on its stage's rank, the
+// consumers of an event and the partner of a SEND or RECV are found by placement alone, so a
+// ring run that stops short stops where simulate_timed would, unless an action is duplicated (a
+// second SEND whose RECV has paired already: simulate_timed pairs them again, the ring run waits
+// for a RECV that never comes). The conformance test checks that on the corpus.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/schedule.hpp"
@@ -31,12 +40,21 @@ namespace ppsched {
 /// How a run went, for tests and benchmarks: whether it fell back to the Timeline path, and the
 /// largest ring of event slots it used, in microbatches (a power of two).
 struct AggregateStats {
-  bool fell_back = false;
+  bool fell_back = false;  ///< the Timeline path gave the result
+  bool stuck = false;      ///< the ring run could not finish
   std::uint32_t window = 0;
 };
 
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 const TimedOptions& opt, const MemoryModel& memory, double memory_cap = 0,
                                 AggregateStats* stats = nullptr);
+
+/// The same, for searches that try many candidates: a schedule that cannot finish gives nullopt,
+/// without the second run that would name its stuck actions. For a schedule with a duplicated
+/// action, nullopt may also mean that the ring run stopped short (see above); searches that
+/// reorder a valid schedule never make one.
+std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                                   const TimedOptions& opt, const MemoryModel& memory,
+                                                   double memory_cap = 0, AggregateStats* stats = nullptr);
 
 }  // namespace ppsched

@@ -14,6 +14,9 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
   double total_busy = 0, max_span = 0, max_gap = 0;
   for (std::size_t r = 0; r < R; ++r) {
     RankUsage& u = a.ranks[r];
+    if (t.rank_begin[r] < t.rank_begin[r + 1]) u.first_action_start = t.start[t.rank_begin[r]];
+    for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e)
+      u.last_action_end = std::max(u.last_action_end, t.end[e]);
     bool any = false;
     double prev_end = 0;
     for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) {
@@ -71,7 +74,8 @@ bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b) {
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {
     const RankUsage &x = a.ranks[r], &y = b.ranks[r];
     if (x.busy != y.busy || x.first_start != y.first_start || x.last_end != y.last_end || x.warmup != y.warmup ||
-        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait)
+        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait ||
+        x.first_action_start != y.first_action_start || x.last_action_end != y.last_action_end)
       return false;
   }
   return true;

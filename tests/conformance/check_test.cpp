@@ -163,10 +163,14 @@ bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::
       CHECK(verdict.empty());
       AggregateStats stats;
       CHECK(same_aggregates(analyze(s, t, memory), simulate_aggregates(s, placement, opt, memory, 0, &stats)));
+      // The ring run never stops short of a schedule that finishes, unless an action is duplicated
+      // (a second SEND finds its RECV long gone: simulate_timed pairs it with that RECV again).
+      if (file.filename().string().find("duplicate") == std::string::npos) CHECK_FALSE(stats.stuck);
       ++aggregate_runs;
       aggregate_fast_runs += !stats.fell_back;
     } catch (const TimedDeadlock& d) {
       CHECK_THROWS_AS(simulate_aggregates(s, placement, opt, memory), TimedDeadlock);
+      CHECK_FALSE(try_simulate_aggregates(s, placement, opt, memory).has_value());
       REQUIRE(d.stuck().size() == verdict.size());
       for (std::size_t i = 0; i < verdict.size(); ++i) {
         CHECK(d.stuck()[i].rank == verdict[i].rank);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "sim/aggregate.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched {
@@ -322,20 +323,14 @@ void check_params(const AutoParams& p) {
 AutoCandidate measure(std::string origin, const Schedule& s, const AutoParams& p) {
   AutoCandidate c;
   c.origin = std::move(origin);
-  try {
-    Timeline t = simulate_timed(s, s.placement.stage_to_rank, p.sim);
-    c.makespan = t.makespan;
-    c.peak = compute_memory(s, t, p.memory).max_peak();
-    for (std::size_t r = 0; r < t.rank_count(); ++r) {
-      if (t.rank_begin[r] == t.rank_begin[r + 1]) continue;
-      double first = t.start[t.rank_begin[r]], last = 0;
-      for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) last = std::max(last, t.end[e]);
-      c.span = std::max(c.span, last - first);
-    }
-  } catch (const TimedDeadlock&) {
+  std::optional<SimAnalysis> a = try_simulate_aggregates(s, s.placement.stage_to_rank, p.sim, p.memory);
+  if (!a) {
     c.why_not = "does not finish";
     return c;
   }
+  c.makespan = a->makespan;
+  c.peak = a->memory.max_peak();
+  for (const RankUsage& u : a->ranks) c.span = std::max(c.span, u.last_action_end - u.first_action_start);
   c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
   if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
   return c;
@@ -413,19 +408,12 @@ struct Score {
 };
 Score score_of(const Schedule& s, const AutoParams& p, bool& fits) {
   fits = false;
-  try {
-    Timeline t = simulate_timed(s, s.placement.stage_to_rank, p.sim);
-    double sum = 0;
-    for (std::size_t r = 0; r < t.rank_count(); ++r) {
-      double last = 0;
-      for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) last = std::max(last, t.end[e]);
-      sum += last;
-    }
-    fits = p.memory_cap <= 0 || compute_memory(s, t, p.memory).max_peak() <= p.memory_cap + kSlack;
-    return {t.makespan, sum};
-  } catch (const TimedDeadlock&) {
-    return {kNever, kNever};
-  }
+  std::optional<SimAnalysis> a = try_simulate_aggregates(s, s.placement.stage_to_rank, p.sim, p.memory);
+  if (!a) return {kNever, kNever};
+  double sum = 0;
+  for (const RankUsage& u : a->ranks) sum += u.last_action_end;
+  fits = p.memory_cap <= 0 || a->memory.max_peak() <= p.memory_cap + kSlack;
+  return {a->makespan, sum};
 }
 
 bool improves(const Score& a, const Score& b) {
