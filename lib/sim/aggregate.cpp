@@ -133,37 +133,42 @@ class AggregateRun {
   // rank its stage is placed on (the event producers and comm partners are found by placement).
   void scan() {
     std::uint32_t max_stage = 0, max_mb = 0;
-    bool any_stage = false, any_mb = false;
+    bool any_stage = false, any_mb = false, bad = false;
     const std::size_t steps = s_.step_count();
     const double limit = 16.0 * double(steps + 64);  // timed.cpp's bound for a dense grid
-    std::uint32_t rank = 0;
-    auto leaf = [&](const Action& a) {
-      if (a.has_stage()) {
+    const std::size_t placed = placement_.size();
+    // Problems are or-ed into `bad` and checked once: this loop runs once per action.
+    auto leaf = [&](const Action& a, std::uint32_t rank) {
+      const bool staged = a.has_stage();
+      bad |= is_send_recv(a.kind) && !staged && a.has_microbatch();  // a malformed comm
+      if (staged) {
         any_stage = true;
         max_stage = std::max<std::uint32_t>(max_stage, a.stage);
-        if (a.stage >= placement_.size() || placement_[a.stage] != rank) throw Fallback{};
+        bad |= a.stage >= placed || placement_[a.stage] != rank;
       }
       if (a.has_microbatch()) {
         const std::uint32_t m = a.microbatch();
-        if (!any_mb || m > max_mb) {
+        if (m >= remaining_.size()) [[unlikely]] {
           if (double(m) >= limit) throw Fallback{};
-          any_mb = true;
-          max_mb = m;
-          if (m >= remaining_.size()) remaining_.resize(std::max<std::size_t>(m + 1, 2 * remaining_.size()), 0);
+          remaining_.resize(std::max<std::size_t>(m + 1, 2 * remaining_.size()), 0);
         }
+        any_mb = true;
+        max_mb = std::max(max_mb, m);
         ++remaining_[m];
       }
     };
-    for (; rank < s_.rank_count(); ++rank)
+    remaining_.assign(1024, 0);
+    for (std::uint32_t rank = 0; rank < s_.rank_count(); ++rank)
       for (const Action& a : s_.ranks[rank].actions) {
         if (a.is_idle()) continue;
-        explicit_comms_ = explicit_comms_ || is_send_recv(a.kind);
-        if (a.is_container()) {
-          for (const Action& sub : s_.subs(a)) leaf(sub);
+        explicit_comms_ |= is_send_recv(a.kind);
+        if (a.is_container()) [[unlikely]] {
+          for (const Action& sub : s_.subs(a)) leaf(sub, rank);
         } else {
-          leaf(a);
+          leaf(a, rank);
         }
       }
+    if (bad) throw Fallback{};
     const std::uint32_t inferred_stages = any_stage ? max_stage + 1 : 0;
     stages_ = std::max<std::uint32_t>(s_.num_stages, inferred_stages);
     microbatches_ = std::max<std::uint32_t>(s_.num_microbatches, any_mb ? max_mb + 1 : 0);
@@ -197,15 +202,15 @@ class AggregateRun {
     return kNone;
   }
 
-  // An event's identity, or kNoKey when no such event can exist (a stage or microbatch outside
-  // the pipeline, as timed.cpp's key()).
-  std::uint64_t key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
-    if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNoKey;
-    return (std::uint64_t{mb} * stages_ + std::uint64_t(stage)) * kKeyKinds + kind;
+  // An event's identity, for a stream to say what it waits for. Only called with a stage and
+  // microbatch inside the pipeline (the callers check the neighbours they derive; the scan
+  // sized the pipeline to hold every action's own).
+  static std::uint64_t key(KeyKind kind, std::uint32_t stage, std::uint32_t mb) {
+    return (std::uint64_t{mb} << 18) | (std::uint64_t{stage} << 2) | kind;
   }
-  // The ring cell of an event: its microbatch's row, reduced modulo the window.
+  // The ring cell of an event: its microbatch's row, reduced modulo the window. lo_ <= mb always
+  // holds, since the reader or writer is an unfinished action that names mb.
   double& cell(KeyKind kind, std::uint32_t stage, std::uint32_t mb) {
-    if (mb < lo_) throw Fallback{};  // cannot happen: its reader or writer names mb
     if (mb - lo_ >= window_) grow(mb);
     return ring_[std::size_t{mb & (window_ - 1)} * row_ + std::size_t{stage} * kKeyKinds + kind];
   }
@@ -253,13 +258,11 @@ class AggregateRun {
   }
 
   // Needs the event done; `extra` (a transfer) is added to its time. Sets `missing_`.
-  bool need_done(Ready& r, KeyKind kind, std::int64_t stage, std::uint32_t mb, std::uint32_t producer, ByClass cls,
+  bool need_done(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb, std::uint32_t producer, ByClass cls,
                  double extra = 0) {
-    const std::uint64_t k = key(kind, stage, mb);
-    if (k == kNoKey) return true;
-    const double t = cell(kind, static_cast<std::uint32_t>(stage), mb);
+    const double t = cell(kind, stage, mb);
     if (absent(t)) {
-      missing_ = k;
+      missing_ = key(kind, stage, mb);
       return false;
     }
     r.take(t + extra, By(t, producer, cls));
@@ -297,7 +300,6 @@ class AggregateRun {
 
   void raise(KeyKind kind, std::uint32_t stage, std::uint32_t mb, double end) {
     const std::uint64_t k = key(kind, stage, mb);
-    if (k == kNoKey) return;
     double& c = cell(kind, stage, mb);
     if (!absent(c)) throw Fallback{};  // raised twice: a duplicated action
     c = end;
@@ -362,7 +364,7 @@ class AggregateRun {
     const bool forward = a.kind == ActionKind::SendF || a.kind == ActionKind::RecvF;
     const bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
     if (is_send && st.head == kNew) {
-      if (!need_done(r, forward ? kF : kBwd, s, m, rank, ByClass::Other)) return wait(st, missing_);
+      if (!need_done(r, forward ? kF : kBwd, static_cast<std::uint32_t>(s), m, rank, ByClass::Other)) return wait(st, missing_);
     }
     if (st.head == kNew) {
       st.head = kPosted;
@@ -482,14 +484,15 @@ class AggregateRun {
   // The action no longer needs its microbatch's events.
   void release(const Action& a) {
     auto one = [&](const Action& x) {
-      if (!x.has_microbatch()) return;
-      --remaining_[x.microbatch()];
+      if (x.has_microbatch() && --remaining_[x.microbatch()] == 0 && x.microbatch() == lo_) advance_lo();
     };
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) one(sub);
     } else {
       one(a);
     }
+  }
+  void advance_lo() {
     while (lo_ < microbatches_ && remaining_[lo_] == 0) {
       // Microbatch lo_ is dead: empty its row for the microbatch that will reuse it.
       std::fill_n(ring_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * row_), row_, kAbsent);
