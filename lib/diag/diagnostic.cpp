@@ -26,11 +26,13 @@ Snippet make_snippet(std::string_view line, std::size_t column0, std::size_t len
     end = std::min(line.size(), begin + width);
     if (end - begin < width && end == line.size()) begin = end > width ? end - width : 0;
   }
+  s.text.reserve(end - begin + 6);
   if (begin > 0) s.text = "...";
   std::size_t shift = s.text.size();
-  for (std::size_t i = begin; i < end; ++i) {
-    auto c = static_cast<unsigned char>(line[i]);
-    s.text += (c == '\t' || (c >= 0x20 && c < 0x7f)) ? static_cast<char>(c) : '?';
+  s.text.append(line.substr(begin, end - begin));
+  for (std::size_t i = shift; i < s.text.size(); ++i) {
+    auto c = static_cast<unsigned char>(s.text[i]);
+    if (!(c == '\t' || (c >= 0x20 && c < 0x7f))) s.text[i] = '?';
   }
   if (end < line.size()) s.text += "...";
   s.caret = static_cast<std::uint32_t>(column0 - begin + shift);

@@ -30,6 +30,11 @@ std::optional<std::string> closest_match(std::string_view word,
   std::size_t best = std::max<std::size_t>(1, word.size() / 3) + 1;
   std::optional<std::string> out;
   for (auto c : candidates) {
+    // The distance is at least the difference in length: skip what cannot win. Without this a
+    // long garbage cell (fuzzers make them; a reader may see a 1 MB one) costs its length times
+    // every candidate's, once per cell.
+    const std::size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (gap >= best) continue;
     std::size_t d = edit_distance(word, c);
     if (d < best) {
       best = d;

@@ -152,7 +152,7 @@ class CsvScheduleReader {
     d.rule = std::string(rule);
     d.loc = {name_, line_no, static_cast<std::uint32_t>(col0 + 1), {}};
     d.message = std::move(message);
-    d.snippet = make_snippet(line, col0, len);
+    if (!sink_.full()) d.snippet = make_snippet(line, col0, len);  // a full sink only counts it
     sink_.report(std::move(d));
   }
 
@@ -240,8 +240,14 @@ class CsvScheduleReader {
       } else {
         std::size_t col0 = content_start + parsed.issue->offset;
         SourceLoc loc{name_, line_no, static_cast<std::uint32_t>(col0 + 1), {}};
-        sink_.report(cell_diagnostic(parsed, opt_.lenient, std::move(loc),
-                                     make_snippet(line, col0, parsed.issue->length)));
+        if (!warning && sink_.full()) {  // it would only be counted: skip its snippet and suggestion
+          Diagnostic dropped;
+          dropped.loc = std::move(loc);
+          sink_.report(std::move(dropped));
+        } else {
+          sink_.report(cell_diagnostic(parsed, opt_.lenient, std::move(loc),
+                                       make_snippet(line, col0, parsed.issue->length)));
+        }
       }
     }
     program.push_back(parsed.accepted ? parsed.action : Action::idle());
