@@ -191,12 +191,12 @@ class AggregateRun {
     }
   }
 
-  static bool on_queue(const Action& a, std::uint32_t q, bool blocking) {
+  [[gnu::always_inline]] inline static bool on_queue(const Action& a, std::uint32_t q, bool blocking) {
     if (a.is_idle()) return false;
     const bool comm = !blocking && is_send_recv(a.kind);
     return (q == 1) == comm;
   }
-  std::uint32_t next_on_queue(const Stream& st, std::uint32_t q, std::uint32_t from) const {
+  [[gnu::always_inline]] inline std::uint32_t next_on_queue(const Stream& st, std::uint32_t q, std::uint32_t from) const {
     for (std::uint32_t i = from; i < st.size; ++i)
       if (on_queue(st.program[i], q, opt_.blocking_comms)) return i;
     return kNone;
@@ -210,7 +210,7 @@ class AggregateRun {
   }
   // The ring cell of an event: its microbatch's row, reduced modulo the window. lo_ <= mb always
   // holds, since the reader or writer is an unfinished action that names mb.
-  double& cell(KeyKind kind, std::uint32_t stage, std::uint32_t mb) {
+  [[gnu::always_inline]] inline double& cell(KeyKind kind, std::uint32_t stage, std::uint32_t mb) {
     if (mb - lo_ >= window_) grow(mb);
     return ring_[std::size_t{mb & (window_ - 1)} * row_ + std::size_t{stage} * kKeyKinds + kind];
   }
@@ -235,7 +235,7 @@ class AggregateRun {
   //   kRecv*(s)  the compute of stage s on rank(s)
   // (with blocking comms, SEND/RECV run on the compute queue, which is checked anyway). A waiter
   // missed here would leave the run stuck, which falls back to the Timeline path: never wrong.
-  void wake(KeyKind kind, std::uint64_t k, std::uint32_t stage) {
+  [[gnu::always_inline]] inline void wake(KeyKind kind, std::uint64_t k, std::uint32_t stage) {
     const std::uint32_t own = placement_[stage] * kQueues;
     wake_one(own, k);
     if (kind == kRecvF || kind == kRecvB) return;
@@ -244,7 +244,7 @@ class AggregateRun {
     if (kind == kBwd && stage > 0) wake_one(placement_[stage - 1] * kQueues, k);
   }
   // Branch-free: whether a stream waits for this event is unpredictable.
-  void wake_one(std::uint32_t id, std::uint64_t k) {
+  [[gnu::always_inline]] inline void wake_one(std::uint32_t id, std::uint64_t k) {
     Stream& waiter = streams_[id];
     const bool match = waiter.waiting_on == k;
     work_[work_size_] = id;
@@ -258,7 +258,7 @@ class AggregateRun {
   }
 
   // Needs the event done; `extra` (a transfer) is added to its time. Sets `missing_`.
-  bool need_done(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb, std::uint32_t producer, ByClass cls,
+  [[gnu::always_inline]] inline bool need_done(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb, std::uint32_t producer, ByClass cls,
                  double extra = 0) {
     const double t = cell(kind, stage, mb);
     if (absent(t)) {
@@ -273,7 +273,7 @@ class AggregateRun {
     return from == to ? 0.0 : opt_.comm.transfer_time(stage, forward, from, to);
   }
 
-  bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
+  [[gnu::always_inline]] inline bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
     if (!a.has_stage() || !a.has_microbatch()) return true;
     const std::uint32_t s = a.stage, m = a.microbatch();
     switch (a.kind) {
@@ -298,14 +298,14 @@ class AggregateRun {
     }
   }
 
-  void raise(KeyKind kind, std::uint32_t stage, std::uint32_t mb, double end) {
+  [[gnu::always_inline]] inline void raise(KeyKind kind, std::uint32_t stage, std::uint32_t mb, double end) {
     const std::uint64_t k = key(kind, stage, mb);
     double& c = cell(kind, stage, mb);
     if (!absent(c)) throw Fallback{};  // raised twice: a duplicated action
     c = end;
     wake(kind, k, stage);
   }
-  void publish_compute(const Action& a, double end) {
+  [[gnu::always_inline]] inline void publish_compute(const Action& a, double end) {
     if (!a.has_stage() || !a.has_microbatch()) return;
     if (a.kind == ActionKind::F) raise(kF, a.stage, a.microbatch(), end);
     if (a.kind == ActionKind::I || a.kind == ActionKind::B) raise(kBwd, a.stage, a.microbatch(), end);
@@ -326,7 +326,7 @@ class AggregateRun {
     }
   }
 
-  bool step(Stream& st, const Action& a, std::uint32_t rank) {
+  [[gnu::always_inline]] inline bool step(Stream& st, const Action& a, std::uint32_t rank) {
     Ready r;  // what the stream's previous action leaves: built from scalars, not copied (see By)
     r.time = st.free_at;
     r.by = By(st.free_at, rank, st.last_cls);
@@ -352,7 +352,7 @@ class AggregateRun {
 
   // A SEND or RECV: post it, then pair it with its partner, which is found at the head of the
   // comm queue of the partner stage's rank (both ends stop there until the pair is done).
-  bool step_comm(Stream& st, const Action& a, Ready& r, std::uint32_t rank) {
+  [[gnu::always_inline]] inline bool step_comm(Stream& st, const Action& a, Ready& r, std::uint32_t rank) {
     if (!a.has_microbatch()) {  // malformed: a comm with nothing to move finishes at once
       st.head = kDone;
       st.head_start = st.head_end = r.time;
@@ -403,7 +403,7 @@ class AggregateRun {
   }
 
 // A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
-  void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by) {
+  [[gnu::always_inline]] inline void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by) {
     makespan_ = std::max(makespan_, end);
     release(a);
     RankFold& f = folds_[rank];
@@ -482,7 +482,7 @@ class AggregateRun {
   }
 
   // The action no longer needs its microbatch's events.
-  void release(const Action& a) {
+  [[gnu::always_inline]] inline void release(const Action& a) {
     auto one = [&](const Action& x) {
       if (x.has_microbatch() && --remaining_[x.microbatch()] == 0 && x.microbatch() == lo_) advance_lo();
     };
