@@ -98,6 +98,7 @@ class AggregateRun {
 
   SimAnalysis run(double memory_cap) {
     scan();
+    fill_queue_table();
     const std::size_t R = s_.rank_count();
     streams_.resize(R * kQueues);
     work_.assign(streams_.size() + 1, 0);  // a stream is on the list at most once
@@ -191,14 +192,16 @@ class AggregateRun {
     }
   }
 
-  [[gnu::always_inline]] inline static bool on_queue(const Action& a, std::uint32_t q, bool blocking) {
-    if (a.is_idle()) return false;
-    const bool comm = !blocking && is_send_recv(a.kind);
-    return (q == 1) == comm;
+  // The queue each kind runs on (2: none, for idle steps), by ActionKind.
+  void fill_queue_table() {
+    for (int k = 0; k < kActionKindCount; ++k) {
+      const auto kind = static_cast<ActionKind>(k);
+      queue_of_[k] = kind == ActionKind::Idle ? 2 : (!opt_.blocking_comms && is_send_recv(kind)) ? 1 : 0;
+    }
   }
   [[gnu::always_inline]] inline std::uint32_t next_on_queue(const Stream& st, std::uint32_t q, std::uint32_t from) const {
     for (std::uint32_t i = from; i < st.size; ++i)
-      if (on_queue(st.program[i], q, opt_.blocking_comms)) return i;
+      if (queue_of_[static_cast<std::size_t>(st.program[i].kind)] == q) return i;
     return kNone;
   }
 
@@ -270,6 +273,7 @@ class AggregateRun {
   }
 
   double transfer(std::uint32_t stage, bool forward, std::uint32_t from, std::uint32_t to) const {
+    if (!opt_.comm.topology) return 0.0;  // CommModel::transfer_time's answer without a topology
     return from == to ? 0.0 : opt_.comm.transfer_time(stage, forward, from, to);
   }
 
@@ -318,7 +322,7 @@ class AggregateRun {
       const Action& a = st.program[st.cursor];
       if (st.head != kDone && !step(st, a, rank)) return;
       if (st.head != kDone) return;  // posted, waiting for its partner
-      fold(rank, q, a, st.head_start, st.head_end, st.head_by);
+      fold(rank, q, a, st.head_start, st.head_end, st.head_by, st.last_cls == ByClass::None);
       st.free_at = st.head_end;
       st.last_cls = is_send_recv(a.kind) ? ByClass::Comm : ByClass::Other;
       st.head = kNew;
@@ -337,7 +341,8 @@ class AggregateRun {
     } else if (!compute_deps(r, a, rank)) {
       return wait(st, missing_);
     }
-    const double end = r.time + opt_.costs.duration(s_, a);
+    // CostModel::duration, with its common case inlined: a plain action costs its kind's cost.
+    const double end = r.time + (a.is_container() ? opt_.costs.duration(s_, a) : opt_.costs.cost(a.stage, a.kind));
     st.head = kDone;
     st.head_start = r.time;
     st.head_end = end;
@@ -403,14 +408,17 @@ class AggregateRun {
   }
 
 // A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
-  [[gnu::always_inline]] inline void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by) {
+  [[gnu::always_inline]] inline void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by,
+                                          bool first_fold) {
     makespan_ = std::max(makespan_, end);
     release(a);
     RankFold& f = folds_[rank];
-    const auto step = static_cast<std::uint32_t>(&a - s_.ranks[rank].actions.data());
-    if (step < f.first_step) {
-      f.first_step = step;
-      f.usage.first_action_start = start;
+    if (first_fold) {  // each stream's first action; the rank's first is the earlier of two
+      const auto step = static_cast<std::uint32_t>(&a - s_.ranks[rank].actions.data());
+      if (step < f.first_step) {
+        f.first_step = step;
+        f.usage.first_action_start = start;
+      }
     }
     f.usage.last_action_end = std::max(f.usage.last_action_end, end);
     if (q != 0) return;
@@ -544,6 +552,7 @@ class AggregateRun {
   std::size_t work_size_ = 0;
   std::uint64_t missing_ = kNoKey;
   std::vector<double> act_, wgt_;
+  std::uint8_t queue_of_[kActionKindCount] = {};
   std::vector<RankFold> folds_;
   double makespan_ = 0;
 };
