@@ -571,30 +571,13 @@ SimAnalysis timeline_path(const Schedule& s, const std::vector<std::uint32_t>& s
 
 }  // namespace
 
-SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                const TimedOptions& opt, const MemoryModel& memory, double memory_cap,
-                                AggregateStats* stats) {
-  AggregateStats ignored;
-  AggregateStats& st = stats ? *stats : ignored;
-  st = AggregateStats{};
-  try {
-    AggregateRun run(s, stage_to_rank, opt, memory);
-    SimAnalysis a = run.run(memory_cap);
-    st.window = run.window();
-    return a;
-  } catch (const Stuck&) {
-    st.stuck = true;  // simulate_timed throws TimedDeadlock, naming the stuck actions
-  } catch (const Fallback&) {
-  }
-  st.fell_back = true;
-  return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
-}
+namespace {
 
-std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                                   const TimedOptions& opt, const MemoryModel& memory,
-                                                   double memory_cap, AggregateStats* stats) {
-  AggregateStats ignored;
-  AggregateStats& st = stats ? *stats : ignored;
+// The ring run; nullopt when it cannot give the answer, with `st` saying why (stuck, or a case
+// it does not handle).
+std::optional<SimAnalysis> ring_run(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                    const TimedOptions& opt, const MemoryModel& memory, double memory_cap,
+                                    AggregateStats& st) {
   st = AggregateStats{};
   try {
     AggregateRun run(s, stage_to_rank, opt, memory);
@@ -603,9 +586,30 @@ std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std:
     return a;
   } catch (const Stuck&) {
     st.stuck = true;
-    return std::nullopt;
   } catch (const Fallback&) {
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                const TimedOptions& opt, const MemoryModel& memory, double memory_cap,
+                                AggregateStats* stats) {
+  AggregateStats ignored;
+  AggregateStats& st = stats ? *stats : ignored;
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, memory_cap, st)) return *std::move(a);
+  st.fell_back = true;  // when stuck, simulate_timed throws TimedDeadlock naming the stuck actions
+  return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
+}
+
+std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                                   const TimedOptions& opt, const MemoryModel& memory,
+                                                   double memory_cap, AggregateStats* stats) {
+  AggregateStats ignored;
+  AggregateStats& st = stats ? *stats : ignored;
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, memory_cap, st)) return a;
+  if (st.stuck) return std::nullopt;
   st.fell_back = true;
   try {
     return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
