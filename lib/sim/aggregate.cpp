@@ -1,21 +1,23 @@
-// simulate_aggregates (aggregate.hpp): the timed model of timed.cpp, step for step, with the
-// Timeline replaced by running aggregates and the dense event table replaced by a ring.
+// simulate_aggregates (aggregate.hpp): the timed model of timed.cpp with the Timeline replaced by
+// running aggregates and the dense event table replaced by a ring.
 //
-// What differs from timed.cpp, and why it is still the same run:
-//   - An event slot holds the event's time (and, for a posted SEND/RECV, the stream that posted
-//     it) instead of the index of a timeline entry, so nothing per action is stored.
-//   - Slots live in a ring of `window_` microbatches. Every dependency of the model joins two
+// How it differs from timed.cpp, and why the numbers are still the same:
+//   - An event cell holds only the event's time (NaN: not yet). Nothing per action is stored.
+//   - Cells live in a ring of `window_` microbatches. Every dependency of the model joins two
 //     actions of the same microbatch, so an event of microbatch m is dead once no unfinished
-//     action names m; `remaining_[m]` counts those actions and `lo_` is the smallest m still
-//     named. Any slot touched has lo_ <= m (its reader or writer is unfinished); the ring doubles
-//     when m >= lo_ + window_, so a slot is reused only for a dead microbatch.
-//   - Streams are woken in the same order (the same LIFO work list and waiter lists), so
-//     each action starts at the same time and is released by the same dependency.
+//     action names m. `remaining_[m]` counts those actions and `lo_` is the smallest m still
+//     named. Any cell touched has lo_ <= m (its reader or writer is unfinished). The ring
+//     doubles when m >= lo_ + window_, so a cell is reused only for a dead microbatch.
+//   - Nothing keeps lists of waiters. The consumers of an event, and the partner of a SEND or
+//     RECV, are found by placement: the scan checked that every action sits on its stage's rank.
+//   - Streams are woken in another order than timed.cpp's. When every event is raised once, an
+//     action's start is the latest of a fixed set of times and does not depend on that order.
+//     An event raised twice (a duplicated action) falls back to the Timeline path.
 //   - A finished action is folded at once into the per-rank aggregates of analyze() and the
 //     memory accounting of compute_memory(), in the order those functions visit it.
-// Cases where the timeline-free bookkeeping could diverge (an event raised twice, a SEND or
-// RECV paired twice: only malformed schedules do that), a stuck run, and a microbatch grid too
-// sparse for a per-microbatch count fall back to analyze(simulate_timed(...)).
+// The Timeline path, analyze(simulate_timed(...)), also takes what the ring does not handle: a
+// stage placed off its rank, a malformed comm, a microbatch grid too sparse for a per-microbatch
+// count, and a stuck run (to name the stuck actions).
 #include "sim/aggregate.hpp"
 
 #include <algorithm>
