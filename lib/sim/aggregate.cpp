@@ -101,6 +101,7 @@ class AggregateRun {
   SimAnalysis run(double memory_cap) {
     scan();
     fill_queue_table();
+    plain_ = plain_ && !opt_.blocking_comms;
     const std::size_t R = s_.rank_count();
     streams_.resize(R * kQueues);
     work_.assign(streams_.size() + 1, 0);  // a stream is on the list at most once
@@ -135,42 +136,55 @@ class AggregateRun {
   // are explicit, how many actions name each microbatch, and whether every action sits on the
   // rank its stage is placed on (the event producers and comm partners are found by placement).
   void scan() {
-    std::uint32_t max_stage = 0, max_mb = 0;
-    bool any_stage = false, any_mb = false, bad = false;
+    std::uint32_t max_stage = 0;
+    bool any_stage = false, bad = false;
     const std::size_t steps = s_.step_count();
     const double limit = 16.0 * double(steps + 64);  // timed.cpp's bound for a dense grid
     const std::size_t placed = placement_.size();
-    // Problems are or-ed into `bad` and checked once: this loop runs once per action.
-    auto leaf = [&](const Action& a, std::uint32_t rank) {
-      const bool staged = a.has_stage();
-      bad |= is_send_recv(a.kind) && !staged && a.has_microbatch();  // a malformed comm
-      if (staged) {
-        any_stage = true;
-        max_stage = std::max<std::uint32_t>(max_stage, a.stage);
-        bad |= a.stage >= placed || placement_[a.stage] != rank;
-      }
-      if (a.has_microbatch()) {
-        const std::uint32_t m = a.microbatch();
-        if (m >= remaining_.size()) [[unlikely]] {
-          if (double(m) >= limit) throw Fallback{};
-          remaining_.resize(std::max<std::size_t>(m + 1, 2 * remaining_.size()), 0);
-        }
-        any_mb = true;
-        max_mb = std::max(max_mb, m);
-        ++remaining_[m];
-      }
-    };
     remaining_.assign(1024, 0);
-    for (std::uint32_t rank = 0; rank < s_.rank_count(); ++rank)
+    std::uint32_t* counts = remaining_.data();
+    std::size_t counted = remaining_.size();
+    auto count = [&](std::uint32_t m) {
+      if (m >= counted) [[unlikely]] {
+        if (double(m) >= limit) throw Fallback{};
+        remaining_.resize(std::max<std::size_t>(std::size_t{m} + 1, 2 * counted), 0);
+        counts = remaining_.data();
+        counted = remaining_.size();
+      }
+      ++counts[m];
+    };
+    // Problems are or-ed into `bad` and checked once. This loop runs once per action, so a
+    // stage's placement is checked when a rank's stage changes, not on every action.
+    auto leaf = [&](const Action& a, std::uint32_t rank, std::uint32_t& checked_stage) {
+      if (a.stage != checked_stage) {
+        if (!a.has_stage()) {
+          bad |= is_send_recv(a.kind) && a.has_microbatch();  // a comm with nothing to say where
+        } else {
+          any_stage = true;
+          max_stage = std::max<std::uint32_t>(max_stage, a.stage);
+          bad |= a.stage >= placed || placement_[a.stage] != rank;
+          checked_stage = a.stage;
+        }
+      }
+      if (a.has_microbatch()) count(a.microbatch());
+    };
+    for (std::uint32_t rank = 0; rank < s_.rank_count(); ++rank) {
+      std::uint32_t checked_stage = kNone;
       for (const Action& a : s_.ranks[rank].actions) {
         if (a.is_idle()) continue;
         explicit_comms_ |= is_send_recv(a.kind);
         if (a.is_container()) [[unlikely]] {
-          for (const Action& sub : s_.subs(a)) leaf(sub, rank);
+          plain_ = false;
+          for (const Action& sub : s_.subs(a)) leaf(sub, rank, checked_stage);
         } else {
-          leaf(a, rank);
+          leaf(a, rank, checked_stage);
         }
       }
+    }
+    std::size_t top = counted;
+    while (top > 0 && counts[top - 1] == 0) --top;
+    const bool any_mb = top > 0;
+    const std::uint32_t max_mb = any_mb ? static_cast<std::uint32_t>(top - 1) : 0;
     if (bad) throw Fallback{};
     const std::uint32_t inferred_stages = any_stage ? max_stage + 1 : 0;
     stages_ = std::max<std::uint32_t>(s_.num_stages, inferred_stages);
@@ -318,6 +332,7 @@ class AggregateRun {
   }
 
   void advance(std::uint32_t id) {
+    if (plain_ && id % kQueues == 0) return advance_compute(id);
     Stream& st = streams_[id];
     const std::uint32_t rank = id / kQueues, q = id % kQueues;
     while (st.cursor != kNone) {
@@ -330,6 +345,87 @@ class AggregateRun {
       st.head = kNew;
       st.cursor = next_on_queue(st, q, st.cursor + 1);
     }
+  }
+
+  // The compute queue when the schedule has no container and comms do not block (`plain_`, the
+  // common case): advance() and step() specialised. The state lives in locals, because every
+  // store to a ring cell (a double) would otherwise force the stream's doubles to be reloaded,
+  // and dependencies are looked up by kind with no Ready or By objects. The rules are step()'s.
+  void advance_compute(std::uint32_t id) {
+    Stream& st = streams_[id];
+    const std::uint32_t rank = id / kQueues;
+    const Action* const program = st.program;
+    std::uint32_t cursor = st.cursor;
+    double free_at = st.free_at;
+    ByClass last_cls = st.last_cls;
+    while (cursor != kNone) {
+      const Action a = program[cursor];
+      double t = free_at, by_end = free_at;
+      std::uint32_t by_rank = rank;
+      ByClass cls = last_cls;
+      auto take = [&](double dt, ByClass c, std::uint32_t r, double e) {  // Ready::take
+        if (cls == ByClass::None ? dt >= t : dt > t) {
+          t = dt;
+          cls = c;
+          by_rank = r;
+          by_end = e;
+        }
+      };
+      std::uint64_t missing = kNoKey;
+      // Needs event (kind, stage, m); on a miss records what to wait for.
+      auto need = [&](KeyKind kind, std::uint32_t stage, std::uint32_t m, ByClass c, std::uint32_t producer,
+                      double extra) {
+        const double e = cell(kind, stage, m);
+        if (absent(e)) {
+          missing = key(kind, stage, m);
+          return false;
+        }
+        take(e + extra, c, producer, e);
+        return true;
+      };
+      if (a.has_stage() && a.has_microbatch()) {
+        const std::uint32_t s = a.stage, m = a.index;
+        switch (a.kind) {
+          case ActionKind::F:
+            if (s > 0) {
+              const std::uint32_t from = placement_[s - 1];
+              if (from == rank || !explicit_comms_)
+                need(kF, s - 1, m, ByClass::Other, from, transfer(s - 1, true, from, rank));
+              else
+                need(kRecvF, s, m, ByClass::Comm, rank, 0.0);
+            }
+            break;
+          case ActionKind::I:
+          case ActionKind::B:
+            if (need(kF, s, m, ByClass::Other, rank, 0.0) && s + 1 < stages_) {
+              const std::uint32_t from = placement_[s + 1];
+              if (from == rank || !explicit_comms_)
+                need(kBwd, s + 1, m, ByClass::Other, from, transfer(s + 1, false, from, rank));
+              else
+                need(kRecvB, s, m, ByClass::Comm, rank, 0.0);
+            }
+            break;
+          case ActionKind::W: need(kBwd, s, m, ByClass::Other, rank, 0.0); break;
+          default: break;
+        }
+      }
+      if (missing != kNoKey) {
+        st.cursor = cursor;
+        st.free_at = free_at;
+        st.last_cls = last_cls;
+        st.waiting_on = missing;
+        return;
+      }
+      const double end = t + opt_.costs.cost(a.stage, a.kind);
+      publish_compute(a, end);
+      fold(rank, 0, program[cursor], t, end, By(by_end, by_rank, cls), last_cls == ByClass::None);
+      free_at = end;
+      last_cls = ByClass::Other;  // with non-blocking comms this queue holds no SEND or RECV
+      cursor = next_on_queue(st, 0, cursor + 1);
+    }
+    st.cursor = kNone;
+    st.free_at = free_at;
+    st.last_cls = last_cls;
   }
 
   [[gnu::always_inline]] inline bool step(Stream& st, const Action& a, std::uint32_t rank) {
@@ -545,6 +641,7 @@ class AggregateRun {
   const MemoryModel& memory_;
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
+  bool plain_ = true;  ///< no container and non-blocking comms: advance_compute() serves queue 0
   std::vector<std::uint32_t> remaining_;
   std::uint32_t lo_ = 0, window_ = 16;
   std::size_t row_ = 0;       ///< cells per microbatch: stages x kinds
