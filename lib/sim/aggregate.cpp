@@ -333,6 +333,7 @@ class AggregateRun {
 
   void advance(std::uint32_t id) {
     if (plain_ && id % kQueues == 0) return advance_compute(id);
+    if (!opt_.blocking_comms && id % kQueues == 1) return advance_comm(id);
     Stream& st = streams_[id];
     const std::uint32_t rank = id / kQueues, q = id % kQueues;
     while (st.cursor != kNone) {
@@ -428,6 +429,43 @@ class AggregateRun {
     st.last_cls = last_cls;
   }
 
+  // The comm queue with non-blocking comms: advance() and step_comm() specialised. A SEND waits
+  // for the compute that produced its data; a SEND or RECV is then posted and paired. Who
+  // released a comm does not matter to the aggregates (only compute gaps are classified).
+  void advance_comm(std::uint32_t id) {
+    Stream& st = streams_[id];
+    const std::uint32_t rank = id / kQueues;
+    const Action* const program = st.program;
+    while (st.cursor != kNone) {
+      const Action& a = program[st.cursor];
+      if (st.head == kNew) {
+        double t = st.free_at;
+        if (!a.has_microbatch()) {  // malformed: a comm with nothing to move finishes at once
+          st.head = kDone;
+          st.head_start = st.head_end = t;
+        } else {
+          if (a.kind == ActionKind::SendF || a.kind == ActionKind::SendB) {
+            const KeyKind produced = a.kind == ActionKind::SendF ? kF : kBwd;
+            const double e = cell(produced, a.stage, a.index);
+            if (absent(e)) {
+              wait(st, key(produced, a.stage, a.index));
+              return;
+            }
+            t = std::max(t, e);  // Ready::take's time: the later of the two
+          }
+          st.head = kPosted;
+          st.head_start = t;
+        }
+      }
+      if (st.head != kDone && !pair(st, a, rank)) return;
+      fold(rank, 1, a, st.head_start, st.head_end, By(), st.last_cls == ByClass::None);
+      st.free_at = st.head_end;
+      st.last_cls = ByClass::Comm;
+      st.head = kNew;
+      st.cursor = next_on_queue(st, 1, st.cursor + 1);
+    }
+  }
+
   [[gnu::always_inline]] inline bool step(Stream& st, const Action& a, std::uint32_t rank) {
     Ready r;  // what the stream's previous action leaves: built from scalars, not copied (see By)
     r.time = st.free_at;
@@ -474,6 +512,17 @@ class AggregateRun {
       st.head_start = r.time;
       st.head_by = r.by;
     }
+    return pair(st, a, rank);
+  }
+
+  // The posted head of `st` (a SEND or RECV of `rank`) meets its partner, which waits at the head
+  // of the comm queue of the partner stage's rank: both are done when the transfer is. False
+  // when the partner is not posted yet (the stream then waits for it).
+  [[gnu::always_inline]] inline bool pair(Stream& st, const Action& a, std::uint32_t rank) {
+    const std::int64_t s = a.stage;
+    const std::uint32_t m = a.microbatch();
+    const bool forward = a.kind == ActionKind::SendF || a.kind == ActionKind::RecvF;
+    const bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
     const std::int64_t partner_stage = is_send ? (forward ? s + 1 : s - 1) : (forward ? s - 1 : s + 1);
     if (partner_stage < 0 || partner_stage >= stages_) {  // no partner can exist: nothing to move
       st.head = kDone;
