@@ -557,7 +557,6 @@ class AggregateRun {
 // A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
   [[gnu::always_inline]] inline void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by,
                                           bool first_fold) {
-    makespan_ = std::max(makespan_, end);
     release(a);
     RankFold& f = folds_[rank];
     if (first_fold) {  // each stream's first action; the rank's first is the earlier of two
@@ -626,14 +625,15 @@ class AggregateRun {
       p[j] = x;
     }
     std::size_t n = 0;
-    for (; n < p.size() && p[n].time < before; ++n) {
-      f.level += p[n].delta;
-      if (f.level > f.peak + 1e-12) {
-        f.peak = f.level;
-        f.peak_time = p[n].time;
-      }
-    }
+    for (; n < p.size() && p[n].time < before; ++n) apply(f, p[n]);
     p.erase(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  static void apply(RankFold& f, const MemEvent& e) {
+    f.level += e.delta;
+    if (f.level > f.peak + 1e-12) {
+      f.peak = f.level;
+      f.peak_time = e.time;
+    }
   }
 
   // The action no longer needs its microbatch's events.
@@ -657,7 +657,10 @@ class AggregateRun {
 
   SimAnalysis finish_analysis(double memory_cap) {
     SimAnalysis a;
-    a.makespan = makespan_;
+    // The latest end of any action: each rank's latest, folded as its actions finished.
+    double makespan = 0;
+    for (const RankFold& f : folds_) makespan = std::max(makespan, f.usage.last_action_end);
+    a.makespan = makespan;
     a.memory_cap = memory_cap;
     const std::size_t R = folds_.size();
     a.ranks.resize(R);
@@ -669,7 +672,7 @@ class AggregateRun {
     for (std::size_t r = 0; r < R; ++r) {
       RankFold& f = folds_[r];
       RankUsage& u = f.usage;
-      u.cooldown = f.any ? makespan_ - u.last_end : makespan_;
+      u.cooldown = f.any ? makespan - u.last_end : makespan;
       total_busy += u.busy;
       const double span = f.any ? u.last_end - u.first_start : 0;
       max_span = std::max(max_span, span);
@@ -679,7 +682,7 @@ class AggregateRun {
       a.memory.peak[r] = f.peak;
       a.memory.peak_time[r] = f.peak_time;
     }
-    a.bubble_global = (R && makespan_ > 0) ? 1.0 - total_busy / (double(R) * makespan_) : 0.0;
+    a.bubble_global = (R && makespan > 0) ? 1.0 - total_busy / (double(R) * makespan) : 0.0;
     a.bubble_per_stage = max_span > 0 ? max_gap / max_span : 0.0;
     return a;
   }
@@ -702,7 +705,6 @@ class AggregateRun {
   std::vector<double> act_, wgt_;
   std::uint8_t queue_of_[kActionKindCount] = {};
   std::vector<RankFold> folds_;
-  double makespan_ = 0;
 };
 
 }  // namespace
