@@ -577,11 +577,11 @@ class AggregateRun {
         f.any = true;
       } else if (start > f.prev_end) {
         const double gap = start - f.prev_end;
-        if (by.cls() == ByClass::None) {
-          u.dependency_wait += gap;
-        } else if (by.cls() == ByClass::Comm) {
+        // analyze()'s causes: released by a SEND/RECV, a transfer; by another rank's action that
+        // ended before this start, its transfer time covers the end of the gap; else a dependency.
+        if (by.cls() == ByClass::Comm) {
           u.comm_wait += gap;
-        } else if (by.rank() != rank && by.end < start) {
+        } else if (by.cls() == ByClass::Other && by.rank() != rank && by.end < start) {
           const double transfer = std::min(gap, start - by.end);
           u.comm_wait += transfer;
           u.dependency_wait += gap - transfer;
