@@ -235,6 +235,8 @@ class AggregateRun {
   }
 
   void grow(std::uint32_t mb) {
+    // Neither can happen (see cell()), but a wrong guess here must not become an endless loop.
+    if (mb < lo_ || mb - lo_ >= (1u << 31)) throw Fallback{};
     std::uint32_t w = window_;
     while (mb - lo_ >= w) w *= 2;
     std::vector<double> next(std::size_t{w} * row_, kAbsent);
