@@ -295,7 +295,11 @@ class AggregateRun {
     return from == to ? 0.0 : opt_.comm.transfer_time(stage, forward, from, to);
   }
 
-  [[gnu::always_inline]] inline bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
+  // The model's dependencies of a compute (sub-)action on `rank`: calls need(kind, stage, m,
+  // producer, cls, extra) for each event it needs, in order, and stops at the first one that is
+  // not there yet (need returns false). Both compute loops take their rule from here.
+  template <class Need>
+  [[gnu::always_inline]] inline bool compute_deps(const Action& a, std::uint32_t rank, Need&& need) {
     if (!a.has_stage() || !a.has_microbatch()) return true;
     const std::uint32_t s = a.stage, m = a.microbatch();
     switch (a.kind) {
@@ -303,21 +307,28 @@ class AggregateRun {
         if (s == 0) return true;
         const std::uint32_t from = placement_[s - 1];
         if (from == rank || !explicit_comms_)
-          return need_done(r, kF, s - 1, m, from, ByClass::Other, transfer(s - 1, true, from, rank));
-        return need_done(r, kRecvF, s, m, rank, ByClass::Comm);
+          return need(kF, s - 1, m, from, ByClass::Other, transfer(s - 1, true, from, rank));
+        return need(kRecvF, s, m, rank, ByClass::Comm, 0.0);
       }
       case ActionKind::I:
       case ActionKind::B: {
-        if (!need_done(r, kF, s, m, rank, ByClass::Other)) return false;
+        if (!need(kF, s, m, rank, ByClass::Other, 0.0)) return false;
         if (s + 1 >= stages_) return true;
         const std::uint32_t from = placement_[s + 1];
         if (from == rank || !explicit_comms_)
-          return need_done(r, kBwd, s + 1, m, from, ByClass::Other, transfer(s + 1, false, from, rank));
-        return need_done(r, kRecvB, s, m, rank, ByClass::Comm);
+          return need(kBwd, s + 1, m, from, ByClass::Other, transfer(s + 1, false, from, rank));
+        return need(kRecvB, s, m, rank, ByClass::Comm, 0.0);
       }
-      case ActionKind::W: return need_done(r, kBwd, s, m, rank, ByClass::Other);
+      case ActionKind::W: return need(kBwd, s, m, rank, ByClass::Other, 0.0);
       default: return true;
     }
+  }
+  // The same, folded into `r` (need_done records a missing event in missing_).
+  [[gnu::always_inline]] inline bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
+    return compute_deps(a, rank, [&](KeyKind kind, std::uint32_t stage, std::uint32_t m, std::uint32_t producer,
+                                     ByClass cls, double extra) {
+      return need_done(r, kind, stage, m, producer, cls, extra);
+    });
   }
 
   [[gnu::always_inline]] inline void raise(KeyKind kind, std::uint32_t stage, std::uint32_t mb, double end) {
@@ -351,9 +362,9 @@ class AggregateRun {
   }
 
   // The compute queue when the schedule has no container and comms do not block (`plain_`, the
-  // common case): advance() and step() specialised. The state lives in locals, because every
-  // store to a ring cell (a double) would otherwise force the stream's doubles to be reloaded,
-  // and dependencies are looked up by kind with no Ready or By objects. The rules are step()'s.
+  // common case): advance() and step() specialised. The cursor and the previous action's end
+  // live in locals, because every store to a ring cell (a double) would otherwise force the
+  // stream's doubles to be reloaded. The dependency rule is compute_deps(), as for step().
   void advance_compute(std::uint32_t id) {
     Stream& st = streams_[id];
     const std::uint32_t rank = id / kQueues;
@@ -363,65 +374,19 @@ class AggregateRun {
     ByClass last_cls = st.last_cls;
     while (cursor != kNone) {
       const Action a = program[cursor];
-      double t = free_at, by_end = free_at;
-      std::uint32_t by_rank = rank;
-      ByClass cls = last_cls;
-      auto take = [&](double dt, ByClass c, std::uint32_t r, double e) {  // Ready::take
-        if (cls == ByClass::None ? dt >= t : dt > t) {
-          t = dt;
-          cls = c;
-          by_rank = r;
-          by_end = e;
-        }
-      };
-      std::uint64_t missing = kNoKey;
-      // Needs event (kind, stage, m); on a miss records what to wait for.
-      auto need = [&](KeyKind kind, std::uint32_t stage, std::uint32_t m, ByClass c, std::uint32_t producer,
-                      double extra) {
-        const double e = cell(kind, stage, m);
-        if (absent(e)) {
-          missing = key(kind, stage, m);
-          return false;
-        }
-        take(e + extra, c, producer, e);
-        return true;
-      };
-      if (a.has_stage() && a.has_microbatch()) {
-        const std::uint32_t s = a.stage, m = a.index;
-        switch (a.kind) {
-          case ActionKind::F:
-            if (s > 0) {
-              const std::uint32_t from = placement_[s - 1];
-              if (from == rank || !explicit_comms_)
-                need(kF, s - 1, m, ByClass::Other, from, transfer(s - 1, true, from, rank));
-              else
-                need(kRecvF, s, m, ByClass::Comm, rank, 0.0);
-            }
-            break;
-          case ActionKind::I:
-          case ActionKind::B:
-            if (need(kF, s, m, ByClass::Other, rank, 0.0) && s + 1 < stages_) {
-              const std::uint32_t from = placement_[s + 1];
-              if (from == rank || !explicit_comms_)
-                need(kBwd, s + 1, m, ByClass::Other, from, transfer(s + 1, false, from, rank));
-              else
-                need(kRecvB, s, m, ByClass::Comm, rank, 0.0);
-            }
-            break;
-          case ActionKind::W: need(kBwd, s, m, ByClass::Other, rank, 0.0); break;
-          default: break;
-        }
-      }
-      if (missing != kNoKey) {
+      Ready r;  // what the previous action leaves, built from locals (see By)
+      r.time = free_at;
+      r.by = By(free_at, rank, last_cls);
+      if (!compute_deps(r, a, rank)) {
         st.cursor = cursor;
         st.free_at = free_at;
         st.last_cls = last_cls;
-        st.waiting_on = missing;
+        st.waiting_on = missing_;
         return;
       }
-      const double end = t + opt_.costs.cost(a.stage, a.kind);
+      const double end = r.time + opt_.costs.cost(a.stage, a.kind);
       publish_compute(a, end);
-      fold(rank, 0, program[cursor], t, end, By(by_end, by_rank, cls), last_cls == ByClass::None);
+      fold(rank, 0, program[cursor], r.time, end, r.by, last_cls == ByClass::None);
       free_at = end;
       last_cls = ByClass::Other;  // with non-blocking comms this queue holds no SEND or RECV
       cursor = next_on_queue(st, 0, cursor + 1);
