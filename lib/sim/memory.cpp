@@ -94,4 +94,49 @@ MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryM
   return out;
 }
 
+double sequential_peak(const Schedule& s, const MemoryModel& model) {
+  const std::size_t R = s.rank_count();
+  const std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
+  std::vector<double> act(stages), wgt(stages);
+  for (std::uint32_t st = 0; st < stages; ++st) {
+    act[st] = model.activation_of(st, R, stages);
+    wgt[st] = model.weight_grad_of(st, R, stages);
+  }
+  double highest = 0;
+  for (std::size_t r = 0; r < R; ++r) {
+    const double base = r < model.fixed_per_rank.size() ? model.fixed_per_rank[r] : 0.0;
+    double level = base, peak = base;
+    auto apply = [&](const Action& a) {
+      if (!a.has_stage()) return;
+      // compute_memory's sizes; a stage beyond the stated count is sized as it sizes it
+      const bool known = a.stage < stages;
+      const double m_b = known ? act[a.stage] : model.activation_of(a.stage, R, stages);
+      const double m_w = known ? wgt[a.stage] : model.weight_grad_of(a.stage, R, stages);
+      switch (a.kind) {
+        case ActionKind::F: level += m_b; break;
+        case ActionKind::I: level -= m_b - m_w; break;
+        case ActionKind::W: level -= m_w; break;
+        case ActionKind::B: level -= m_b; break;
+        default: return;
+      }
+      if (level > peak + 1e-12) peak = level;  // compute_memory's rule, so the two agree bit for bit
+    };
+    for (const Action& a : s.ranks[r].actions) {
+      if (a.is_idle()) continue;
+      if (a.is_container()) {
+        // compute_memory places every allocation at the container's start and every free at its
+        // end: allocations first.
+        for (const Action& sub : s.subs(a))
+          if (sub.kind == ActionKind::F) apply(sub);
+        for (const Action& sub : s.subs(a))
+          if (sub.kind != ActionKind::F) apply(sub);
+      } else {
+        apply(a);
+      }
+    }
+    highest = std::max(highest, peak);
+  }
+  return highest;
+}
+
 }  // namespace ppsched

@@ -47,4 +47,12 @@ struct MemoryProfile {
 
 MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryModel& model);
 
+/// The highest per-rank peak with each rank's memory events taken in program order, without a
+/// timeline. A rank runs its compute in order, so this is compute_memory's order too, except where
+/// a free and an allocation fall at the same instant (a zero-cost action): compute_memory then
+/// applies the free first, so its peak can only be lower. Hence always an upper bound, and exact
+/// when every action that allocates or frees lasts a positive time. A search uses it to rule out a
+/// candidate over a memory cap before simulating it.
+double sequential_peak(const Schedule& s, const MemoryModel& model);
+
 }  // namespace ppsched
