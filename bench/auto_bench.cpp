@@ -79,7 +79,7 @@ void BM_AutoSearchUneven(benchmark::State& state) { search(state, true); }
 
 BENCHMARK(BM_GreedyOnce)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AutoSearch)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_AutoSearchUneven)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+BENCHMARK(BM_AutoSearchUneven)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({32, 512, 2})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({128, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
 
 }  // namespace
 
