@@ -53,6 +53,13 @@ struct CellParse {
 /// goes through parse_action_cell for the full answer.
 bool parse_canonical_plain(std::string_view cell, Action& out);
 
+/// The same fast path on text that goes on after the cell: reads a canonical plain action at the
+/// start of [p, end) and returns where it stops, or nullptr when no canonical action starts there.
+/// The cell is canonical exactly when the text stops there too (at the cell's end), so a reader
+/// can parse and split in one pass: parse_canonical_plain(cell) accepts `cell` with action `a`
+/// if and only if this returns cell's end and sets `a` (for a non-empty cell).
+const char* parse_canonical_prefix(const char* p, const char* end, Action& out);
+
 /// Parses one cell (already unquoted). On acceptance, a container's sub-actions are added to
 /// `subs`; nothing is added otherwise. No heap allocation on the canonical path.
 CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable& subs);
