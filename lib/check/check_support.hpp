@@ -23,7 +23,7 @@ void for_each_leaf(const Schedule& s, F&& f) {
     for (std::size_t i = 0; i < program.size(); ++i) {
       const Action& a = program[i];
       if (a.is_idle()) continue;
-      if (a.is_container()) {
+      if (a.is_container()) [[unlikely]] {
         for (const Action& sub : s.subs(a)) f(r, i, sub);
       } else {
         f(r, i, a);

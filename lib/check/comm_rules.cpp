@@ -21,6 +21,9 @@ std::pair<ActionKind, std::int64_t> partner(const Action& a) {
 
 void unmatched(const CheckContext& ctx, DiagnosticSink& sink, bool sends) {
   const ActionIndex& idx = index_of(ctx);
+  const std::uint64_t mine = sends ? idx.kind_count(ActionKind::SendF) + idx.kind_count(ActionKind::SendB)
+                                   : idx.kind_count(ActionKind::RecvF) + idx.kind_count(ActionKind::RecvB);
+  if (mine == 0) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
     bool is_recv = a.kind == ActionKind::RecvF || a.kind == ActionKind::RecvB;
@@ -46,6 +49,7 @@ void recv_without_send(const CheckContext& ctx, DiagnosticSink& sink) { unmatche
 
 void send_before_compute(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
+  if (idx.kind_count(ActionKind::SendF) + idx.kind_count(ActionKind::SendB) == 0) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if ((a.kind != ActionKind::SendF && a.kind != ActionKind::SendB) || !a.has_microbatch()) return;
     std::uint32_t produced = ActionIndex::kNone;
@@ -55,12 +59,11 @@ void send_before_compute(const CheckContext& ctx, DiagnosticSink& sink) {
       produced = std::min(idx.first(ActionKind::I, a.stage, a.microbatch()),
                           idx.first(ActionKind::B, a.stage, a.microbatch()));
     }
-    if (produced == ActionIndex::kNone) return;  // missing-forward/backward says it
+    if (!idx.later_on_rank(produced, r, i)) return;  // (none at all: missing-forward/backward says it)
     auto [pr, ps] = idx.position(produced);
-    if (pr == r && ps > i)
-      report(ctx, sink, "send-before-compute", r, i,
-             fmt::format("{} sends data its rank has not computed yet", text(ctx, a)),
-             {note_at(ctx, pr, ps, "it is computed here")});
+    report(ctx, sink, "send-before-compute", r, i,
+           fmt::format("{} sends data its rank has not computed yet", text(ctx, a)),
+           {note_at(ctx, pr, ps, "it is computed here")});
   });
 }
 

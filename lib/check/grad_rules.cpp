@@ -41,6 +41,7 @@ void input_grad_without_requires_grad(const CheckContext& ctx, DiagnosticSink& s
 }
 
 void first_stage_input_grad(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (index_of(ctx).kind_count(ActionKind::I) == 0) return;
   bool done = false;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (done || a.kind != ActionKind::I || a.stage != 0) return;

@@ -12,6 +12,7 @@ void input_weight_count(const CheckContext& ctx, DiagnosticSink& sink) {
   // Microbatches with an I (and with a W) per stage, each counted once (at its first action): a
   // walk over the actions, not over the stage x microbatch grid, which a sparse schedule (one
   // action at microbatch 4e9) makes astronomically large.
+  if (idx.kind_count(ActionKind::I) + idx.kind_count(ActionKind::W) == 0) return;  // 0 == 0 everywhere
   std::vector<std::uint32_t> with_i(ctx.stages, 0), with_w(ctx.stages, 0);
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t step, const Action& a) {
     if ((a.kind != ActionKind::I && a.kind != ActionKind::W) || !a.has_microbatch() || a.stage >= ctx.stages) return;
@@ -32,6 +33,11 @@ void input_weight_count(const CheckContext& ctx, DiagnosticSink& sink) {
 }
 
 void comm_between_colocated(const CheckContext& ctx, DiagnosticSink& sink) {
+  const ActionIndex& idx = index_of(ctx);
+  if (idx.kind_count(ActionKind::SendF) + idx.kind_count(ActionKind::SendB) + idx.kind_count(ActionKind::RecvF) +
+          idx.kind_count(ActionKind::RecvB) ==
+      0)
+    return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (!is_send_recv(a.kind) || !a.has_stage()) return;
     std::int64_t peer = (a.kind == ActionKind::SendF || a.kind == ActionKind::RecvB) ? a.stage + 1 : std::int64_t{a.stage} - 1;

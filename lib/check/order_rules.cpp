@@ -8,6 +8,7 @@ namespace ppsched::check {
 
 void duplicate_action(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
+  if (!idx.any_repeat()) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (!a.has_stage() || !a.has_microbatch()) return;
     std::uint32_t first = idx.first(a.kind, a.stage, a.microbatch());
@@ -58,20 +59,21 @@ void missing_backward(const CheckContext& ctx, DiagnosticSink& sink) {
 
 void backward_before_forward(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
+  if (idx.kind_count(ActionKind::B) + idx.kind_count(ActionKind::I) == 0) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if ((a.kind != ActionKind::B && a.kind != ActionKind::I) || !a.has_microbatch()) return;
     std::uint32_t f = idx.first(ActionKind::F, a.stage, a.microbatch());
-    if (f == ActionIndex::kNone) return;  // missing-forward says it
+    if (!idx.later_on_rank(f, r, i)) return;  // (no forward at all: missing-forward says it)
     auto [fr, fs] = idx.position(f);
-    if (fr == r && fs > i)
-      report(ctx, sink, "backward-before-forward", r, i,
-             fmt::format("{} runs before its forward {}F{}", text(ctx, a), a.stage, a.microbatch()),
-             {note_at(ctx, fr, fs, "the forward is here")});
+    report(ctx, sink, "backward-before-forward", r, i,
+           fmt::format("{} runs before its forward {}F{}", text(ctx, a), a.stage, a.microbatch()),
+           {note_at(ctx, fr, fs, "the forward is here")});
   });
 }
 
 void weight_before_input_grad(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
+  if (idx.kind_count(ActionKind::W) == 0) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (a.kind != ActionKind::W || !a.has_microbatch()) return;
     std::uint32_t in = idx.first(ActionKind::I, a.stage, a.microbatch());
@@ -81,16 +83,17 @@ void weight_before_input_grad(const CheckContext& ctx, DiagnosticSink& sink) {
                fmt::format("{} has no input-gradient pass {}I{} before it", text(ctx, a), a.stage, a.microbatch()));
       return;
     }
+    if (!idx.later_on_rank(in, r, i)) return;
     auto [ir, is] = idx.position(in);
-    if (ir == r && is > i)
-      report(ctx, sink, "weight-before-input-grad", r, i,
-             fmt::format("{} runs before {}I{}", text(ctx, a), a.stage, a.microbatch()),
-             {note_at(ctx, ir, is, "the input-gradient pass is here")});
+    report(ctx, sink, "weight-before-input-grad", r, i,
+           fmt::format("{} runs before {}I{}", text(ctx, a), a.stage, a.microbatch()),
+           {note_at(ctx, ir, is, "the input-gradient pass is here")});
   });
 }
 
 void full_and_split_backward(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
+  if (idx.kind_count(ActionKind::B) == 0 || idx.kind_count(ActionKind::I) + idx.kind_count(ActionKind::W) == 0) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (a.kind != ActionKind::B || !a.has_microbatch()) return;
     std::uint32_t split = idx.first(ActionKind::I, a.stage, a.microbatch());

@@ -1,6 +1,7 @@
 // The rule functions of the table in check.cpp, and the index they share. Internal.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <unordered_map>
@@ -37,10 +38,40 @@ class ActionIndex {
     return rank_begin_[rank] + static_cast<std::uint32_t>(step);
   }
   std::pair<std::size_t, std::size_t> position(std::uint32_t ordinal) const;
+  /// Whether action `ordinal` is on rank `rank` after its step `step` (kNone: no): the
+  /// ordinals of a rank are contiguous, so no search for its position is needed.
+  bool later_on_rank(std::uint32_t ordinal, std::size_t rank, std::size_t step) const {
+    return ordinal != kNone && ordinal > this->ordinal(rank, step) && ordinal < rank_begin_[rank + 1];
+  }
+
+  // Facts from the one pass that built the index, which let a rule prove in O(1) that it has
+  // nothing to say, and skip its own pass over every action (exact: a rule that may have
+  // something to say still looks at every action).
+  /// How many leaves (container sub-actions included) have this kind.
+  std::uint64_t kind_count(ActionKind k) const { return kind_count_[static_cast<std::size_t>(k)]; }
+  /// Whether some indexed (kind, stage, microbatch) occurs twice or more.
+  bool any_repeat() const { return any_repeat_; }
 
  private:
   static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
-  std::uint64_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const;
+  static constexpr std::uint32_t kKinds = 8;  ///< F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B
+  // An indexed kind's slot, by ActionKind; -1: not indexed. A table, and slot() inline, because
+  // every rule looks actions up here, once or twice per action (it was a call and a switch).
+  static constexpr std::array<std::int8_t, kActionKindCount> kKindSlot = [] {
+    std::array<std::int8_t, kActionKindCount> t{};
+    t.fill(-1);
+    const ActionKind order[kKinds] = {ActionKind::F,     ActionKind::B,     ActionKind::I,     ActionKind::W,
+                                      ActionKind::SendF, ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
+    for (std::uint32_t i = 0; i < kKinds; ++i) t[static_cast<std::size_t>(order[i])] = static_cast<std::int8_t>(i);
+    return t;
+  }();
+  std::uint64_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
+    const int ks = kKindSlot[static_cast<std::size_t>(k)];
+    if (ks < 0 || stage >= stages_ || mb >= microbatches_) return kNoSlot;
+    // Stage-major: the rules walk each rank's program in order, and a rank holds few stages, so
+    // their lookups (and a partner stage's, next door) stream through memory instead of jumping.
+    return (std::uint64_t{stage} * microbatches_ + mb) * kKinds + static_cast<std::uint32_t>(ks);
+  }
   std::uint32_t stages_, microbatches_;
   // Dense arrays when the schedule fills its stage x microbatch grid (real schedules do); a hash
   // map when it is sparse, so one action at microbatch 4e9 does not ask for a 4e9-slot table.
@@ -53,6 +84,8 @@ class ActionIndex {
   };
   std::unordered_map<std::uint64_t, Entry> sparse_;
   std::vector<std::uint32_t> rank_begin_;
+  std::array<std::uint64_t, kActionKindCount> kind_count_{};
+  bool any_repeat_ = false;
 };
 
 /// The index of the run (built once by run_checks).
