@@ -55,22 +55,22 @@ class ActionIndex {
  private:
   static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
   static constexpr std::uint32_t kKinds = 8;  ///< F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B
-  // An indexed kind's slot, by ActionKind; -1: not indexed. A table, and slot() inline, because
+  // An indexed kind's slot, by ActionKind; 0xFF: not indexed. A table, and slot() inline, because
   // every rule looks actions up here, once or twice per action (it was a call and a switch).
-  static constexpr std::array<std::int8_t, kActionKindCount> kKindSlot = [] {
-    std::array<std::int8_t, kActionKindCount> t{};
-    t.fill(-1);
+  static constexpr std::array<std::uint8_t, kActionKindCount> kKindSlot = [] {
+    std::array<std::uint8_t, kActionKindCount> t{};
+    t.fill(0xFF);
     const ActionKind order[kKinds] = {ActionKind::F,     ActionKind::B,     ActionKind::I,     ActionKind::W,
                                       ActionKind::SendF, ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
-    for (std::uint32_t i = 0; i < kKinds; ++i) t[static_cast<std::size_t>(order[i])] = static_cast<std::int8_t>(i);
+    for (std::uint32_t i = 0; i < kKinds; ++i) t[static_cast<std::size_t>(order[i])] = static_cast<std::uint8_t>(i);
     return t;
   }();
   std::uint64_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
-    const int ks = kKindSlot[static_cast<std::size_t>(k)];
-    if (ks < 0 || stage >= stages_ || mb >= microbatches_) return kNoSlot;
+    const std::uint32_t ks = kKindSlot[static_cast<std::size_t>(k)];
+    if (ks == 0xFF || stage >= stages_ || mb >= microbatches_) return kNoSlot;
     // Stage-major: the rules walk each rank's program in order, and a rank holds few stages, so
     // their lookups (and a partner stage's, next door) stream through memory instead of jumping.
-    return (std::uint64_t{stage} * microbatches_ + mb) * kKinds + static_cast<std::uint32_t>(ks);
+    return (std::uint64_t{stage} * microbatches_ + mb) * kKinds + ks;
   }
   std::uint32_t stages_, microbatches_;
   // Dense arrays when the schedule fills its stage x microbatch grid (real schedules do); a hash
