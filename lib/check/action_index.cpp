@@ -14,8 +14,21 @@ ActionIndex::ActionIndex(const CheckContext& ctx) : stages_(ctx.stages), microba
     first_.assign(std::size_t{kKinds} * stages_ * microbatches_, kNone);
     count_.assign(first_.size(), 0);
   }
+  stage_rank_.assign(stages_, kNone);
+  stage_kinds_.assign(stages_, 0);
   for_each_leaf(s, [&](std::size_t r, std::size_t step, const Action& a) {
     ++kind_count_[static_cast<std::size_t>(a.kind)];
+    if (a.has_stage()) {
+      if (a.stage < stages_) {
+        std::uint32_t& where = stage_rank_[a.stage];
+        if (where == kNone) where = static_cast<std::uint32_t>(r);
+        any_stage_on_two_ranks_ |= where != r;
+        stage_kinds_[a.stage] |= 1u << static_cast<unsigned>(a.kind);
+      } else {
+        any_stage_beyond_ = true;
+      }
+    }
+    if (a.has_microbatch() && a.microbatch() >= microbatches_) any_mb_beyond_ = true;
     if (!a.has_stage() || !a.has_microbatch()) return;
     std::uint64_t i = slot(a.kind, a.stage, a.microbatch());
     if (i == kNoSlot) return;

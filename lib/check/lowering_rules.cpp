@@ -38,6 +38,20 @@ void comm_between_colocated(const CheckContext& ctx, DiagnosticSink& sink) {
           idx.kind_count(ActionKind::RecvB) ==
       0)
     return;
+  // From the index: which comm kinds each stage has says which stage pairs they join.
+  if (!idx.any_stage_beyond()) {
+    auto bit = [](ActionKind k) { return 1u << static_cast<unsigned>(k); };
+    const std::size_t placed = ctx.stage_to_rank.size();
+    bool none = true;
+    for (std::uint32_t st = 0; st < idx.stages() && st < placed; ++st) {
+      const std::uint32_t kinds = idx.stage_kinds(st);
+      if ((kinds & (bit(ActionKind::SendF) | bit(ActionKind::RecvB))) && st + 1 < placed)
+        none &= ctx.stage_to_rank[st] != ctx.stage_to_rank[st + 1];
+      if ((kinds & (bit(ActionKind::RecvF) | bit(ActionKind::SendB))) && st > 0)
+        none &= ctx.stage_to_rank[st] != ctx.stage_to_rank[st - 1];
+    }
+    if (none) return;
+  }
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (!is_send_recv(a.kind) || !a.has_stage()) return;
     std::int64_t peer = (a.kind == ActionKind::SendF || a.kind == ActionKind::RecvB) ? a.stage + 1 : std::int64_t{a.stage} - 1;
@@ -52,6 +66,8 @@ void comm_between_colocated(const CheckContext& ctx, DiagnosticSink& sink) {
 }
 
 void unshard_reshard(const CheckContext& ctx, DiagnosticSink& sink) {
+  const ActionIndex& idx = index_of(ctx);
+  if (idx.kind_count(ActionKind::Unshard) + idx.kind_count(ActionKind::Reshard) == 0) return;
   const Schedule& s = *ctx.schedule;
   bool uses_fsdp = false;
   for (const auto& r : s.ranks)
@@ -98,6 +114,7 @@ void unshard_reshard(const CheckContext& ctx, DiagnosticSink& sink) {
 }
 
 void reduce_grad(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (index_of(ctx).kind_count(ActionKind::ReduceGrad) == 0) return;
   const Schedule& s = *ctx.schedule;
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     // Per stage: backwards that complete a weight gradient (B or W) seen so far, and where the

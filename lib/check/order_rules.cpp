@@ -57,9 +57,30 @@ void missing_backward(const CheckContext& ctx, DiagnosticSink& sink) {
     }
 }
 
+namespace {
+// Whether the index alone shows that no B or I runs before its forward (as for SENDs in
+// comm_rules.cpp: each action once and each stage on one rank make ordinals comparable).
+bool all_backwards_after_forward(const ActionIndex& idx) {
+  if (!idx.dense() || idx.any_repeat() || idx.any_stage_on_two_ranks() || idx.any_stage_beyond()) return false;
+  constexpr std::uint32_t kBackward = (1u << static_cast<unsigned>(ActionKind::B)) | (1u << static_cast<unsigned>(ActionKind::I));
+  for (std::uint32_t st = 0; st < idx.stages(); ++st) {
+    if ((idx.stage_kinds(st) & kBackward) == 0) continue;
+    for (std::uint32_t m = 0; m < idx.microbatches(); ++m) {
+      const std::uint32_t f = idx.first(ActionKind::F, st, m);
+      if (f == ActionIndex::kNone) continue;
+      for (ActionKind k : {ActionKind::B, ActionKind::I}) {
+        const std::uint32_t b = idx.first(k, st, m);
+        if (b != ActionIndex::kNone && f > b) return false;
+      }
+    }
+  }
+  return true;
+}
+}  // namespace
+
 void backward_before_forward(const CheckContext& ctx, DiagnosticSink& sink) {
   const ActionIndex& idx = index_of(ctx);
-  if (idx.kind_count(ActionKind::B) + idx.kind_count(ActionKind::I) == 0) return;
+  if (idx.kind_count(ActionKind::B) + idx.kind_count(ActionKind::I) == 0 || all_backwards_after_forward(idx)) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if ((a.kind != ActionKind::B && a.kind != ActionKind::I) || !a.has_microbatch()) return;
     std::uint32_t f = idx.first(ActionKind::F, a.stage, a.microbatch());

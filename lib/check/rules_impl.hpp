@@ -51,6 +51,20 @@ class ActionIndex {
   std::uint64_t kind_count(ActionKind k) const { return kind_count_[static_cast<std::size_t>(k)]; }
   /// Whether some indexed (kind, stage, microbatch) occurs twice or more.
   bool any_repeat() const { return any_repeat_; }
+  /// Whether some leaf names a stage, or a microbatch, beyond the pipeline's (those are never
+  /// indexed, so a rule that relies on the index alone must then look at every action).
+  bool any_stage_beyond() const { return any_stage_beyond_; }
+  bool any_microbatch_beyond() const { return any_mb_beyond_; }
+  /// The rank where a stage's first action is (kNone: none), and whether another rank has one.
+  std::uint32_t stage_rank(std::uint32_t stage) const { return stage < stage_rank_.size() ? stage_rank_[stage] : kNone; }
+  bool any_stage_on_two_ranks() const { return any_stage_on_two_ranks_; }
+  /// Which kinds occur on a stage, as bits 1 << ActionKind.
+  std::uint32_t stage_kinds(std::uint32_t stage) const { return stage < stage_kinds_.size() ? stage_kinds_[stage] : 0; }
+  /// Whether the tables are dense (every (kind, stage, microbatch) has a cell): then a rule can
+  /// walk the stage x microbatch grid instead of the actions.
+  bool dense() const { return dense_; }
+  std::uint32_t stages() const { return stages_; }
+  std::uint32_t microbatches() const { return microbatches_; }
 
  private:
   static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
@@ -85,7 +99,9 @@ class ActionIndex {
   std::unordered_map<std::uint64_t, Entry> sparse_;
   std::vector<std::uint32_t> rank_begin_;
   std::array<std::uint64_t, kActionKindCount> kind_count_{};
-  bool any_repeat_ = false;
+  bool any_repeat_ = false, any_stage_beyond_ = false, any_mb_beyond_ = false, any_stage_on_two_ranks_ = false;
+  std::vector<std::uint32_t> stage_rank_;  ///< per stage of the pipeline
+  std::vector<std::uint32_t> stage_kinds_;
 };
 
 /// The index of the run (built once by run_checks).

@@ -17,6 +17,7 @@ void rank_count(const CheckContext& ctx, DiagnosticSink& sink) {
 }
 
 void stage_out_of_range(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (!index_of(ctx).any_stage_beyond()) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (a.has_stage() && a.stage >= ctx.stages)
       report(ctx, sink, "stage-out-of-range", r, i,
@@ -26,6 +27,7 @@ void stage_out_of_range(const CheckContext& ctx, DiagnosticSink& sink) {
 }
 
 void microbatch_out_of_range(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (!index_of(ctx).any_microbatch_beyond()) return;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (a.has_microbatch() && a.microbatch() >= ctx.microbatches)
       report(ctx, sink, "microbatch-out-of-range", r, i,
@@ -35,6 +37,7 @@ void microbatch_out_of_range(const CheckContext& ctx, DiagnosticSink& sink) {
 }
 
 void stage_on_two_ranks(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (!index_of(ctx).any_stage_on_two_ranks()) return;
   struct Seen {
     std::size_t rank = SIZE_MAX, step = 0;
   };
@@ -62,6 +65,14 @@ void stage_on_two_ranks(const CheckContext& ctx, DiagnosticSink& sink) {
 
 void stage_on_wrong_rank(const CheckContext& ctx, DiagnosticSink& sink) {
   if (ctx.placement_inferred) return;  // nothing independent to compare with
+  // From the index: when every stage is on one rank, its first action's rank says it all.
+  const ActionIndex& idx = index_of(ctx);
+  if (!idx.any_stage_on_two_ranks() && !idx.any_stage_beyond()) {
+    bool fine = true;
+    for (std::uint32_t st = 0; st < idx.stages() && st < ctx.stage_to_rank.size(); ++st)
+      fine &= idx.stage_rank(st) == ActionIndex::kNone || idx.stage_rank(st) == ctx.stage_to_rank[st];
+    if (fine) return;
+  }
   // As above: an action that repeats the stage of its rank's previous, well-placed action is
   // well placed too.
   std::size_t last_rank = SIZE_MAX;
