@@ -8,6 +8,7 @@
 
 #include "passes/passes.hpp"
 #include "support/catch.hpp"
+#include "support/family_schedules.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;
@@ -89,31 +90,20 @@ void compare(const Schedule& s, const Setup& setup, double cap = 0) {
 }  // namespace
 
 TEST_CASE("aggregates equal analyze(simulate_timed) on every family, with unit and uneven inputs") {
-  for (const Family& family : families()) {
-    for (std::uint32_t m : {4u, 8u, 13u}) {
-      SynthParams p;
-      p.ranks = 4;
-      p.microbatches = m;
-      Schedule s;
-      try {
-        s = synthesize(family.name, p);
-      } catch (const SynthError&) {
-        continue;  // a shape this family does not accept (e.g. m not a multiple of p)
-      }
-      for (int lowered = 0; lowered < 2; ++lowered) {
-        const Schedule& x = lowered ? lower_send_recv(s) : s;
-        Schedule keep = x;
-        INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
-        Setup unit;
-        unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
-        compare(keep, unit, 3.0);
-        for (bool blocking : {false, true}) {
-          INFO("blocking " << blocking);
-          compare(keep, uneven(keep, m * 7 + lowered, blocking));
-        }
+  test::for_each_family_schedule(4, {4u, 8u, 13u}, [](const Family& family, std::uint32_t m, const Schedule& s) {
+    for (int lowered = 0; lowered < 2; ++lowered) {
+      const Schedule& x = lowered ? lower_send_recv(s) : s;
+      Schedule keep = x;
+      INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
+      Setup unit;
+      unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
+      compare(keep, unit, 3.0);
+      for (bool blocking : {false, true}) {
+        INFO("blocking " << blocking);
+        compare(keep, uneven(keep, m * 7 + static_cast<unsigned>(lowered), blocking));
       }
     }
-  }
+  });
 }
 
 TEST_CASE("aggregates: the ring grows when a schedule keeps many microbatches in flight") {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "support/catch.hpp"
+#include "support/family_schedules.hpp"
 #include "synth/synth.hpp"
 #include "sim/timed.hpp"
 
@@ -33,30 +34,19 @@ MemoryModel random_memory(const Schedule& s, std::mt19937& rng) {
 TEST_CASE("sequential_peak is the simulated peak when every action takes time") {
   std::mt19937 rng(11);
   std::size_t compared = 0;
-  for (const Family& family : families()) {
-    for (std::uint32_t m : {4u, 8u, 12u}) {
-      SynthParams p;
-      p.ranks = 4;
-      p.microbatches = m;
-      Schedule s;
-      try {
-        s = synthesize(family.name, p);
-      } catch (const SynthError&) {
-        continue;  // a shape this family does not accept
-      }
-      INFO(family.name << " m=" << m);
-      std::uniform_real_distribution<double> cost(0.25, 3.0);
-      TimedOptions opt;
-      opt.costs.per_stage.assign(s.num_stages, unit_costs());
-      for (auto& k : opt.costs.per_stage)
-        for (ActionKind kind : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
-          k[static_cast<std::size_t>(kind)] = cost(rng);
-      const MemoryModel memory = random_memory(s, rng);
-      CHECK(sequential_peak(s, memory) == simulated_peak(s, opt, memory));
-      CHECK(sequential_peak(s, MemoryModel{}) == simulated_peak(s, opt, MemoryModel{}));
-      ++compared;
-    }
-  }
+  test::for_each_family_schedule(4, {4u, 8u, 12u}, [&](const Family& family, std::uint32_t m, const Schedule& s) {
+    INFO(family.name << " m=" << m);
+    std::uniform_real_distribution<double> cost(0.25, 3.0);
+    TimedOptions opt;
+    opt.costs.per_stage.assign(s.num_stages, unit_costs());
+    for (auto& k : opt.costs.per_stage)
+      for (ActionKind kind : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
+        k[static_cast<std::size_t>(kind)] = cost(rng);
+    const MemoryModel memory = random_memory(s, rng);
+    CHECK(sequential_peak(s, memory) == simulated_peak(s, opt, memory));
+    CHECK(sequential_peak(s, MemoryModel{}) == simulated_peak(s, opt, MemoryModel{}));
+    ++compared;
+  });
   CHECK(compared > 20);
 }
 
