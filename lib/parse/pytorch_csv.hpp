@@ -8,7 +8,8 @@
 // (a quoted cell may not span lines: no action contains a newline). It is strict by default:
 // each cell must be canonical; `lenient` accepts what PyTorch's parser accepts and warns.
 // Every problem is reported as file:line:col with the line and a caret. Limits: a line of at
-// most 16 MiB (fast-cpp-csv-parser's LineReader block), at most kMaxCsvRanks rows, no NUL bytes.
+// most 16 MiB (the block of fast-cpp-csv-parser's LineReader, whose line cutting the reader keeps), at
+// most kMaxCsvRanks rows, no NUL bytes.
 //
 // Writing is byte-identical to PyTorch's `csv.writer`: CRLF, nothing quoted, except that a row
 // holding one idle cell is written `""` as Python's csv module does.
