@@ -259,40 +259,36 @@ class CsvScheduleReader {
     const char* const line_end = line.data() + line.size();
     std::size_t pos = 0;
     for (;;) {
-      std::size_t cell_start = pos;
-      // Nearly every cell of a real file is canonical: parsed and split in one pass here. Any
-      // other cell (quoted, non-canonical, an error) is split and read below.
-      if (Action fast; line[pos] != '"') {
-        const char* stop = line[pos] == ',' ? line.data() + pos : parse_canonical_prefix(line.data() + pos, line_end, fast);
-        if (stop == line.data() + pos) fast = Action::idle();  // an empty cell: an idle step
-        if (stop && (stop == line_end || *stop == ',')) {
-          program.push_back(fast);
+      const std::size_t cell_start = pos;
+      std::size_t end;  // where the cell ends: its ',' or the line's end
+      // Nearly every cell of a real file is canonical: parsed and split in one pass. Any other
+      // cell (quoted, non-canonical, an error) is split, then read by read_cell.
+      Action fast = Action::idle();  // an empty cell: an idle step
+      const char* stop = line[pos] == ','   ? line.data() + pos
+                         : line[pos] == '"' ? nullptr
+                                            : parse_canonical_prefix(line.data() + pos, line_end, fast);
+      if (stop && (stop == line_end || *stop == ',')) {
+        program.push_back(fast);
+        end = static_cast<std::size_t>(stop - line.data());
+      } else {
+        std::string_view cell;
+        std::size_t content_start = pos;  // where the cell's text starts in the line
+        if (line[pos] == '"') {
+          if (!read_quoted(line_no, line, pos, end)) return;
+          cell = unquoted_;
+          content_start = pos + 1;
+        } else {
+          end = line.find(',', pos);
+          if (end == std::string_view::npos) end = line.size();
+          cell = line.substr(pos, end - pos);
+        }
+        read_cell(line_no, line, cell, content_start, program);
+        if (sink_.full()) {  // only a cell read here can report
           columns.push_back(static_cast<std::uint32_t>(cell_start + 1));
-          if (stop == line_end) return;
-          pos = static_cast<std::size_t>(stop - line.data()) + 1;  // past the ','
-          if (pos == line.size()) {  // a trailing comma leaves an empty (idle) last cell
-            program.push_back(Action::idle());
-            columns.push_back(static_cast<std::uint32_t>(pos + 1));
-            return;
-          }
-          continue;
+          return;
         }
       }
-      std::string_view cell;
-      std::size_t content_start = pos;  // where the cell's text starts in the line
-      std::size_t end;
-      if (line[pos] == '"') {
-        if (!read_quoted(line_no, line, pos, end)) return;
-        cell = unquoted_;
-        content_start = pos + 1;
-      } else {
-        end = line.find(',', pos);
-        if (end == std::string_view::npos) end = line.size();
-        cell = line.substr(pos, end - pos);
-      }
-      read_cell(line_no, line, cell, content_start, program);
       columns.push_back(static_cast<std::uint32_t>(cell_start + 1));
-      if (sink_.full()) return;
       if (end >= line.size()) return;
       pos = end + 1;  // past the ','
       if (pos == line.size()) {  // a trailing comma leaves an empty (idle) last cell
