@@ -42,20 +42,12 @@ void stage_on_two_ranks(const CheckContext& ctx, DiagnosticSink& sink) {
     std::size_t rank = SIZE_MAX, step = 0;
   };
   std::vector<Seen> seen(ctx.stages);
-  // A rank's consecutive actions mostly share a stage: one that repeats the stage of the rank's
-  // previous action, which was found on its first rank, is too (the same answer, not looked up).
-  std::size_t last_rank = SIZE_MAX;
-  std::uint32_t last_fine_stage = Action::kNoStage;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (!a.has_stage() || a.stage >= ctx.stages) return;
-    if (r == last_rank && a.stage == last_fine_stage) return;
-    last_rank = r;
-    last_fine_stage = Action::kNoStage;
     Seen& s = seen[a.stage];
-    if (s.rank == SIZE_MAX) s = {r, i};
-    if (s.rank == r) {
-      last_fine_stage = a.stage;
-    } else {
+    if (s.rank == SIZE_MAX) {
+      s = {r, i};
+    } else if (s.rank != r) {
       report(ctx, sink, "stage-on-two-ranks", r, i,
              fmt::format("{} runs stage {} on rank {}, but rank {} runs it too", text(ctx, a), a.stage, r, s.rank),
              {note_at(ctx, s.rank, s.step, fmt::format("stage {} first appears on rank {} here", a.stage, s.rank))});
@@ -73,17 +65,9 @@ void stage_on_wrong_rank(const CheckContext& ctx, DiagnosticSink& sink) {
       fine &= idx.stage_rank(st) == ActionIndex::kNone || idx.stage_rank(st) == ctx.stage_to_rank[st];
     if (fine) return;
   }
-  // As above: an action that repeats the stage of its rank's previous, well-placed action is
-  // well placed too.
-  std::size_t last_rank = SIZE_MAX;
-  std::uint32_t last_fine_stage = Action::kNoStage;
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (!a.has_stage() || a.stage >= ctx.stage_to_rank.size()) return;
-    if (r == last_rank && a.stage == last_fine_stage) return;
-    last_rank = r;
-    last_fine_stage = Action::kNoStage;
     std::uint32_t want = ctx.stage_to_rank[a.stage];
-    if (want == r) last_fine_stage = a.stage;
     if (want != r)
       report(ctx, sink, "stage-on-wrong-rank", r, i,
              fmt::format("{} is on rank {}, but the placement puts stage {} on rank {}", text(ctx, a), r, a.stage, want));
