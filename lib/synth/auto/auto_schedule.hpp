@@ -61,6 +61,15 @@ struct GreedyPolicy {
   double target_cap = 0;        ///< the memory it aims to stay under (<= the real cap)
   bool weight_first = false;    ///< W before F when no I is ready
   bool late_chunk_first = true; ///< V: the forward of the higher stage first
+  /// V: a first-chunk forward keeps room for its own second-chunk forward (each microbatch in
+  /// flight holds two chunks' worth), or, when false, only for one second-chunk forward at a time
+  /// (enough to keep the pipeline moving; at tight caps it lets more microbatches into the rank)
+  bool reserve_each = true;
+  /// When set: a rank prefers the order of this schedule's program (a handcrafted pattern of the
+  /// same shape) and, while its next action there is not ready, runs the first ready action among
+  /// the next `lookahead` ones (under the cap): the pattern, with its bubbles squeezed.
+  const Schedule* guide = nullptr;
+  std::uint32_t lookahead = 0;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when
