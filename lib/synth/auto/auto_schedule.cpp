@@ -249,7 +249,7 @@ class Greedy {
       double ready = kNever;
       switch (a.kind) {
         case ActionKind::F:
-          if (next_f_[s] == m && guided_f_fits(r, s)) ready = f_ready(s);
+          if (next_f_[s] == m && guided_f_fits(r, s, k == first)) ready = f_ready(s);
           break;
         case ActionKind::I:
           if (next_i_[s] == m) ready = i_ready(s);
@@ -269,10 +269,11 @@ class Greedy {
     }
     if (next != kNever) queue_.lower(r, next);
   }
-  // Under the guide, a forward must fit the cap, and a first-chunk forward of V also leaves room
-  // for one second-chunk forward, so that the pipeline can always move.
-  bool guided_f_fits(std::uint32_t r, std::uint32_t s) const {
-    double need = sh_.act[s] + (sh_.first_chunk_of_v(s) ? sh_.act[sh_.partner(s)] : 0.0);
+  // Under the guide, a forward must fit the cap. One taken ahead of the guide's order, if it is a
+  // first chunk's, also leaves room for one second-chunk forward, so that running ahead can never
+  // fill a rank with half-finished microbatches; in the guide's order it needs only to fit.
+  bool guided_f_fits(std::uint32_t r, std::uint32_t s, bool in_order) const {
+    double need = sh_.act[s] + (!in_order && sh_.first_chunk_of_v(s) ? sh_.act[sh_.partner(s)] : 0.0);
     return mem_[r] + need <= pol_.target_cap + kSlack;
   }
 
