@@ -102,6 +102,15 @@ class AggregateRun {
     scan();
     fill_queue_table();
     plain_ = plain_ && !opt_.blocking_comms;
+    // In order: with one compute queue per rank and every compute cost positive, a rank's memory
+    // events come in the order compute_memory sorts them (F allocates at its start, which is at or
+    // after every earlier end; the others free at their end, after their start; the one tie
+    // possible, an end with the next start, puts the free first either way), so they are applied
+    // as they come, without the pending list.
+    in_order_memory_ = plain_;
+    for (std::uint32_t st = 0; st < stages_ && in_order_memory_; ++st)
+      for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
+        in_order_memory_ = in_order_memory_ && opt_.costs.cost(static_cast<std::uint16_t>(st), k) > 0;
     const std::size_t R = s_.rank_count();
     streams_.resize(R * kQueues);
     work_.assign(streams_.size() + 1, 0);  // a stream is on the list at most once
@@ -560,17 +569,18 @@ class AggregateRun {
       f.prev_end = std::max(f.prev_end, end);
       u.last_end = f.prev_end;
     }
+    if (in_order_memory_) {  // see run(): q is 0 and `a` is no container
+      if (!a.has_stage()) return;
+      const MemoryDelta d = memory_delta(a.kind, act_[a.stage], wgt_[a.stage]);
+      if (d.when != MemoryDelta::Never) apply(f, {d.when == MemoryDelta::AtStart ? start : end, d.amount});
+      return;
+    }
     // Memory: events before this action's start are final (later ones are all at or after it).
     if (!f.pending.empty()) flush(f, start);
     auto add = [&](const Action& x) {
       if (!x.has_stage()) return;
-      switch (x.kind) {
-        case ActionKind::F: f.pending.push_back({start, act_[x.stage]}); break;
-        case ActionKind::I: f.pending.push_back({end, -(act_[x.stage] - wgt_[x.stage])}); break;
-        case ActionKind::W: f.pending.push_back({end, -wgt_[x.stage]}); break;
-        case ActionKind::B: f.pending.push_back({end, -act_[x.stage]}); break;
-        default: break;
-      }
+      const MemoryDelta d = memory_delta(x.kind, act_[x.stage], wgt_[x.stage]);
+      if (d.when != MemoryDelta::Never) f.pending.push_back({d.when == MemoryDelta::AtStart ? start : end, d.amount});
     };
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) add(sub);
@@ -661,6 +671,7 @@ class AggregateRun {
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
   bool plain_ = true;  ///< no container and non-blocking comms: advance_compute() serves queue 0
+  bool in_order_memory_ = false;  ///< plain_ and every compute cost positive: memory events applied at once
   std::vector<std::uint32_t> remaining_;
   std::uint32_t lo_ = 0, window_ = 16;
   std::size_t row_ = 0;       ///< cells per microbatch: stages x kinds

@@ -54,13 +54,8 @@ MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryM
     std::uint32_t e = t.rank_begin[r];
     auto add = [&](const Action& a, double start, double end) {
       if (!a.has_stage()) return;
-      switch (a.kind) {
-        case ActionKind::F: events.push_back({start, act(a.stage)}); break;
-        case ActionKind::I: events.push_back({end, -(act(a.stage) - wgt(a.stage))}); break;
-        case ActionKind::W: events.push_back({end, -wgt(a.stage)}); break;
-        case ActionKind::B: events.push_back({end, -act(a.stage)}); break;
-        default: break;
-      }
+      const MemoryDelta d = memory_delta(a.kind, act(a.stage), wgt(a.stage));
+      if (d.when != MemoryDelta::Never) events.push_back({d.when == MemoryDelta::AtStart ? start : end, d.amount});
     };
     for (const Action& a : program) {
       if (a.is_idle()) continue;
@@ -112,13 +107,9 @@ double sequential_peak(const Schedule& s, const MemoryModel& model) {
       const bool known = a.stage < stages;
       const double m_b = known ? act[a.stage] : model.activation_of(a.stage, R, stages);
       const double m_w = known ? wgt[a.stage] : model.weight_grad_of(a.stage, R, stages);
-      switch (a.kind) {
-        case ActionKind::F: level += m_b; break;
-        case ActionKind::I: level -= m_b - m_w; break;
-        case ActionKind::W: level -= m_w; break;
-        case ActionKind::B: level -= m_b; break;
-        default: return;
-      }
+      const MemoryDelta d = memory_delta(a.kind, m_b, m_w);
+      if (d.when == MemoryDelta::Never) return;
+      level += d.amount;
       if (level > peak + 1e-12) peak = level;  // compute_memory's rule, so the two agree bit for bit
     };
     for (const Action& a : s.ranks[r].actions) {

@@ -32,6 +32,24 @@ struct MemoryModel {
   MemoryModel scaled(double factor, std::size_t ranks, std::uint32_t stages) const;
 };
 
+/// The model's rule for one action (see the top of this file), shared by every place that
+/// accounts memory so that they agree bit for bit: by how much it changes its rank's memory, given
+/// its stage's M_B and M_W, and when (an allocation at its start, a free at its end).
+struct MemoryDelta {
+  enum When : std::uint8_t { Never, AtStart, AtEnd };
+  double amount = 0;
+  When when = Never;  ///< Never: the action holds no activation (comms, idle, ...)
+};
+constexpr MemoryDelta memory_delta(ActionKind kind, double m_b, double m_w) {
+  switch (kind) {
+    case ActionKind::F: return {m_b, MemoryDelta::AtStart};
+    case ActionKind::I: return {-(m_b - m_w), MemoryDelta::AtEnd};
+    case ActionKind::W: return {-m_w, MemoryDelta::AtEnd};
+    case ActionKind::B: return {-m_b, MemoryDelta::AtEnd};
+    default: return {};
+  }
+}
+
 struct MemoryPoint {
   double time;
   double value;  ///< memory in use from this time on
