@@ -587,6 +587,23 @@ AutoResult auto_schedule(const AutoParams& p) {
     result.tried.push_back(std::move(c));
   };
 
+  // One greedy construction, kept as a candidate (or recorded as stuck). The greedy's own times are
+  // the timed simulator's (compute-only schedule, implicit comms), so it needs no second simulation.
+  auto run_greedy = [&](AutoCandidate c, const GreedyPolicy& pol) {
+    Greedy g(shape, pol);
+    if (!g.run(c.makespan)) {
+      c.why_not = "the greedy got stuck";
+      result.tried.push_back(std::move(c));
+      return;
+    }
+    c.peak = g.peak();
+    c.span = g.span();
+    c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
+    Schedule s = empty_schedule(p);
+    for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(g.programs()[r]);
+    consider(std::move(c), std::move(s));
+  };
+
   // Nothing can finish sooner than the makespan bound: the search stops at the first candidate
   // that reaches it (later candidates could only tie).
   const double bound = makespan_lower_bound(shape);
@@ -621,18 +638,7 @@ AutoResult auto_schedule(const AutoParams& p) {
                            p.stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first")
                                                   : "",
                            pol.reserve_each ? "" : ", second-chunk room as V-Min's");
-    Greedy g(shape, pol);
-    if (!g.run(c.makespan)) {
-      c.why_not = "the greedy got stuck";
-      result.tried.push_back(std::move(c));
-      continue;
-    }
-    c.peak = g.peak();
-    c.span = g.span();
-    c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
-    Schedule s = empty_schedule(p);
-    for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(g.programs()[r]);
-    consider(std::move(c), std::move(s));
+    run_greedy(std::move(c), pol);
   }
 
   // The handcrafted families of this shape, simulated: the result is never slower than the best
@@ -683,18 +689,7 @@ AutoResult auto_schedule(const AutoParams& p) {
       GreedyPolicy pol{cap, false, true, true, &guide, lookahead};
       AutoCandidate c;
       c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", family, cap, lookahead);
-      Greedy g(shape, pol);
-      if (!g.run(c.makespan)) {
-        c.why_not = "the greedy got stuck";
-        result.tried.push_back(std::move(c));
-        continue;
-      }
-      c.peak = g.peak();
-      c.span = g.span();
-      c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
-      Schedule s = empty_schedule(p);
-      for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(g.programs()[r]);
-      consider(std::move(c), std::move(s));
+      run_greedy(std::move(c), pol);
     }
   if (!best_schedule || !result.best.fits)
     throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p.memory_cap));
