@@ -159,17 +159,23 @@ class Greedy {
     }
   }
 
+  /// Gives up (run() returns false, gave_up() true) once some rank cannot finish by `limit`: a
+  /// candidate that cannot beat or tie the best one found so far is not worth finishing.
+  void give_up_above(double limit) { limit_ = limit; }
+  bool gave_up() const { return gave_up_; }
+
   bool run(double& makespan) {
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) queue_.lower(r, 0.0);
     for (;;) {
       queue_.settle();
-      if (queue_.empty()) break;
+      if (queue_.empty() || gave_up_) break;
       const std::uint32_t r = queue_.top();
       const double t = queue_.top_time();
       queue_.take_top();
       decide(t, r);
     }
     makespan = 0;
+    if (gave_up_) return false;
     for (std::uint32_t s = 0; s < sh_.stages; ++s)
       if (next_w_[s] < M_) return false;
     for (double f : free_) makespan = std::max(makespan, f);
@@ -330,6 +336,15 @@ class Greedy {
     programs_[r].push_back(a);
     free_[r] = start + duration;
     queue_.lower(r, free_[r]);
+    // Every later action of rank r starts after this one ends, so the rank ends no sooner than
+    // that plus the work it has left. Recounted from the counters (a few products for one or two
+    // stages) rather than decremented, so no rounding error builds up over the run.
+    if (limit_ != kNever) {
+      double left = 0;
+      for (std::uint32_t s : sh_.own[r])
+        left += (M_ - next_f_[s]) * sh_.f[s] + (M_ - next_i_[s]) * sh_.i[s] + (M_ - next_w_[s]) * sh_.w[s];
+      gave_up_ = gave_up_ || free_[r] + left > limit_;
+    }
   }
   void wake(std::uint32_t stage, double at) {
     const std::uint32_t r = sh_.rank_of[stage];
@@ -369,6 +384,8 @@ class Greedy {
   std::vector<std::size_t> cursor_;               // guided: the first action of the guide not yet run
   std::vector<std::vector<std::uint8_t>> done_;  // guided: which of the guide's actions have run
   DecisionQueue queue_;
+  double limit_ = kNever;
+  bool gave_up_ = false;
 };
 
 Schedule empty_schedule(const AutoParams& p) {
@@ -555,10 +572,12 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
 
 }  // namespace
 
-bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan) {
+bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan,
+                     double give_up_above) {
   check_params(p);
   Shape shape(p);
   Greedy g(shape, policy);
+  g.give_up_above(give_up_above);
   if (!g.run(makespan)) return false;
   out = empty_schedule(p);
   for (std::uint32_t r = 0; r < p.ranks; ++r) out.ranks[r].actions = std::move(g.programs()[r]);
@@ -591,8 +610,14 @@ AutoResult auto_schedule(const AutoParams& p) {
   // the timed simulator's (compute-only schedule, implicit comms), so it needs no second simulation.
   auto run_greedy = [&](AutoCandidate c, const GreedyPolicy& pol) {
     Greedy g(shape, pol);
+    // A candidate that can no longer beat or tie the best so far stops there (it could not be
+    // chosen, so the result is the same as finishing it). The margin covers rounding in the
+    // bound; a tie must finish, as the tie-breaks may prefer it.
+    if (best_schedule && result.best.fits)
+      g.give_up_above(result.best.makespan + 1e-9 * std::max(1.0, result.best.makespan));
     if (!g.run(c.makespan)) {
-      c.why_not = "the greedy got stuck";
+      c.why_not = g.gave_up() ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
+                              : "the greedy got stuck";
       result.tried.push_back(std::move(c));
       return;
     }
@@ -629,8 +654,7 @@ AutoResult auto_schedule(const AutoParams& p) {
         // V configurations it won 95 times there, and 7 times in the three other combinations.
         if (p.stages_per_rank == 2 && late_first && !weight_first) policies.push_back({cap, false, true, false});
       }
-  for (std::size_t k = 0; k < policies.size() && !perfect(); ++k) {
-    if (k > 0 && budget.spent()) break;
+  auto run_policy = [&](std::size_t k) {
     budget.spend(actions_per_candidate);
     const GreedyPolicy& pol = policies[k];
     AutoCandidate c;
@@ -639,7 +663,10 @@ AutoResult auto_schedule(const AutoParams& p) {
                                                   : "",
                            pol.reserve_each ? "" : ", second-chunk room as V-Min's");
     run_greedy(std::move(c), pol);
-  }
+  };
+  // The first variant always runs; the others after the families, so that a good family sets
+  // the mark that lets a losing variant stop early (run_greedy).
+  run_policy(0);
 
   // The handcrafted families of this shape, simulated: the result is never slower than the best
   // of them that fits (unless the greedy is already perfect).
@@ -680,6 +707,7 @@ AutoResult auto_schedule(const AutoParams& p) {
       result.tried.push_back(std::move(c));
     }
   }
+  for (std::size_t k = 1; k < policies.size() && !perfect() && !budget.spent(); ++k) run_policy(k);
   // The V patterns squeezed: the greedy, guided by each pattern's order, under the real cap.
   const double cap = target_caps(p, shape).front();
   for (const auto& [family, guide] : guides)

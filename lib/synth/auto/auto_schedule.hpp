@@ -8,7 +8,9 @@
 //     back to the first stage), then a forward F if its activation fits under the cap, then a
 //     deferred weight-gradient W (it fills bubbles and frees memory). Variants differ in the cap
 //     they aim for, whether W goes before F, and which chunk's forward goes first; the search
-//     runs them in order until its time budget is spent.
+//     runs them in order until its time budget is spent. Each one after the first gives up as
+//     soon as it can no longer finish by the best makespan found so far.
+//     (The families below are measured right after the first variant, to set that mark early.)
 //   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
 //     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
 // The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,8 +76,11 @@ struct GreedyPolicy {
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when
-/// the policy gets stuck, which a cap below one microbatch's activation causes.
-bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan);
+/// the policy gets stuck, which a cap below one microbatch's activation causes, or when it can
+/// no longer finish by `give_up_above`: it stops once some rank's current end plus the work it
+/// has left passes that mark (the search passes the best makespan so far).
+bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan,
+                     double give_up_above = std::numeric_limits<double>::infinity());
 
 /// The search. Throws std::invalid_argument for impossible parameters (no ranks, a cap below
 /// one microbatch of activation, stages_per_rank other than 1 or 2).

@@ -258,6 +258,37 @@ TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy,
   }
 }
 
+TEST_CASE("a greedy given a mark gives up exactly when it cannot finish by it") {
+  // The search passes the best makespan so far as the mark. Giving up must never lose a candidate
+  // that would finish by the mark (it could win the tie-breaks), and a run that ends later must
+  // give up, at the latest on its last action.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> cost(0.25, 4.0);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::uint32_t p = 2 + rng() % 7, m = 1 + rng() % (3 * p), v = 1 + rng() % 2;
+    AutoParams a = unit_params(p, m, v, 0);
+    for (auto& stage : a.sim.costs.per_stage) {
+      stage[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
+      stage[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
+      stage[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
+    }
+    for (double cap : {double(p) * 2, 1.0 + p / 2})
+      for (bool weight_first : {false, true}) {
+        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
+        a.memory_cap = cap;
+        const GreedyPolicy pol{cap, weight_first, true};
+        Schedule full, marked, late;
+        double makespan = 0, again = 0, unused = 0;
+        if (!greedy_schedule(a, pol, full, makespan)) continue;
+        // finishing on the mark (the bound is a sum of products, rounded otherwise than the run's sums)
+        REQUIRE(greedy_schedule(a, pol, marked, again, makespan * (1 + 1e-12)));
+        CHECK(again == makespan);
+        for (std::uint32_t r = 0; r < p; ++r) CHECK(marked.ranks[r].actions == full.ranks[r].actions);
+        CHECK_FALSE(greedy_schedule(a, pol, late, unused, makespan * (1 - 1e-9)));
+      }
+  }
+}
+
 TEST_CASE("the search is deterministic: its budget is counted in work, not read from a clock") {
   AutoParams a = unit_params(6, 14, 2, 5);
   a.sim.costs = CostModel::uniform(12, 2, [] {
