@@ -227,18 +227,30 @@ TEST_CASE("a cap below one microbatch of activation is refused with the amount n
   CHECK_THROWS_WITH(auto_schedule(unit_params(4, 8, 3, 4)), Catch::Contains("must be 1"));
 }
 
+namespace {
+
+// A random small pipeline with no cap: p 2..8, m 1..3p, one or two chunks, and F, I and W costs
+// drawn per stage from [0.25, 4), so chunks and ranks differ.
+AutoParams random_pipeline(std::mt19937& rng) {
+  std::uniform_real_distribution<double> cost(0.25, 4.0);
+  const std::uint32_t p = 2 + rng() % 7, m = 1 + rng() % (3 * p), v = 1 + rng() % 2;
+  AutoParams a = unit_params(p, m, v, 0);
+  for (auto& stage : a.sim.costs.per_stage) {
+    stage[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
+    stage[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
+    stage[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
+  }
+  return a;
+}
+
+}  // namespace
+
 TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy, cost and topology") {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> cost(0.25, 4.0);
   for (int trial = 0; trial < 40; ++trial) {
-    const std::uint32_t p = 2 + rng() % 7, m = 1 + rng() % (3 * p), v = 1 + rng() % 2;
-    AutoParams a = unit_params(p, m, v, 0);
-    // per-stage costs, so chunks and ranks differ
-    for (auto& stage : a.sim.costs.per_stage) {
-      stage[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
-      stage[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
-      stage[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
-    }
+    AutoParams a = random_pipeline(rng);
+    const std::uint32_t p = a.ranks, m = a.microbatches, v = a.stages_per_rank;
     Topology topo;  // ranks in pairs on nodes: transfers between nodes take time
     for (std::uint32_t r = 0; r < p; ++r) {
       topo.node_of_rank.push_back(r / 2);
@@ -263,15 +275,9 @@ TEST_CASE("a greedy given a mark gives up exactly when it cannot finish by it") 
   // that would finish by the mark (it could win the tie-breaks), and a run that ends later must
   // give up, at the latest on its last action.
   std::mt19937 rng(11);
-  std::uniform_real_distribution<double> cost(0.25, 4.0);
   for (int trial = 0; trial < 40; ++trial) {
-    const std::uint32_t p = 2 + rng() % 7, m = 1 + rng() % (3 * p), v = 1 + rng() % 2;
-    AutoParams a = unit_params(p, m, v, 0);
-    for (auto& stage : a.sim.costs.per_stage) {
-      stage[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
-      stage[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
-      stage[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
-    }
+    AutoParams a = random_pipeline(rng);
+    const std::uint32_t p = a.ranks, m = a.microbatches, v = a.stages_per_rank;
     for (double cap : {double(p) * 2, 1.0 + p / 2})
       for (bool weight_first : {false, true}) {
         INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
