@@ -113,14 +113,17 @@ std::vector<Diagnostic> with_snippets(const std::vector<Diagnostic>& in, const s
 }
 
 std::optional<CheckContext> make_context(const ValidateOptions& opt, const ParsedSchedule& p, const std::string& name,
-                                         std::vector<std::string>& notes) {
+                                         std::vector<std::string>& notes, std::vector<std::string>& pins) {
   CheckContext ctx;
   const Schedule& s = p.schedule;
   ctx.schedule = &s;
   ctx.source = p.source.rank_line.empty() ? nullptr : &p.source;
   ctx.file = name;
   ctx.ranks = opt.ranks ? opt.ranks : static_cast<std::uint32_t>(s.rank_count());
-  if (!opt.ranks) notes.push_back(fmt::format("{} ranks (the row count)", ctx.ranks));
+  if (!opt.ranks) {
+    notes.push_back(fmt::format("{} ranks (the row count)", ctx.ranks));
+    pins.emplace_back("--ranks");
+  }
   std::uint32_t spr = opt.stages_per_rank;
   PlacementStyle style = PlacementStyle::Unspecified;
   if (!opt.schedule.empty()) {
@@ -141,6 +144,7 @@ std::optional<CheckContext> make_context(const ValidateOptions& opt, const Parse
   } else {
     ctx.stages = infer_stage_count(s);
     notes.push_back(fmt::format("{} stages (the highest stage used)", ctx.stages));
+    pins.emplace_back("--stages-per-rank");
   }
   if (opt.microbatches) {
     ctx.microbatches = opt.microbatches;
@@ -149,6 +153,7 @@ std::optional<CheckContext> make_context(const ValidateOptions& opt, const Parse
   } else {
     ctx.microbatches = infer_microbatch_count(s);
     notes.push_back(fmt::format("{} microbatches (the highest used)", ctx.microbatches));
+    pins.emplace_back("--microbatches");
   }
   if (!opt.placement.empty() && opt.placement != "loop" && opt.placement != "v") {
     std::stringstream list(opt.placement);
@@ -179,6 +184,8 @@ std::optional<CheckContext> make_context(const ValidateOptions& opt, const Parse
   } else {
     ctx.stage_to_rank = infer_placement(s).stage_to_rank;
     notes.push_back("each stage on the first rank that runs it (PyTorch's inference)");
+    pins.emplace_back("--placement");
+    pins.emplace_back("--schedule");
   }
   if (ctx.stage_to_rank.size() < ctx.stages) ctx.stage_to_rank.resize(ctx.stages, 0);
   for (const auto& r : s.ranks)
@@ -224,9 +231,10 @@ int run_validate(const ValidateOptions& opt) {
     read_opt.lenient = opt.lenient;
     auto parsed = read_schedule(file, read_opt, sink);
     std::vector<std::string> notes;
+    std::vector<std::string> pins;  // the flags that would set what the notes say was inferred
     std::optional<CheckContext> ctx;
     if (parsed) {
-      ctx = make_context(opt, *parsed, display_name(file), notes);
+      ctx = make_context(opt, *parsed, display_name(file), notes, pins);
       if (!ctx) return kExitUsage;
       std::optional<std::vector<StageSpec>> spec;
       if (!opt.stage_spec.empty()) {
@@ -293,10 +301,14 @@ int run_validate(const ValidateOptions& opt) {
     std::string out;
     for (const Diagnostic& d : diags) out += render_text(d, RenderOptions{color});
     if (!notes.empty()) {
-      std::string joined;
+      std::string joined, flags;
       for (const std::string& n : notes) joined += (joined.empty() ? "" : "; ") + n;
-      out += display_name(file) + ": note: inferred " + joined +
-             " (pass --ranks, --stages-per-rank, --microbatches, --placement or --schedule to check against them)\n";
+      for (std::size_t i = 0; i < pins.size(); ++i)
+        flags += (i == 0 ? "" : i + 1 == pins.size() ? " or " : ", ") + pins[i];
+      // Only the flags that set what was inferred: --schedule given alone still leaves the
+      // ranks and microbatches to the file.
+      out += fmt::format("{}: note: inferred {} (pass {} to check against {})\n", display_name(file), joined, flags,
+                         notes.size() == 1 ? "it" : "them");
     }
     out += fmt::format("{}: {}\n", display_name(file),
                        !parsed ? "unreadable"
