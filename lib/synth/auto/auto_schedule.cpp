@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "sim/aggregate.hpp"
+#include "sim/memory.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched {
@@ -351,11 +352,16 @@ class Greedy {
     queue_.lower(r, std::max(at, free_[r]));
   }
 
+  // The simulator's memory rule (sim/memory.hpp). The greedy applies a free when it decides the
+  // action rather than at its end: with one action at a time per rank, nothing can allocate on
+  // that rank in between, so the peaks are the same.
+  double held(ActionKind kind, std::uint32_t s) const { return memory_delta(kind, sh_.act[s], sh_.wgt[s]).amount; }
+
   void run_f(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_f_[s]++;
     if (pol_.reserve_each && sh_.first_chunk_of_v(s)) reserved_[r] += sh_.act[sh_.partner(s)];
     if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) reserved_[r] -= sh_.act[s];
-    mem_[r] += sh_.act[s];
+    mem_[r] += held(ActionKind::F, s);
     peak_[r] = std::max(peak_[r], mem_[r]);
     occupy(r, t, sh_.f[s], Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
     f_end(s, m) = free_[r];
@@ -363,14 +369,14 @@ class Greedy {
   }
   void run_i(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_i_[s]++;
-    mem_[r] -= sh_.act[s] - sh_.wgt[s];
+    mem_[r] += held(ActionKind::I, s);
     occupy(r, t, sh_.i[s], Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
     i_end(s, m) = free_[r];
     if (s > 0 && sh_.rank_of[s - 1] != r) wake(s - 1, free_[r] + sh_.bwd_xfer[s - 1]);
   }
   void run_w(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_w_[s]++;
-    mem_[r] -= sh_.wgt[s];
+    mem_[r] += held(ActionKind::W, s);
     occupy(r, t, sh_.w[s], Action::make(ActionKind::W, static_cast<std::uint16_t>(s), m));
   }
 
