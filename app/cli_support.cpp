@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -20,6 +21,23 @@ bool stderr_color() {
   return ::isatty(STDERR_FILENO) == 1;
 }
 }  // namespace
+
+namespace {
+CLI::Validator finite_number(bool zero_allowed) {
+  const std::string want = zero_allowed ? "a finite number >= 0" : "a finite number > 0";
+  return CLI::Validator(
+      [zero_allowed, want](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
+          return "expected " + want + ", got '" + text + "'";
+        return {};
+      },
+      zero_allowed ? "NUMBER >= 0" : "NUMBER > 0");
+}
+}  // namespace
+
+CLI::Validator finite_positive() { return finite_number(false); }
+CLI::Validator finite_non_negative() { return finite_number(true); }
 
 void print_diagnostics(const DiagnosticSink& sink) {
   std::string text = render_text(sink, RenderOptions{stderr_color()});

@@ -2,6 +2,8 @@
 // NO_COLOR honoured) and writing an output file safely.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <functional>
 #include <string>
 
@@ -19,6 +21,12 @@ void print_error(const std::string& message);
 void print_warning(const std::string& message);
 /// Prints "ppsched: note: <message>" to standard error.
 void print_note(const std::string& message);
+
+/// Checks for a numeric flag: a finite number > 0, or >= 0. CLI11's PositiveNumber and
+/// NonNegativeNumber let NaN and infinity through, and state their range as "0 to" the largest
+/// double written out in 309 digits.
+CLI::Validator finite_positive();
+CLI::Validator finite_non_negative();
 
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.

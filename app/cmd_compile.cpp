@@ -52,7 +52,7 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
   opt->source.sim_inputs = &opt->inputs;
   sub->add_option("--memory-cap", opt->source.memory_cap,
                   "With --schedule auto: peak activation memory per rank (microbatches, or bytes with a stage spec)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   add_sim_input_options(*sub, opt->inputs);
   sub->add_option("-o,--output", opt->output, "Where to write ('-' = stdout, the default)");
   sub->add_option("--format", opt->format, "Output format: csv (PyTorch's), json (ppsched's), text (step grid)")

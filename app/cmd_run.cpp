@@ -308,7 +308,7 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
       ->option_text("cuda|fake");
   sub->add_option("--devices", opt->devices, "Device ordinals to use, e.g. 0,1 (default: all visible)")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--workload", opt->workload, "gemm (cuBLAS linear layers) or synthetic (spin for each action's cost)")
       ->check(CLI::IsMember({"gemm", "synthetic"}))
       ->option_text("gemm|synthetic");
@@ -322,20 +322,20 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("-n,--iters", opt->iters, "Exactly this many timed iterations (default: the stop rule)");
   sub->add_option("--min-samples", opt->min_samples, "Stop rule: at least this many iterations (default 10)");
   sub->add_option("--min-time", opt->min_time, "Stop rule: at least this much measured time, s (default 0.5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--max-noise", opt->max_noise, "Stop rule: stop when the CV% is at most this (default 0.5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--timeout", opt->timeout, "Stop rule: give up timing after this many seconds (default 15)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text (a table with # headers) or json")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("-o,--output", opt->output, "Write the report here (default: stdout)");
   sub->add_option("--trace", opt->trace, "Chrome trace of the last timed iteration (as simulate's)");
   sub->add_option("--cost-out", opt->cost_out, "Write the measured cost table (stage,kind,time_us) for simulate --costs");
   sub->add_option("--min-ratio", opt->min_ratio, "Exit 1 when measured/simulated is below this")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--max-ratio", opt->max_ratio, "Exit 1 when measured/simulated is above this")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--fake-jitter", opt->fake_jitter, "fake backend: each launch varies by up to this fraction (0.02)")
       ->check(CLI::Range(0.0, 0.9));
   sub->add_option("--fake-devices", opt->fake_devices, "fake backend: how many devices it pretends to have (1)")

@@ -210,7 +210,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->option_text("timed|pytorch-steps");
   add_sim_input_options(*sub, opt->inputs);
   sub->add_option("--memory-cap", opt->memory_cap, "Flag ranks whose peak memory exceeds this (exit 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text, json (all views), or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->option_text("text|json|csv");

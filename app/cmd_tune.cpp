@@ -290,7 +290,7 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(1u, 1000000u));
   sub->add_option("--memory-cap", opt->memory_cap,
                   "Peak activation memory per rank (microbatches of activation, or bytes with a stage spec)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   add_sim_input_options(*sub, opt->inputs);
   sub->add_option("--families", opt->families, "Families to compare (default: all that fit the shape, and auto)")
       ->delimiter(',');
@@ -300,10 +300,10 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("-o,--output", opt->output, "Where to write the table ('-' = stdout)");
   sub->add_option("--emit-best", opt->emit_best, "Write the winner's schedule as PyTorch CSV (what torchtitan loads)");
   sub->add_option("--time-budget", opt->time_budget_s, "Budget of each auto search, in seconds of work at a nominal 10M simulated actions/s (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--max-schedule-gib", opt->max_schedule_gib,
                   "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   commands.push_back({sub, [opt] { return run_tune(*opt); }});
 }
 

@@ -358,7 +358,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--max-memory", opt->max_memory,
                   "Fail when a rank's simulated peak activation memory exceeds this (microbatches, or bytes "
                   "with --stage-spec)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--costs", opt->costs, "Cost table for the thresholds (default: unit costs)");
   sub->add_option("--input-format", opt->input_format, "Input format (default: auto-detect)")
       ->check(CLI::IsMember({"auto", "csv", "json"}))

@@ -39,10 +39,10 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
       ->option_text("none|send-recv|runtime");
   sub.add_option("--max-schedule-gib", opt.max_schedule_gib,
                  "Refuse a synthesis whose schedule would hold more than this many GiB (default 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub.add_option("--time-budget", opt.time_budget_s,
                  "With --schedule auto: the search budget, in seconds of work at a nominal 10M simulated actions/s (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
 }
 
 bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std::uint64_t microbatches, bool lowered,
