@@ -1,5 +1,6 @@
 #include "cli_support.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -38,6 +39,16 @@ CLI::Validator finite_number(bool zero_allowed) {
 
 CLI::Validator finite_positive() { return finite_number(false); }
 CLI::Validator finite_non_negative() { return finite_number(true); }
+CLI::Validator finite_in(double lo, double hi) {
+  const std::string want = fmt::format("a number from {} to {}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, want](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !(v >= lo && v <= hi)) return "expected " + want + ", got '" + text + "'";
+        return {};
+      },
+      fmt::format("NUMBER in [{}, {}]", lo, hi));
+}
 
 void print_diagnostics(const DiagnosticSink& sink) {
   std::string text = render_text(sink, RenderOptions{stderr_color()});

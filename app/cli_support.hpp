@@ -27,6 +27,8 @@ void print_note(const std::string& message);
 /// double written out in 309 digits.
 CLI::Validator finite_positive();
 CLI::Validator finite_non_negative();
+/// A number in [lo, hi]; CLI11's Range lets NaN through (every comparison with it is false).
+CLI::Validator finite_in(double lo, double hi);
 
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.

@@ -337,7 +337,7 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--max-ratio", opt->max_ratio, "Exit 1 when measured/simulated is above this")
       ->check(finite_non_negative());
   sub->add_option("--fake-jitter", opt->fake_jitter, "fake backend: each launch varies by up to this fraction (0.02)")
-      ->check(CLI::Range(0.0, 0.9));
+      ->check(finite_in(0.0, 0.9));
   sub->add_option("--fake-devices", opt->fake_devices, "fake backend: how many devices it pretends to have (1)")
       ->check(CLI::Range(1, 64));
   commands.push_back({sub, [opt] { return run_run(*opt); }});

@@ -350,7 +350,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
                   "The PyTorch release the schedule runs on (e.g. 2.12): 2.13 and later skip inputs that do not "
                   "require grad in an I, so input-grad-without-requires-grad becomes a warning (default: older)");
   sub->add_option("--max-bubble", opt->max_bubble, "Fail when the simulated bubble ratio exceeds this (0 to 1)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_in(0.0, 1.0));
   sub->add_option("--bubble-definition", opt->bubble_definition,
                   "global (1 - compute / (ranks x makespan), default) or per-stage (Zero Bubble paper)")
       ->check(CLI::IsMember({"global", "per-stage"}))

@@ -10,7 +10,7 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
   sub.add_option("--cost", opt.cost, "Per-rank costs, e.g. F=1,B=2,I=1,W=1 (default: F=I=W=1, B=I+W)");
   sub.add_option("--costs", opt.costs, "Cost table: CSV stage,kind,time_us or JSON (overrides --cost)");
   sub.add_option("--overlap-factor", opt.overlap_factor, "OVERLAP_F_B lasts this times the sum of its parts")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_in(0.0, 1.0));
   sub.add_option("--stage-spec", opt.stage_spec, "Stage spec JSON: bytes per stage boundary, memory, inputs");
   sub.add_option("--topology", opt.topology, "Topology JSON: ranks on nodes and slices, link latency and bandwidth");
   sub.add_flag("--blocking-comms", opt.blocking_comms, "Compute waits on its receives (PyTorch's runtime)");
