@@ -1,0 +1,25 @@
+// The greedy list scheduler of the automatic search (internal to lib/synth/auto; the public entry
+// is greedy_schedule in auto_schedule.hpp, and GreedyPolicy there says what a variant changes).
+#pragma once
+
+#include <vector>
+
+#include "ir/action.hpp"
+#include "synth/auto/shape.hpp"
+
+namespace ppsched::auto_detail {
+
+struct GreedyRun {
+  bool finished = false;  ///< every action placed
+  bool gave_up = false;   ///< stopped early: some rank could no longer finish by the mark
+  /// When finished: the makespan, the highest per-rank peak and the longest rank span, exactly as
+  /// the timed simulator and compute_memory measure them (a test checks the two agree).
+  double makespan = 0, peak = 0, span = 0;
+  std::vector<std::vector<Action>> programs;  ///< per rank, when finished
+};
+
+/// Runs one greedy variant. It gives up once some rank's current end plus the work it has left is
+/// past `give_up_above` (the search passes the best makespan so far).
+GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give_up_above = kNever);
+
+}  // namespace ppsched::auto_detail
