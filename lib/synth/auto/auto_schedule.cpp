@@ -105,8 +105,9 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
 
 // The search's budget, counted in work rather than read from a clock, so that the same input gives
 // the same schedule on any machine: --time-budget seconds at a nominal 10M simulated actions per
-// second (about what one core here does, memory accounting included), each greedy run and each
-// simulation charged its action count.
+// second (about what one core here does, memory accounting included). Each greedy run is charged
+// the actions it placed (one that gave up part-way, only those) and each local-search simulation
+// its action count; the handcrafted families, a few simulations per search, are not charged.
 class WorkBudget {
  public:
   explicit WorkBudget(double seconds) : left_(seconds * 1e7) {}
@@ -231,7 +232,6 @@ AutoResult auto_schedule(const AutoParams& p) {
           "auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})", p.memory_cap, r, need));
   }
   WorkBudget budget(p.time_budget_s);
-  const double actions_per_candidate = 3.0 * p.ranks * p.stages_per_rank * p.microbatches;
   AutoResult result;
   std::optional<Schedule> best_schedule;
   auto consider = [&](AutoCandidate c, Schedule s) {
@@ -252,6 +252,7 @@ AutoResult auto_schedule(const AutoParams& p) {
                             ? result.best.makespan + 1e-9 * std::max(1.0, result.best.makespan)
                             : kNever;
     GreedyRun run = greedy_run(shape, pol, mark);
+    budget.spend(static_cast<double>(run.placed));  // a variant that gave up costs what it did
     if (!run.finished) {
       c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
                               : "the greedy got stuck";
@@ -293,7 +294,6 @@ AutoResult auto_schedule(const AutoParams& p) {
         if (p.stages_per_rank == 2 && late_first && !weight_first) policies.push_back({cap, false, true, false});
       }
   auto run_policy = [&](std::size_t k) {
-    budget.spend(actions_per_candidate);
     const GreedyPolicy& pol = policies[k];
     AutoCandidate c;
     c.origin = fmt::format("greedy (aim {:.4g}, {}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
@@ -351,7 +351,6 @@ AutoResult auto_schedule(const AutoParams& p) {
   for (const auto& [family, guide] : guides)
     for (std::uint32_t lookahead : {2u, 6u}) {
       if (perfect() || budget.spent()) break;
-      budget.spend(actions_per_candidate);
       GreedyPolicy pol{cap, false, true, true, &guide, lookahead};
       AutoCandidate c;
       c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", family, cap, lookahead);

@@ -351,6 +351,7 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
   GreedyRun out;
   out.finished = g.run(out.makespan);
   out.gave_up = g.gave_up();
+  for (const auto& program : g.programs()) out.placed += program.size();
   if (out.finished) {
     out.peak = g.peak();
     out.span = g.span();

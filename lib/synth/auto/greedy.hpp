@@ -2,6 +2,7 @@
 // is greedy_schedule in auto_schedule.hpp, and GreedyPolicy there says what a variant changes).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "ir/action.hpp"
@@ -16,6 +17,7 @@ struct GreedyRun {
   /// the timed simulator and compute_memory measure them (a test checks the two agree).
   double makespan = 0, peak = 0, span = 0;
   std::vector<std::vector<Action>> programs;  ///< per rank, when finished
+  std::size_t placed = 0;                     ///< actions placed before it finished, gave up or got stuck
 };
 
 /// Runs one greedy variant. It gives up once some rank's current end plus the work it has left is
