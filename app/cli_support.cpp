@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string_view>
+#include <utility>
 
 #include "diag/render.hpp"
 #include "io/output_file.hpp"
@@ -24,30 +26,27 @@ bool stderr_color() {
 }  // namespace
 
 namespace {
-CLI::Validator finite_number(bool zero_allowed) {
-  const std::string want = zero_allowed ? "a finite number >= 0" : "a finite number > 0";
+// A flag's number must parse and satisfy `ok`; the message says what was wanted and what came.
+CLI::Validator number_check(const std::string& want, const std::string& shown_as, std::function<bool(double)> ok) {
   return CLI::Validator(
-      [zero_allowed, want](std::string& text) -> std::string {
+      [want, ok = std::move(ok)](std::string& text) -> std::string {
         double v = 0;
-        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
-          return "expected " + want + ", got '" + text + "'";
+        if (!CLI::detail::lexical_cast(text, v) || !ok(v)) return "expected " + want + ", got '" + text + "'";
         return {};
       },
-      zero_allowed ? "NUMBER >= 0" : "NUMBER > 0");
+      shown_as);
 }
 }  // namespace
 
-CLI::Validator finite_positive() { return finite_number(false); }
-CLI::Validator finite_non_negative() { return finite_number(true); }
-CLI::Validator finite_in(double lo, double hi) {
-  const std::string want = fmt::format("a number from {} to {}", lo, hi);
-  return CLI::Validator(
-      [lo, hi, want](std::string& text) -> std::string {
-        double v = 0;
-        if (!CLI::detail::lexical_cast(text, v) || !(v >= lo && v <= hi)) return "expected " + want + ", got '" + text + "'";
-        return {};
-      },
-      fmt::format("NUMBER in [{}, {}]", lo, hi));
+CLI::Validator finite_positive() {
+  return number_check("a finite number > 0", "NUMBER > 0", [](double v) { return std::isfinite(v) && v > 0; });
+}
+CLI::Validator finite_non_negative() {
+  return number_check("a finite number >= 0", "NUMBER >= 0", [](double v) { return std::isfinite(v) && v >= 0; });
+}
+CLI::Validator finite_in(double lo, double hi) {  // NaN fails both comparisons
+  return number_check(fmt::format("a number from {} to {}", lo, hi), fmt::format("NUMBER in [{}, {}]", lo, hi),
+                      [lo, hi](double v) { return v >= lo && v <= hi; });
 }
 
 void print_diagnostics(const DiagnosticSink& sink) {
