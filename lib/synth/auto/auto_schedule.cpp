@@ -276,7 +276,8 @@ AutoResult auto_schedule(const AutoParams& p) {
     return best_schedule && result.best.fits && result.best.makespan <= bound + eps;
   };
 
-  // Greedy variants, most promising first, until the budget is spent (the first always runs).
+  // Greedy variants, most promising first, until the budget is spent (the first runs unless ZBV,
+  // measured before it, already reaches the bound).
   // The greedy's own times are the timed simulator's (compute-only schedule, implicit comms), so
   // its candidates need no second simulation.
   // W before F only for two chunks: with one, a W taken before a forward that fits only delays
@@ -302,18 +303,11 @@ AutoResult auto_schedule(const AutoParams& p) {
                            pol.reserve_each ? "" : ", second-chunk room as V-Min's");
     run_greedy(std::move(c), pol);
   };
-  // The first variant always runs; the others after the families, so that a good family sets
-  // the mark that lets a losing variant stop early (run_greedy).
-  run_policy(0);
-
   // The handcrafted families of this shape, simulated: the result is never slower than the best
-  // of them that fits (unless the greedy is already perfect).
+  // of them that fits (unless a candidate before them is already perfect).
   SynthParams sp;
   sp.ranks = p.ranks;
   sp.microbatches = p.microbatches;
-  std::vector<std::string_view> families = p.stages_per_rank == 1
-                                               ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
-                                               : std::vector<std::string_view>{"ZBVZeroBubble", "VHalf", "VMin"};
   // With every cost positive, a rank's memory events happen in program order, so sequential_peak
   // is the simulated peak: a family over the cap is ruled out without simulating it.
   bool positive_costs = true;
@@ -321,8 +315,8 @@ AutoResult auto_schedule(const AutoParams& p) {
     for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
       positive_costs &= p.sim.costs.cost(static_cast<std::uint16_t>(st), k) > 0;
   std::vector<std::pair<std::string, Schedule>> guides;  // the V patterns (ZBV, V-Half, V-Min), to squeeze below
-  for (std::string_view name : families) {
-    if (perfect()) break;
+  auto measure_family = [&](std::string_view name) {
+    if (perfect()) return;
     try {
       Schedule s = synthesize(name, sp);
       const std::string family(find_family(name)->name);
@@ -334,7 +328,7 @@ AutoResult auto_schedule(const AutoParams& p) {
         c.peak = peak;
         c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", peak, p.memory_cap);
         result.tried.push_back(std::move(c));
-        continue;
+        return;
       }
       AutoCandidate c = measure(family, s, p);
       consider(std::move(c), std::move(s));
@@ -344,7 +338,21 @@ AutoResult auto_schedule(const AutoParams& p) {
       c.why_not = e.what();
       result.tried.push_back(std::move(c));
     }
-  }
+  };
+  // Order, for the mark that lets a losing greedy variant stop early (run_greedy): a candidate
+  // that is cheap to measure and likely good goes first. Measuring a family (synthesis and one
+  // simulation) costs about a third of a whole greedy run. With two chunks ZBV goes first: under
+  // unit costs at cap p it reaches the bound itself (3m+(p-1)/2 once m >= 2p), which ends the
+  // search, and with uneven costs it is usually the best of the three patterns; over the cap it
+  // is ruled out from one pass over its programs. Then the first greedy variant, then the other
+  // families, then the other variants. With one chunk the first variant goes first: it reaches
+  // the bound under unit costs, where ZB-H1 does not.
+  if (p.stages_per_rank == 2) measure_family("ZBVZeroBubble");
+  if (!perfect()) run_policy(0);
+  const std::vector<std::string_view> families = p.stages_per_rank == 1
+                                                     ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
+                                                     : std::vector<std::string_view>{"VHalf", "VMin"};
+  for (std::string_view name : families) measure_family(name);
   for (std::size_t k = 1; k < policies.size() && !perfect() && !budget.spent(); ++k) run_policy(k);
   // The V patterns squeezed: the greedy, guided by each pattern's order, under the real cap.
   const double cap = target_caps(p, shape).front();

@@ -10,11 +10,14 @@
 //     they aim for, whether W goes before F, and which chunk's forward goes first; the search
 //     runs them in order until its time budget is spent. Each one after the first gives up as
 //     soon as it can no longer finish by the best makespan found so far.
-//     (The families below are measured right after the first variant, to set that mark early.)
+//     (With two chunks ZBV is measured before the first variant and the other families right
+//     after it, to set that mark early.)
 //   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
 //     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
 // The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
-// bubble inside the ranks; then the less memory; then the earlier candidate), so it is never slower than a handcrafted family that fits the same cap.
+// bubble inside the ranks; then the less memory; then the earlier candidate), so it is never
+// slower than a handcrafted family that fits the same cap. The search stops at the first
+// candidate that reaches the makespan lower bound: nothing later could be faster.
 //
 // Placement: one stage per rank is loop placement; two is V placement (stage s and 2p-1-s on
 // rank s), where a rank's forward of its second chunk reuses the microbatch it already holds.
@@ -38,8 +41,9 @@ struct AutoParams {
   double memory_cap = 0;              ///< per rank, in the memory model's unit; 0: no cap
   TimedOptions sim;                   ///< costs and comm, per stage (stages = ranks * stages_per_rank)
   MemoryModel memory;
-  /// Bounds the greedy variants (at least one runs) and the local search. Counted as work (10M
-  /// simulated actions per second), not read from a clock: the same input gives the same schedule.
+  /// Bounds the greedy variants (the first runs unless ZBV already reaches the bound) and the
+  /// local search. Counted as work (10M simulated actions per second), not read from a clock:
+  /// the same input gives the same schedule.
   double time_budget_s = 1.0;
 };
 
