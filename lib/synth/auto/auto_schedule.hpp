@@ -77,6 +77,11 @@ struct GreedyPolicy {
   /// the next `lookahead` ones (under the cap): the pattern, with its bubbles squeezed.
   const Schedule* guide = nullptr;
   std::uint32_t lookahead = 0;
+  /// With a guide: once a rank has run all its forwards, it leaves the guide and decides as the
+  /// unguided greedy does (a ready I first, then a deferred W). The patterns fix the cool-down's
+  /// W slots for equal F, I and W; when an I costs more, a W in the pattern's place can hold up
+  /// the I chain back to stage 0, where a W taken only while no I is ready fills the wait.
+  bool free_cooldown = false;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when

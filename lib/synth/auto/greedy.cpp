@@ -94,6 +94,8 @@ class Greedy {
     reserved_.assign(sh_.ranks, 0.0);
     free_.assign(sh_.ranks, 0.0);
     programs_.resize(sh_.ranks);
+    forwards_left_.assign(sh_.ranks, 0);
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) forwards_left_[r] = static_cast<std::uint32_t>(sh_.own[r].size()) * M_;
     for (auto& prog : programs_) prog.reserve(std::size_t{3} * M_ * sh_.v);
     if (pol_.guide) {
       cursor_.assign(sh_.ranks, 0);
@@ -234,7 +236,7 @@ class Greedy {
   }
 
   void decide(double t, std::uint32_t r) {
-    if (pol_.guide) return decide_guided(t, r);
+    if (pol_.guide && !(pol_.free_cooldown && forwards_left_[r] == 0)) return decide_guided(t, r);
     double next = kNever;
     // 1. an input-gradient backward that is ready, highest stage first (nearest the loss)
     for (std::uint32_t s : sh_.own[r]) {
@@ -308,6 +310,7 @@ class Greedy {
 
   void run_f(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_f_[s]++;
+    --forwards_left_[r];
     if (pol_.reserve_each && sh_.first_chunk_of_v(s)) reserved_[r] += sh_.act[sh_.partner(s)];
     if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) reserved_[r] -= sh_.act[s];
     mem_[r] += held(ActionKind::F, s);
@@ -334,6 +337,7 @@ class Greedy {
   const std::uint32_t M_;
   std::vector<double> f_end_, i_end_;
   std::vector<std::uint32_t> next_f_, next_i_, next_w_;
+  std::vector<std::uint32_t> forwards_left_;  // per rank (GreedyPolicy::free_cooldown)
   std::vector<double> mem_, peak_, first_start_, reserved_, free_;
   std::vector<std::vector<Action>> programs_;
   std::vector<std::size_t> cursor_;               // guided: the first action of the guide not yet run

@@ -149,7 +149,8 @@ TEST_CASE("random configurations: validates, fits the cap, and no handcrafted fa
 
 // The V-Half and V-Min building blocks of "Pipeline Parallelism with Controllable Memory" at their
 // own memory (p/2+1 and p/3+1 microbatches): the automatic schedule, under the same cap, is never
-// slower, and its greedy alone is faster for V-Half.
+// slower, and strictly faster than V-Half (measured: 26.5 against 30 at p=4, m=8, and 104.5
+// against 109 at p=8, m=32, from V-Half squeezed with a free cool-down).
 TEST_CASE("at the V-Half and V-Min caps, auto is never slower than those patterns") {
   for (std::uint32_t p : {4u, 6u, 8u})
     for (std::uint32_t m : {2 * p, 4 * p})
@@ -167,7 +168,7 @@ TEST_CASE("at the V-Half and V-Min caps, auto is never slower than those pattern
         Measured got = remeasure(r.schedule, a);
         CHECK(got.peak <= fixed.peak);
         CHECK(got.makespan <= fixed.makespan);
-        if (std::string(family) == "VHalf") CHECK(r.best.origin.rfind("greedy", 0) == 0);
+        if (std::string(family) == "VHalf") CHECK(got.makespan < fixed.makespan);
       }
 }
 
