@@ -242,16 +242,17 @@ AutoResult auto_schedule(const AutoParams& p) {
     result.tried.push_back(std::move(c));
   };
 
+  // A candidate that can no longer beat or tie the best so far stops there (it could not be
+  // chosen, so the result is the same as finishing it). The margin covers rounding in the bound;
+  // a tie must finish, as the tie-breaks may prefer it.
+  auto mark = [&] {
+    return best_schedule && result.best.fits ? result.best.makespan + 1e-9 * std::max(1.0, result.best.makespan)
+                                             : kNever;
+  };
   // One greedy construction, kept as a candidate (or recorded as stuck). The greedy's own times are
   // the timed simulator's (compute-only schedule, implicit comms), so it needs no second simulation.
   auto run_greedy = [&](AutoCandidate c, const GreedyPolicy& pol) {
-    // A candidate that can no longer beat or tie the best so far stops there (it could not be
-    // chosen, so the result is the same as finishing it). The margin covers rounding in the
-    // bound; a tie must finish, as the tie-breaks may prefer it.
-    const double mark = best_schedule && result.best.fits
-                            ? result.best.makespan + 1e-9 * std::max(1.0, result.best.makespan)
-                            : kNever;
-    GreedyRun run = greedy_run(shape, pol, mark);
+    GreedyRun run = greedy_run(shape, pol, mark());
     budget.spend(static_cast<double>(run.placed));  // a variant that gave up costs what it did
     if (!run.finished) {
       c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
@@ -294,13 +295,26 @@ AutoResult auto_schedule(const AutoParams& p) {
         // V configurations it won 95 times there, and 7 times in the three other combinations.
         if (p.stages_per_rank == 2 && late_first && !weight_first) policies.push_back({cap, false, true, false});
       }
+  // The variants that aim at the real cap (the first one, or for V the first three) again, each
+  // waiting for a due I (GreedyPolicy::wait_for_input_grad). On 300 random configurations that
+  // gave a faster schedule 10 times and a slower one once (through the local search that
+  // followed), and every winner among them aimed at the real cap; waiting in every variant instead
+  // was slower 37 times. At m = p with T_F=2 T_I=3 T_W=1 or T_F=3 T_I=4 T_W=2, where the warm-up
+  // and cool-down are most of the run, it is what matches the Zero Bubble authors' V search
+  // (p = 5 to 8; docs/bench.md).
+  for (std::size_t k = 0, n = std::min<std::size_t>(3, policies.size()); k < n && policies[k].target_cap == policies[0].target_cap; ++k) {
+    GreedyPolicy waiting = policies[k];
+    waiting.wait_for_input_grad = true;
+    policies.push_back(waiting);
+  }
   auto run_policy = [&](std::size_t k) {
     const GreedyPolicy& pol = policies[k];
     AutoCandidate c;
-    c.origin = fmt::format("greedy (aim {:.4g}, {}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
+    c.origin = fmt::format("greedy (aim {:.4g}, {}{}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
                            p.stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first")
                                                   : "",
-                           pol.reserve_each ? "" : ", second-chunk room as V-Min's");
+                           pol.reserve_each ? "" : ", second-chunk room as V-Min's",
+                           pol.wait_for_input_grad ? ", waits for a due I" : "");
     run_greedy(std::move(c), pol);
   };
   // The handcrafted families of this shape, simulated: the result is never slower than the best
@@ -330,6 +344,32 @@ AutoResult auto_schedule(const AutoParams& p) {
         result.tried.push_back(std::move(c));
         return;
       }
+      // Once there is a mark, the family is replayed through the greedy instead of simulated: a
+      // guide with no lookahead runs the pattern as it is (a unit test checks that the two agree),
+      // and the replay gives up as soon as the family cannot beat or tie the best so far. Under
+      // the cap already (sequential_peak above), so the replay needs no cap of its own.
+      if (positive_costs && mark() != kNever) {
+        GreedyPolicy replay;
+        replay.target_cap = kNever;
+        replay.guide = &s;
+        replay.lookahead = 0;
+        GreedyRun run = greedy_run(shape, replay, mark());
+        AutoCandidate c;
+        c.origin = family;
+        if (!run.finished) {
+          c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
+                                  : "does not finish";
+          result.tried.push_back(std::move(c));
+          return;
+        }
+        c.makespan = run.makespan;
+        c.peak = run.peak;
+        c.span = run.span;
+        c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
+        if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
+        consider(std::move(c), std::move(s));
+        return;
+      }
       AutoCandidate c = measure(family, s, p);
       consider(std::move(c), std::move(s));
     } catch (const SynthError& e) {
@@ -339,36 +379,44 @@ AutoResult auto_schedule(const AutoParams& p) {
       result.tried.push_back(std::move(c));
     }
   };
-  // Order, for the mark that lets a losing greedy variant stop early (run_greedy): a candidate
-  // that is cheap to measure and likely good goes first. Measuring a family (synthesis and one
-  // simulation) costs about a third of a whole greedy run. With two chunks ZBV goes first: under
-  // unit costs at cap p it reaches the bound itself (3m+(p-1)/2 once m >= 2p), which ends the
-  // search, and with uneven costs it is usually the best of the three patterns; over the cap it
-  // is ruled out from one pass over its programs. Then the first greedy variant, then the other
-  // families, then the other variants. With one chunk the first variant goes first: it reaches
-  // the bound under unit costs, where ZB-H1 does not.
-  if (p.stages_per_rank == 2) measure_family("ZBVZeroBubble");
+  // The V patterns squeezed: the greedy, guided by a pattern's order, under the real cap. Each
+  // rank leaves the pattern once its forwards are done (GreedyPolicy::free_cooldown): on 300
+  // random configurations that was better than keeping to the pattern 39 times and worse 4 times
+  // (through the local search that followed), and running both ways found nothing more. With
+  // T_F=2 T_I=3 T_W=1 it ends ZBV half a unit sooner at every size tried (p=3 to 64), which is
+  // what the Zero Bubble authors' own V search finds there.
+  const double cap = target_caps(p, shape).front();
+  std::size_t squeezed = 0;  // guides[0, squeezed) are done
+  auto squeeze_next = [&] {
+    const auto& [family, guide] = guides[squeezed++];
+    for (std::uint32_t lookahead : {2u, 6u}) {
+      if (perfect() || budget.spent()) return;
+      GreedyPolicy pol{cap, false, true, true, &guide, lookahead, true};
+      AutoCandidate c;
+      c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", family, cap, lookahead);
+      run_greedy(std::move(c), pol);
+    }
+  };
+
+  // Order, for the mark that lets a losing candidate stop early (run_greedy, and the replay in
+  // measure_family): what is cheap to measure and likely good goes first. With two chunks: ZBV
+  // (under unit costs at cap p it reaches the bound itself, 3m+(p-1)/2 once m >= 2p, which ends
+  // the search), and when it fits, ZBV squeezed right away (with uneven costs at cap p usually
+  // the best candidate: at p=32, m=512, T_F=2 T_I=3 T_W=1 the others then give up after 1-8% of
+  // their actions, against 8-47% under ZBV's own mark). Then the first greedy variant, the other
+  // families, the other variants, and the other patterns squeezed. With one chunk the first
+  // variant goes first: it reaches the bound under unit costs, where ZB-H1 does not.
+  if (p.stages_per_rank == 2) {
+    measure_family("ZBVZeroBubble");
+    if (!guides.empty() && !result.tried.empty() && result.tried.back().fits) squeeze_next();
+  }
   if (!perfect()) run_policy(0);
   const std::vector<std::string_view> families = p.stages_per_rank == 1
                                                      ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
                                                      : std::vector<std::string_view>{"VHalf", "VMin"};
   for (std::string_view name : families) measure_family(name);
   for (std::size_t k = 1; k < policies.size() && !perfect() && !budget.spent(); ++k) run_policy(k);
-  // The V patterns squeezed: the greedy, guided by each pattern's order, under the real cap.
-  const double cap = target_caps(p, shape).front();
-  // Each rank leaves the pattern once its forwards are done (GreedyPolicy::free_cooldown): on 300
-  // random configurations that was better than keeping to the pattern 39 times and worse 4 times
-  // (through the local search that followed), and running both ways found nothing more. With
-  // T_F=2 T_I=3 T_W=1 it ends ZBV half a unit sooner at every size tried (p=3 to 64), which is
-  // what the Zero Bubble authors' own V search finds there.
-  for (const auto& [family, guide] : guides)
-    for (std::uint32_t lookahead : {2u, 6u}) {
-      if (perfect() || budget.spent()) break;
-      GreedyPolicy pol{cap, false, true, true, &guide, lookahead, true};
-      AutoCandidate c;
-      c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", family, cap, lookahead);
-      run_greedy(std::move(c), pol);
-    }
+  while (squeezed < guides.size() && !perfect() && !budget.spent()) squeeze_next();
   if (!best_schedule || !result.best.fits)
     throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p.memory_cap));
   if (!perfect()) improve_locally(p, budget, *best_schedule, result);

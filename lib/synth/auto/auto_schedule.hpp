@@ -82,6 +82,11 @@ struct GreedyPolicy {
   /// W slots for equal F, I and W; when an I costs more, a W in the pattern's place can hold up
   /// the I chain back to stage 0, where a W taken only while no I is ready fills the wait.
   bool free_cooldown = false;
+  /// Keep the input-gradient chain moving: a forward or a W is not started when it would still be
+  /// running at the time a known I of the rank becomes ready (the rank waits for the I instead).
+  /// A plain list scheduler starts whatever is ready, and a forward taken just before an I
+  /// arrives delays every stage below on the way back to stage 0.
+  bool wait_for_input_grad = false;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when

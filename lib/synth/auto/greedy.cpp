@@ -244,13 +244,17 @@ class Greedy {
       if (ready <= t) return run_i(t, r, s);
       next = std::min(next, ready);
     }
+    // With wait_for_input_grad: nothing that would still run when the next known I is ready.
+    const double i_due = pol_.wait_for_input_grad ? next : kNever;
+    auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSlack; };
     // 2. W before F when the policy says so
     std::uint32_t w_stage = oldest_w(r);
-    if (pol_.weight_first && w_stage != kNoStage) return run_w(t, r, w_stage);
+    if (pol_.weight_first && w_stage != kNoStage && ends_in_time(sh_.w[w_stage])) return run_w(t, r, w_stage);
     // 3. a forward that is ready and fits
     auto try_f = [&](std::uint32_t s) {
       if (!f_fits(r, s)) return false;
       double ready = f_ready(s);
+      if (ready <= t && !ends_in_time(sh_.f[s])) return false;
       if (ready <= t) {
         run_f(t, r, s);
         return true;
@@ -266,7 +270,7 @@ class Greedy {
         if (try_f(*it)) return;
     }
     // 4. a deferred W
-    if (w_stage != kNoStage) return run_w(t, r, w_stage);
+    if (w_stage != kNoStage && ends_in_time(sh_.w[w_stage])) return run_w(t, r, w_stage);
     if (next != kNever) queue_.lower(r, next);
     // else: it waits until a producer on another rank is scheduled (wake below)
   }
