@@ -3,6 +3,7 @@
 #include "synth/auto/greedy.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -113,7 +114,14 @@ class Greedy {
 
   /// Gives up (run() returns false, gave_up() true) once some rank cannot finish by `limit`: a
   /// candidate that cannot beat or tie the best one found so far is not worth finishing.
-  void give_up_above(double limit) { limit_ = limit; }
+  void give_up_above(double limit) {
+    limit_ = limit;
+    // Far wider than the rounding of a running sum of a few million durations.
+    screen_margin_ = 1e-6 * std::max(1.0, std::abs(limit));
+    work_left_.assign(sh_.ranks, 0.0);
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r)
+      for (std::uint32_t s : sh_.own[r]) work_left_[r] += M_ * (sh_.f[s] + sh_.i[s] + sh_.w[s]);
+  }
   bool gave_up() const { return gave_up_; }
 
   bool run(double& makespan) {
@@ -293,13 +301,17 @@ class Greedy {
     free_[r] = start + duration;
     queue_.lower(r, free_[r]);
     // Every later action of rank r starts after this one ends, so the rank ends no sooner than
-    // that plus the work it has left. Recounted from the counters (a few products for one or two
-    // stages) rather than decremented, so no rounding error builds up over the run.
+    // that plus the work it has left. A running total (work_left_) screens; near the mark the
+    // work left is recounted from the counters, so rounding in the running total never decides.
     if (limit_ != kNever) {
-      double left = 0;
-      for (std::uint32_t s : sh_.own[r])
-        left += (M_ - next_f_[s]) * sh_.f[s] + (M_ - next_i_[s]) * sh_.i[s] + (M_ - next_w_[s]) * sh_.w[s];
-      gave_up_ = gave_up_ || free_[r] + left > limit_;
+      work_left_[r] -= duration;
+      if (free_[r] + work_left_[r] > limit_ - screen_margin_) {
+        double left = 0;
+        for (std::uint32_t s : sh_.own[r])
+          left += (M_ - next_f_[s]) * sh_.f[s] + (M_ - next_i_[s]) * sh_.i[s] + (M_ - next_w_[s]) * sh_.w[s];
+        work_left_[r] = left;
+        gave_up_ = gave_up_ || free_[r] + left > limit_;
+      }
     }
   }
   void wake(std::uint32_t stage, double at) {
@@ -348,6 +360,8 @@ class Greedy {
   std::vector<std::vector<std::uint8_t>> done_;  // guided: which of the guide's actions have run
   DecisionQueue queue_;
   double limit_ = kNever;
+  double screen_margin_ = 0;
+  std::vector<double> work_left_;  // per rank, a running total (occupy)
   bool gave_up_ = false;
 };
 
