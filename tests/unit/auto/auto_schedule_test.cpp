@@ -175,8 +175,8 @@ TEST_CASE("at the V-Half and V-Min caps, auto is never slower than those pattern
 // The issue's accounting (M_W = M_B / 2) at V-Min's own cap, (p+4)/3 microbatches: the greedy
 // that keeps room for only as many second-chunk forwards as V-Min holds in flight, and V-Min
 // squeezed (its order, with the next actions allowed to fill a bubble), beat the fixed pattern on
-// these configurations (measured: 45.5 vs 46.5, 81.5 vs 82.5, 37 vs 37.5, 61 vs 61.5, 109 vs 109.5,
-// 57.5 vs 58.5, 93.5 vs 94.5); at p = 4 and 16 it ties (docs/bench.md).
+// these configurations (measured: 44.5 vs 46.5, 80.5 vs 82.5, 37 vs 37.5, 61 vs 61.5, 109 vs 109.5,
+// 56.5 vs 58.5, 92.5 vs 94.5); at p = 4 and 16 it ties (docs/bench.md).
 TEST_CASE("at V-Min's cap with M_W = M_B/2 auto beats the V-Min pattern for p = 6, 8 and 12") {
   const std::pair<std::uint32_t, std::uint32_t> configs[] = {{6, 12}, {6, 24}, {8, 8}, {8, 16}, {8, 32}, {12, 12}, {12, 24}};
   for (auto [p, m] : configs) {
