@@ -251,6 +251,7 @@ AutoResult auto_schedule(const AutoParams& p) {
   };
   // One greedy construction, kept as a candidate (or recorded as stuck). The greedy's own times are
   // the timed simulator's (compute-only schedule, implicit comms), so it needs no second simulation.
+  // Returns GreedyRun::same_with_shadow_lookahead.
   auto run_greedy = [&](AutoCandidate c, const GreedyPolicy& pol) {
     GreedyRun run = greedy_run(shape, pol, mark());
     budget.spend(static_cast<double>(run.placed));  // a variant that gave up costs what it did
@@ -258,7 +259,7 @@ AutoResult auto_schedule(const AutoParams& p) {
       c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
                               : "the greedy got stuck";
       result.tried.push_back(std::move(c));
-      return;
+      return run.same_with_shadow_lookahead;
     }
     c.makespan = run.makespan;
     c.peak = run.peak;
@@ -267,6 +268,7 @@ AutoResult auto_schedule(const AutoParams& p) {
     Schedule s = empty_schedule(p);
     for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
     consider(std::move(c), std::move(s));
+    return run.same_with_shadow_lookahead;
   };
 
   // Nothing can finish sooner than the makespan bound: the search stops at the first candidate
@@ -393,14 +395,25 @@ AutoResult auto_schedule(const AutoParams& p) {
   // what the Zero Bubble authors' own V search finds there.
   const double cap = target_caps(p, shape).front();
   std::size_t squeezed = 0;  // guides[0, squeezed) are done
+  // Looking 2 ahead, the run also checks whether looking 6 ahead would decide the same at every
+  // step (GreedyPolicy::shadow_lookahead); if so the second run would only repeat the first (at
+  // p=64, m=512 with T_F=2 T_I=3 T_W=1, ZBV's: a whole run saved) and is skipped.
   auto squeeze_next = [&] {
     const auto& [family, guide] = guides[squeezed++];
-    for (std::uint32_t lookahead : {2u, 6u}) {
+    constexpr std::uint32_t kNear = 2, kFar = 6;
+    bool far_repeats_near = false;
+    for (std::uint32_t lookahead : {kNear, kFar}) {
       if (perfect() || budget.spent()) return;
-      GreedyPolicy pol{cap, false, true, true, &guide, lookahead, true};
       AutoCandidate c;
       c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", family, cap, lookahead);
-      run_greedy(std::move(c), pol);
+      if (lookahead == kFar && far_repeats_near) {
+        c.why_not = fmt::format("decides as looking {} ahead at every step", kNear);
+        result.tried.push_back(std::move(c));
+        return;
+      }
+      GreedyPolicy pol{cap, false, true, true, &guide, lookahead, true};
+      if (lookahead == kNear) pol.shadow_lookahead = kFar;
+      far_repeats_near = run_greedy(std::move(c), pol);
     }
   };
 

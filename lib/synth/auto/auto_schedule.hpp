@@ -87,6 +87,10 @@ struct GreedyPolicy {
   /// A plain list scheduler starts whatever is ready, and a forward taken just before an I
   /// arrives delays every stage below on the way back to stage 0.
   bool wait_for_input_grad = false;
+  /// With a guide: also check, at every step, whether a window of this many actions (more than
+  /// `lookahead`) would have decided the same; the search then skips that wider run when it would
+  /// only repeat this one. Changes nothing in this run.
+  std::uint32_t shadow_lookahead = 0;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when

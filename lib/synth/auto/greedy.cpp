@@ -123,6 +123,7 @@ class Greedy {
       for (std::uint32_t s : sh_.own[r]) work_left_[r] += M_ * (sh_.f[s] + sh_.i[s] + sh_.w[s]);
   }
   bool gave_up() const { return gave_up_; }
+  bool shadow_parted() const { return shadow_parted_; }
 
   bool run(double& makespan) {
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) queue_.lower(r, 0.0);
@@ -207,33 +208,42 @@ class Greedy {
     while (first < prog.size() && done[first]) ++first;
     double next = kNever;
     std::uint32_t seen = 0;
-    for (std::size_t k = first; k < prog.size() && seen <= pol_.lookahead; ++k) {
+    std::size_t k = first;
+    for (; k < prog.size() && seen <= pol_.lookahead; ++k) {
       if (done[k]) continue;
       ++seen;
-      const Action a = prog[k];
-      const std::uint32_t s = a.stage, m = a.microbatch();
-      double ready = kNever;
-      switch (a.kind) {
-        case ActionKind::F:
-          if (next_f_[s] == m && guided_f_fits(r, s, k == first)) ready = f_ready(s);
-          break;
-        case ActionKind::I:
-          if (next_i_[s] == m) ready = i_ready(s);
-          break;
-        case ActionKind::W:
-          if (next_w_[s] == m && next_i_[s] > m) ready = t;
-          break;
-        default: break;
-      }
+      const double ready = guided_ready(t, r, prog[k], k == first);
       if (ready <= t) {
         done[k] = 1;
-        if (a.kind == ActionKind::F) return run_f(t, r, s);
-        if (a.kind == ActionKind::I) return run_i(t, r, s);
+        const std::uint32_t s = prog[k].stage;
+        if (prog[k].kind == ActionKind::F) return run_f(t, r, s);
+        if (prog[k].kind == ActionKind::I) return run_i(t, r, s);
         return run_w(t, r, s);
       }
       next = std::min(next, ready);
     }
+    // The rank waits. Would a wider window (GreedyPolicy::shadow_lookahead) have run something now,
+    // or woken the rank sooner? Either is the first step where the two runs part.
+    for (; k < prog.size() && seen <= pol_.shadow_lookahead && !shadow_parted_; ++k) {
+      if (done[k]) continue;
+      ++seen;
+      shadow_parted_ = guided_ready(t, r, prog[k], false) < next;
+    }
     if (next != kNever) queue_.lower(r, next);
+  }
+  // When the guide's action `a` (at the cursor when in_order) can start, as far as is known now.
+  double guided_ready(double t, std::uint32_t r, Action a, bool in_order) {
+    const std::uint32_t s = a.stage, m = a.microbatch();
+    switch (a.kind) {
+      case ActionKind::F:
+        return next_f_[s] == m && guided_f_fits(r, s, in_order) ? f_ready(s) : kNever;
+      case ActionKind::I:
+        return next_i_[s] == m ? i_ready(s) : kNever;
+      case ActionKind::W:
+        return next_w_[s] == m && next_i_[s] > m ? t : kNever;
+      default:
+        return kNever;
+    }
   }
   // Under the guide, a forward must fit the cap. One taken ahead of the guide's order, if it is a
   // first chunk's, also leaves room for one second-chunk forward, so that running ahead can never
@@ -360,6 +370,7 @@ class Greedy {
   std::vector<std::vector<std::uint8_t>> done_;  // guided: which of the guide's actions have run
   DecisionQueue queue_;
   double limit_ = kNever;
+  bool shadow_parted_ = false;  // GreedyPolicy::shadow_lookahead
   double screen_margin_ = 0;
   std::vector<double> work_left_;  // per rank, a running total (occupy)
   bool gave_up_ = false;
@@ -373,6 +384,7 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
   GreedyRun out;
   out.finished = g.run(out.makespan);
   out.gave_up = g.gave_up();
+  out.same_with_shadow_lookahead = policy.guide && policy.shadow_lookahead > policy.lookahead && !g.shadow_parted();
   for (const auto& program : g.programs()) out.placed += program.size();
   if (out.finished) {
     out.peak = g.peak();
