@@ -251,23 +251,29 @@ AutoResult auto_schedule(const AutoParams& p) {
   };
   // One greedy construction, kept as a candidate (or recorded as stuck). The greedy's own times are
   // the timed simulator's (compute-only schedule, implicit comms), so it needs no second simulation.
-  // Returns GreedyRun::same_with_shadow_lookahead.
-  auto run_greedy = [&](AutoCandidate c, const GreedyPolicy& pol) {
-    GreedyRun run = greedy_run(shape, pol, mark());
-    budget.spend(static_cast<double>(run.placed));  // a variant that gave up costs what it did
+  // Records a finished run as a candidate, with `s` its schedule, or why it did not finish.
+  auto record_run = [&](AutoCandidate c, const GreedyRun& run, Schedule s, std::string_view unfinished) {
     if (!run.finished) {
       c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
-                              : "the greedy got stuck";
+                              : std::string(unfinished);
       result.tried.push_back(std::move(c));
-      return run.same_with_shadow_lookahead;
+      return;
     }
     c.makespan = run.makespan;
     c.peak = run.peak;
     c.span = run.span;
     c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
-    Schedule s = empty_schedule(p);
-    for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
+    if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
     consider(std::move(c), std::move(s));
+  };
+  // Returns GreedyRun::same_with_shadow_lookahead.
+  auto run_greedy = [&](AutoCandidate c, const GreedyPolicy& pol) {
+    GreedyRun run = greedy_run(shape, pol, mark());
+    budget.spend(static_cast<double>(run.placed));  // a variant that gave up costs what it did
+    Schedule s = empty_schedule(p);
+    if (run.finished)
+      for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
+    record_run(std::move(c), run, std::move(s), "the greedy got stuck");
     return run.same_with_shadow_lookahead;
   };
 
@@ -361,21 +367,10 @@ AutoResult auto_schedule(const AutoParams& p) {
         replay.target_cap = kNever;
         replay.guide = &s;
         replay.lookahead = 0;
-        GreedyRun run = greedy_run(shape, replay, mark());
+        const GreedyRun run = greedy_run(shape, replay, mark());  // before `s` moves into the candidate
         AutoCandidate c;
         c.origin = family;
-        if (!run.finished) {
-          c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result.best.makespan)
-                                  : "does not finish";
-          result.tried.push_back(std::move(c));
-          return;
-        }
-        c.makespan = run.makespan;
-        c.peak = run.peak;
-        c.span = run.span;
-        c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
-        if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
-        consider(std::move(c), std::move(s));
+        record_run(std::move(c), run, std::move(s), "does not finish");
         return;
       }
       AutoCandidate c = measure(family, s, p);
