@@ -74,6 +74,14 @@ double makespan_lower_bound(const Shape& sh) {
   return bound;
 }
 
+// Whether every action is F, I, W or an idle step: what the greedy can replay.
+bool only_split_backwards(const Schedule& s) {
+  for (const RankProgram& rank : s.ranks)
+    for (const Action& a : rank.actions)
+      if (!a.is_idle() && a.kind != ActionKind::F && a.kind != ActionKind::I && a.kind != ActionKind::W) return false;
+  return true;
+}
+
 bool better(const AutoCandidate& a, const AutoCandidate& b) {
   if (!a.fits) return false;
   if (!b.fits) return true;
@@ -359,10 +367,11 @@ AutoResult auto_schedule(const AutoParams& p) {
       // others, once there is a mark, are replayed through the greedy instead: a guide with no
       // lookahead runs the pattern as it is (a unit test checks that the two agree), and the
       // replay gives up as soon as the family cannot beat or tie the best so far (at p=32,
-      // m=512 with T_F=2 T_I=3 T_W=1, V-Half and V-Min after 1% of their actions). A replay that
-      // runs to the end costs more than a simulation, which is why the likely winner is not
+      // m=512 with T_F=2 T_I=3 T_W=1, V-Half and V-Min after 1% of their actions). The greedy
+      // runs F, I and W only, so 1F1B and GPipe (a fused B) are simulated. A replay that runs
+      // to the end costs more than a simulation, which is why the likely winner is not
       // replayed. Under the cap already (sequential_peak above), so no cap of its own.
-      if (positive_costs && mark() != kNever && name != families_in_order.front()) {
+      if (positive_costs && mark() != kNever && name != families_in_order.front() && only_split_backwards(s)) {
         GreedyPolicy replay;
         replay.target_cap = kNever;
         replay.guide = &s;

@@ -148,6 +148,46 @@ TEST_CASE("random configurations: validates, fits the cap, and no handcrafted fa
   }
 }
 
+// When a fused backward B costs less than I then W, 1F1B and GPipe (which run B) can beat the
+// split-backward families; the search must still measure them as they are.
+TEST_CASE("with a fused backward cheaper than I then W auto is never slower than any family that fits") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> cost(0.5, 3.0);
+  int fused_family_was_best = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p + 1), v = 1 + rng() % 2;
+    KindCosts per_rank = unit_costs();
+    per_rank[static_cast<std::size_t>(ActionKind::F)] = cost(rng);
+    per_rank[static_cast<std::size_t>(ActionKind::I)] = cost(rng);
+    per_rank[static_cast<std::size_t>(ActionKind::W)] = cost(rng);
+    per_rank[static_cast<std::size_t>(ActionKind::B)] =
+        0.6 * (per_rank[static_cast<std::size_t>(ActionKind::I)] + per_rank[static_cast<std::size_t>(ActionKind::W)]);
+    const double cap = p + double(rng() % (p + 1));
+    AutoParams a = unit_params(p, m, v, cap);
+    a.sim.costs = CostModel::uniform(p * v, v, per_rank);
+    INFO("trial " << trial << ": p=" << p << " m=" << m << " v=" << v << " cap=" << cap);
+    AutoResult r = auto_schedule(a);
+    Measured got = remeasure(r.schedule, a);
+    CHECK(got.makespan == r.best.makespan);
+    SynthParams sp;
+    sp.ranks = p;
+    sp.microbatches = m;
+    double best_split = 1e300, best_fused = 1e300;
+    for (const char* family : {"ZBH1", "ZBH2", "1F1B", "GPipe", "ZBVZeroBubble", "VHalf", "VMin"}) {
+      Schedule h = synthesize(family, sp);
+      if (h.num_stages != p * v) continue;
+      Measured hm = remeasure(h, a);
+      if (hm.peak > cap + 1e-9) continue;
+      INFO(family << " takes " << hm.makespan);
+      CHECK(got.makespan <= hm.makespan * (1 + 1e-12));
+      double& best = std::string(family) == "1F1B" || std::string(family) == "GPipe" ? best_fused : best_split;
+      best = std::min(best, hm.makespan);
+    }
+    fused_family_was_best += best_fused < best_split;
+  }
+  CHECK(fused_family_was_best > 0);  // the case this test is for occurs
+}
+
 // The V-Half and V-Min building blocks of "Pipeline Parallelism with Controllable Memory" at their
 // own memory (p/2+1 and p/3+1 microbatches): the automatic schedule, under the same cap, is never
 // slower, and strictly faster than V-Half (measured: 26.5 against 30 at p=4, m=8, and 104.5
@@ -283,6 +323,48 @@ AutoParams random_pipeline(std::mt19937& rng) {
 }
 
 }  // namespace
+
+// The search measures families after the first by replaying them through the greedy (so that
+// they can give up early): the replay must give the simulator's makespan, peak and span.
+TEST_CASE("a family replayed through the greedy has the simulator's makespan, peak and span") {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> cost(0.25, 4.0);
+  for (int trial = 0; trial < 30; ++trial) {
+    AutoParams a = random_pipeline(rng);
+    const std::uint32_t p = a.ranks;
+    Topology topo;  // ranks in pairs on nodes: transfers between nodes take time
+    for (std::uint32_t r = 0; r < p; ++r) {
+      topo.node_of_rank.push_back(r / 2);
+      topo.slice_of_rank.push_back(0);
+    }
+    topo.inter_node.latency_us = cost(rng);
+    a.sim.comm.topology = topo;
+    const auto_detail::Shape shape(a);
+    SynthParams sp;
+    sp.ranks = p;
+    sp.microbatches = a.microbatches;
+    for (const char* family : {"ZBH1", "ZBH2", "ZBVZeroBubble", "VHalf", "VMin"}) {
+      Schedule h;
+      try {
+        h = synthesize(family, sp);
+      } catch (const SynthError&) {
+        continue;
+      }
+      if (h.num_stages != shape.stages) continue;
+      INFO("trial " << trial << " " << family << " p=" << p << " m=" << a.microbatches);
+      GreedyPolicy replay;
+      replay.target_cap = 1e300;
+      replay.guide = &h;
+      replay.lookahead = 0;
+      const auto_detail::GreedyRun run = auto_detail::greedy_run(shape, replay);
+      REQUIRE(run.finished);
+      const Measured want = remeasure(h, a);
+      CHECK(run.makespan == want.makespan);
+      CHECK(run.peak == Approx(want.peak).epsilon(1e-12));
+      CHECK(run.span == Approx(want.longest_rank_span).epsilon(1e-12));
+    }
+  }
+}
 
 TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy, cost and topology") {
   std::mt19937 rng(7);
