@@ -1,0 +1,30 @@
+// Measuring a candidate (candidate.hpp).
+#include "synth/auto/candidate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/aggregate.hpp"
+#include "synth/auto/shape.hpp"
+
+namespace ppsched::auto_detail {
+
+AutoCandidate simulate_candidate(std::string origin, const Schedule& s, const AutoParams& p) {
+  AutoCandidate c;
+  c.origin = std::move(origin);
+  std::optional<SimAnalysis> a = try_simulate_aggregates(s, s.placement.stage_to_rank, p.sim, p.memory);
+  if (!a) {
+    c.why_not = "does not finish";
+    return c;
+  }
+  c.makespan = a->makespan;
+  c.peak = a->memory.max_peak();
+  for (const RankUsage& u : a->ranks) c.span = std::max(c.span, u.last_action_end - u.first_action_start);
+  c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
+  if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
+  return c;
+}
+
+}  // namespace ppsched::auto_detail

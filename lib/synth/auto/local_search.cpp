@@ -1,0 +1,104 @@
+// Local search on the automatic search's best schedule (local_search.hpp).
+#include "synth/auto/local_search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+
+#include "sim/aggregate.hpp"
+#include "synth/auto/candidate.hpp"
+#include "synth/auto/shape.hpp"
+
+namespace ppsched::auto_detail {
+
+// Local search on the best schedule found. A move takes one action of a rank and puts it up to
+// kReach places earlier or later in that rank's program: a W earlier fills a bubble and frees
+// memory sooner, a W later lets a forward or an input gradient on the critical path go first, and
+// forwards or input gradients of different chunks trade places. Each move is re-simulated and kept
+// when the schedule still finishes under the cap and is better in (makespan, then the sum of the
+// ranks' finish times): the second key lets the search cross the plateaus where one move cannot
+// shorten the makespan alone but frees a rank for the next. A move that breaks a dependency does not
+// finish and is dropped. First improvement, pass after pass, until a pass changes nothing or the
+// budget is spent; the result is never worse than what it started from.
+namespace {
+
+struct Score {
+  double makespan, finish_sum;
+};
+Score score_of(const Schedule& s, const AutoParams& p, bool& fits) {
+  fits = false;
+  std::optional<SimAnalysis> a = try_simulate_aggregates(s, s.placement.stage_to_rank, p.sim, p.memory);
+  if (!a) return {kNever, kNever};
+  double sum = 0;
+  for (const RankUsage& u : a->ranks) sum += u.last_action_end;
+  fits = p.memory_cap <= 0 || a->memory.max_peak() <= p.memory_cap + kSlack;
+  return {a->makespan, sum};
+}
+
+bool improves(const Score& a, const Score& b) {
+  const double eps = 1e-12 * std::max(1.0, b.makespan);
+  if (a.makespan < b.makespan - eps) return true;
+  return a.makespan <= b.makespan + eps && a.finish_sum < b.finish_sum - eps * 8;
+}
+
+}  // namespace
+
+void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result) {
+  constexpr std::ptrdiff_t kReach = 6;
+  const double actions = static_cast<double>(best.action_count());
+  // A pass tries up to 2 * kReach moves per action, each a whole simulation. When the budget
+  // cannot pay for one pass, first improvement would only ever look at the first actions of the
+  // first ranks, a corner of the schedule chosen by its numbering, not by where the bubbles are;
+  // then the search is skipped, and the budget is not burnt on it (a larger --time-budget turns
+  // it on).
+  if (!budget.can_pay(actions * 2 * kReach * actions)) return;
+  bool fits = false;
+  Score current = score_of(best, p, fits);
+  std::size_t moves = 0;
+  for (bool changed = true; changed && !budget.spent();) {
+    changed = false;
+    for (std::size_t r = 0; r < best.ranks.size() && !budget.spent(); ++r) {
+      auto& ops = best.ranks[r].actions;
+      const auto n = static_cast<std::ptrdiff_t>(ops.size());
+      for (std::ptrdiff_t k = 0; k < n && !budget.spent(); ++k) {
+        for (std::ptrdiff_t d = -kReach; d <= kReach && !budget.spent(); ++d) {
+          const std::ptrdiff_t to = k + d;
+          if (d == 0 || to < 0 || to >= n) continue;
+          // Never past the F or I of its own (stage, microbatch): that can only deadlock.
+          const Action moved = ops[k];
+          bool blocked = false;
+          for (std::ptrdiff_t j = std::min(k, to); j <= std::max(k, to) && !blocked; ++j)
+            blocked = j != k && ops[j].stage == moved.stage && ops[j].microbatch() == moved.microbatch();
+          if (blocked) continue;
+          auto rotate = [&](std::ptrdiff_t from, std::ptrdiff_t into) {
+            if (from < into)
+              std::rotate(ops.begin() + from, ops.begin() + from + 1, ops.begin() + into + 1);
+            else
+              std::rotate(ops.begin() + into, ops.begin() + from, ops.begin() + from + 1);
+          };
+          rotate(k, to);
+          budget.spend(actions);
+          bool ok = false;
+          Score c = score_of(best, p, ok);
+          if (ok && improves(c, current)) {
+            current = c;
+            changed = true;
+            ++moves;
+            break;  // position k now holds another action: look at it afresh
+          }
+          rotate(to, k);  // undo
+        }
+      }
+    }
+  }
+  if (moves == 0) return;
+  // Every kept move finished under the cap and was no slower, so the result is at least as good.
+  AutoCandidate c = simulate_candidate(fmt::format("{} + {} local move{}", result.best.origin, moves, moves == 1 ? "" : "s"), best, p);
+  if (!c.fits || !(c.makespan <= result.best.makespan + 1e-12 * std::max(1.0, result.best.makespan))) return;
+  result.best = c;
+  result.tried.push_back(c);
+}
+
+}  // namespace ppsched::auto_detail

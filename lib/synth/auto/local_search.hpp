@@ -1,0 +1,34 @@
+// The automatic search's work budget and its last step, local search on the best schedule found
+// (internal to lib/synth/auto).
+#pragma once
+
+#include "synth/auto/auto_schedule.hpp"
+
+namespace ppsched::auto_detail {
+
+// The search's budget, counted in work rather than read from a clock, so that the same input gives
+// the same schedule on any machine: --time-budget seconds at a nominal 10M simulated actions per
+// second (about what one core here does, memory accounting included). Each greedy run is charged
+// the actions it placed (one that gave up part-way, only those) and each local-search simulation
+// its action count; the handcrafted families, a few simulations per search, are not charged.
+class WorkBudget {
+ public:
+  explicit WorkBudget(double seconds) : left_(seconds * 1e7) {}
+  /// Charges `actions`; false once the budget is spent.
+  bool spend(double actions) {
+    left_ -= actions;
+    return left_ >= 0;
+  }
+  bool spent() const { return left_ < 0; }
+  bool can_pay(double actions) const { return left_ >= actions; }
+
+ private:
+  double left_;
+};
+
+/// Moves single actions of `best` (see local_search.cpp) while the budget lasts. When that finds a
+/// faster schedule under the cap, `best` holds it and the result's best candidate and tried list
+/// say so; otherwise nothing changes.
+void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result);
+
+}  // namespace ppsched::auto_detail

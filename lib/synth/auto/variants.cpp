@@ -1,0 +1,69 @@
+// The greedy variants of the automatic search (variants.hpp).
+#include "synth/auto/variants.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ppsched::auto_detail {
+
+// The caps the greedy aims for: the real one first, then the memory of the handcrafted shapes
+// (2p-1 and p microbatches of activation: ZB-H2, ZB-H1; and for two chunks (p+2)/2: V-Half), each
+// only when lower. V-Half's memory is a V shape's: with one chunk, aiming that low only starves
+// the pipeline (at p=64, m=512, T_F=2, T_I=3, T_W=1: 5697 against 3359 at the cap p).
+std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
+  double unit = 0;  // one microbatch's activation on the busiest rank
+  for (std::uint32_t r = 0; r < sh.ranks; ++r) {
+    double sum = sh.base[r];
+    for (std::uint32_t s : sh.own[r]) sum += sh.act[s];
+    unit = std::max(unit, sum);
+  }
+  double cap = p.memory_cap > 0 ? p.memory_cap : unit * 2 * p.ranks;
+  std::vector<double> caps{cap};
+  std::vector<double> shapes{2.0 * p.ranks - 1, 1.0 * p.ranks};
+  if (p.stages_per_rank == 2) shapes.push_back((p.ranks + 2) / 2.0);
+  for (double k : shapes)
+    if (k * unit < cap - kSlack && k * unit >= unit) caps.push_back(k * unit);
+  return caps;
+}
+
+std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) {
+  // W before F only for two chunks: with one, a W taken before a forward that fits only delays
+  // the pipeline, which ZB-H1 (a candidate of the search) already covers. On 300 random
+  // configurations (p 2..16, m p..4p, T_F, T_I, T_W in [0.5, 3], cap p..2p) no one-chunk W-first
+  // variant was the winner, while for two chunks 6 were.
+  const bool v = p.stages_per_rank == 2;
+  const std::vector<bool> weight_orders = v ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  std::vector<GreedyPolicy> policies;
+  for (double cap : target_caps(p, sh))
+    for (bool late_first : v ? std::vector<bool>{true, false} : std::vector<bool>{true})
+      for (bool weight_first : weight_orders) {
+        policies.push_back({cap, weight_first, late_first});
+        // Room for one second chunk only with the late chunk first and F before W: on 300 random
+        // V configurations it won 95 times there, and 7 times in the three other combinations.
+        if (v && late_first && !weight_first) policies.push_back({cap, false, true, false});
+      }
+  // The variants that aim at the real cap (the first one, or for V the first three) again, each
+  // waiting for a due I (GreedyPolicy::wait_for_input_grad). On 300 random configurations that
+  // gave a faster schedule 10 times and a slower one once (through the local search that
+  // followed), and every winner among them aimed at the real cap; waiting in every variant instead
+  // was slower 37 times. At m = p with T_F=2 T_I=3 T_W=1 or T_F=3 T_I=4 T_W=2, where the warm-up
+  // and cool-down are most of the run, it is what matches the Zero Bubble authors' V search
+  // (p = 5 to 8; docs/bench.md).
+  const std::size_t n = std::min<std::size_t>(3, policies.size());
+  for (std::size_t k = 0; k < n && policies[k].target_cap == policies[0].target_cap; ++k) {
+    GreedyPolicy waiting = policies[k];
+    waiting.wait_for_input_grad = true;
+    policies.push_back(waiting);
+  }
+  return policies;
+}
+
+std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank) {
+  return fmt::format("greedy (aim {:.4g}, {}{}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
+                     stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first") : "",
+                     pol.reserve_each ? "" : ", second-chunk room as V-Min's",
+                     pol.wait_for_input_grad ? ", waits for a due I" : "");
+}
+
+}  // namespace ppsched::auto_detail

@@ -1,0 +1,22 @@
+// The greedy variants the automatic search tries, in order (internal to lib/synth/auto; what a
+// variant changes is documented on GreedyPolicy in auto_schedule.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "synth/auto/shape.hpp"
+
+namespace ppsched::auto_detail {
+
+/// The caps the greedy aims for, the real one first.
+std::vector<double> target_caps(const AutoParams& p, const Shape& sh);
+
+/// Every unguided greedy variant, most promising first.
+std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh);
+
+/// How a variant is named in AutoCandidate::origin, e.g. "greedy (aim 8, F before W)".
+std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank);
+
+}  // namespace ppsched::auto_detail
