@@ -310,6 +310,17 @@ namespace {
 
 // A random small pipeline with no cap: p 2..8, m 1..3p, one or two chunks, and F, I and W costs
 // drawn per stage from [0.25, 4), so chunks and ranks differ.
+// Ranks in pairs on nodes: a transfer between nodes takes `latency` (microseconds).
+Topology pairs_on_nodes(std::uint32_t ranks, double latency) {
+  Topology topo;
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    topo.node_of_rank.push_back(r / 2);
+    topo.slice_of_rank.push_back(0);
+  }
+  topo.inter_node.latency_us = latency;
+  return topo;
+}
+
 AutoParams random_pipeline(std::mt19937& rng) {
   std::uniform_real_distribution<double> cost(0.25, 4.0);
   const std::uint32_t p = 2 + rng() % 7, m = 1 + rng() % (3 * p), v = 1 + rng() % 2;
@@ -332,13 +343,7 @@ TEST_CASE("a family replayed through the greedy has the simulator's makespan, pe
   for (int trial = 0; trial < 30; ++trial) {
     AutoParams a = random_pipeline(rng);
     const std::uint32_t p = a.ranks;
-    Topology topo;  // ranks in pairs on nodes: transfers between nodes take time
-    for (std::uint32_t r = 0; r < p; ++r) {
-      topo.node_of_rank.push_back(r / 2);
-      topo.slice_of_rank.push_back(0);
-    }
-    topo.inter_node.latency_us = cost(rng);
-    a.sim.comm.topology = topo;
+    a.sim.comm.topology = pairs_on_nodes(p, cost(rng));
     const auto_detail::Shape shape(a);
     SynthParams sp;
     sp.ranks = p;
@@ -372,13 +377,7 @@ TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy,
   for (int trial = 0; trial < 40; ++trial) {
     AutoParams a = random_pipeline(rng);
     const std::uint32_t p = a.ranks, m = a.microbatches, v = a.stages_per_rank;
-    Topology topo;  // ranks in pairs on nodes: transfers between nodes take time
-    for (std::uint32_t r = 0; r < p; ++r) {
-      topo.node_of_rank.push_back(r / 2);
-      topo.slice_of_rank.push_back(0);
-    }
-    topo.inter_node.latency_us = cost(rng);
-    a.sim.comm.topology = topo;
+    a.sim.comm.topology = pairs_on_nodes(p, cost(rng));
     for (double cap : {double(p) * 2, double(p), 1.0 + p / 2})
       for (bool weight_first : {false, true}) {
         INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
