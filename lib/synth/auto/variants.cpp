@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace ppsched::auto_detail {
 
@@ -22,8 +23,11 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
   std::vector<double> caps{cap};
   std::vector<double> shapes{2.0 * p.ranks - 1, 1.0 * p.ranks};
   if (p.stages_per_rank == 2) shapes.push_back((p.ranks + 2) / 2.0);
-  for (double k : shapes)
-    if (k * unit < cap - kSlack && k * unit >= unit) caps.push_back(k * unit);
+  for (double k : shapes) {
+    // Each cap once: at p = 2, ZB-H1's p and V-Half's (p+2)/2 are the same 2 microbatches.
+    const bool seen = std::any_of(caps.begin(), caps.end(), [&](double c) { return std::abs(c - k * unit) <= kSlack; });
+    if (k * unit < cap - kSlack && k * unit >= unit && !seen) caps.push_back(k * unit);
+  }
   return caps;
 }
 
