@@ -1,7 +1,10 @@
 #include "targets.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "check/check.hpp"
@@ -15,6 +18,8 @@
 #include "sim/costs.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
+#include "synth/auto/auto_schedule.hpp"
+#include "synth/synth.hpp"
 
 namespace ppsched::fuzz {
 
@@ -159,6 +164,79 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   }
 }
 
+// A small pipeline decoded from the bytes (ranks, microbatches, one or two stages per rank,
+// per-rank costs that may be zero, a fused backward cheaper or not, M_W, a cap or none, ranks in
+// pairs on nodes or not) goes through the automatic search with a small budget. What it returns
+// must be what it says: its makespan when simulated again, under the cap, valid, and no slower
+// than any family of the same shape that fits. It may only refuse a cap that cannot hold one
+// microbatch, or one under which nothing fits.
+void auto_search(const std::uint8_t* d, std::size_t n) {
+  auto byte = [&](std::size_t i) -> std::uint32_t { return i < n ? d[i] : 0; };
+  AutoParams a;
+  a.ranks = 1 + byte(0) % 8;
+  a.microbatches = 1 + byte(1) % 24;
+  a.stages_per_rank = 1 + byte(2) % 2;
+  const std::uint32_t stages = a.ranks * a.stages_per_rank;
+  KindCosts costs = unit_costs();
+  costs[static_cast<std::size_t>(ActionKind::F)] = (byte(3) % 16) / 4.0;
+  costs[static_cast<std::size_t>(ActionKind::I)] = (byte(4) % 16) / 4.0;
+  costs[static_cast<std::size_t>(ActionKind::W)] = (byte(5) % 16) / 4.0;
+  costs[static_cast<std::size_t>(ActionKind::B)] =
+      (costs[static_cast<std::size_t>(ActionKind::I)] + costs[static_cast<std::size_t>(ActionKind::W)]) *
+      (byte(6) % 2 ? 1.0 : 0.75);
+  a.sim.costs = CostModel::uniform(stages, a.stages_per_rank, costs);
+  const double weight_share = byte(7) % 2 ? 1.0 : 0.5;  // M_W = M_B or M_B / 2
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    a.memory.activation.push_back(1.0 / a.stages_per_rank);
+    a.memory.weight_grad.push_back(weight_share / a.stages_per_rank);
+  }
+  a.memory_cap = byte(8) % 5 == 0 ? 0.0 : (byte(9) % (4 * a.ranks + 1)) / 2.0;
+  if (byte(10) % 2) {
+    Topology topo;
+    for (std::uint32_t r = 0; r < a.ranks; ++r) {
+      topo.node_of_rank.push_back(r / 2);
+      topo.slice_of_rank.push_back(0);
+    }
+    topo.inter_node.latency_us = (byte(11) % 8) / 4.0;
+    a.sim.comm.topology = topo;
+  }
+  a.time_budget_s = 0.01;
+  AutoResult r;
+  try {
+    r = auto_schedule(a);
+  } catch (const std::invalid_argument& e) {
+    const std::string_view why = e.what();
+    if (why.find("below what rank") == std::string_view::npos && why.find("no schedule fits") == std::string_view::npos)
+      fuzz_fail("auto refused a pipeline for an undocumented reason");
+    return;
+  }
+  const Schedule& s = r.schedule;
+  auto again = try_simulate_aggregates(s, s.placement.stage_to_rank, a.sim, a.memory);
+  if (!again) fuzz_fail("auto's schedule does not finish when simulated again");
+  if (std::abs(again->makespan - r.best.makespan) > 1e-9 * std::max(1.0, r.best.makespan))
+    fuzz_fail("auto's reported makespan is not its schedule's");
+  if (a.memory_cap > 0 && again->memory.max_peak() > a.memory_cap + 1e-9) fuzz_fail("auto's schedule is over the cap");
+  CheckContext ctx = context_for(s, s.placement.stage_to_rank, "auto", nullptr);
+  DiagnosticSink findings(1000000);
+  run_checks(ctx, findings);
+  if (findings.has_errors()) fuzz_fail("auto's schedule does not validate");
+  SynthParams sp;
+  sp.ranks = a.ranks;
+  sp.microbatches = a.microbatches;
+  for (const char* family : {"ZBH1", "ZBH2", "1F1B", "GPipe", "ZBVZeroBubble", "VHalf", "VMin"}) {
+    Schedule h;
+    try {
+      h = synthesize(family, sp);
+    } catch (const SynthError&) {
+      continue;
+    }
+    if (h.num_stages != stages) continue;
+    auto hm = try_simulate_aggregates(h, h.placement.stage_to_rank, a.sim, a.memory);
+    if (!hm || (a.memory_cap > 0 && hm->memory.max_peak() > a.memory_cap + 1e-9)) continue;
+    if (again->makespan > hm->makespan * (1 + 1e-12) + 1e-12) fuzz_fail("auto is slower than a family that fits");
+  }
+}
+
 constexpr Target kTargets[] = {
     {"csv_strict", "PyTorch CSV reader, strict", csv_strict},
     {"csv_lenient", "PyTorch CSV reader, lenient (PyTorch's own reading)", csv_lenient},
@@ -168,6 +246,7 @@ constexpr Target kTargets[] = {
     {"topology", "topology reader", topology},
     {"roundtrip", "parse, write, parse: same IR and same bytes (CSV and JSON)", roundtrip},
     {"pipeline", "validate, lower, both simulators; deadlock verdicts agree", pipeline},
+    {"auto_search", "the automatic search on decoded pipelines: what it returns holds", auto_search},
 };
 
 }  // namespace
