@@ -1,9 +1,9 @@
 // The fuzz targets: one entry point per reader, two properties over whole schedules, and one over
 // the automatic search. The same functions run under libFuzzer (fuzz_main.cpp, built with
 // -DPPSCHED_FUZZ=ON and clang) and in every normal build, where ppsched_fuzz_replay feeds them the
-// seed corpora and the regression
-// inputs through ctest. A target returns normally on any input; a crash, a sanitizer report, a
-// hang or a failed property (a call to fuzz_fail, which aborts) is a finding.
+// seed corpora and the regression inputs through ctest. A target returns normally on any input; a
+// crash, a sanitizer report, a hang or a failed property (a call to fuzz_fail, which aborts) is a
+// finding.
 #pragma once
 
 #include <cstddef>
