@@ -119,8 +119,7 @@ class Greedy {
     // Far wider than the rounding of a running sum of a few million durations.
     screen_margin_ = 1e-6 * std::max(1.0, std::abs(limit));
     work_left_.assign(sh_.ranks, 0.0);
-    for (std::uint32_t r = 0; r < sh_.ranks; ++r)
-      for (std::uint32_t s : sh_.own[r]) work_left_[r] += M_ * (sh_.f[s] + sh_.i[s] + sh_.w[s]);
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) work_left_[r] = exact_work_left(r);
   }
   bool gave_up() const { return gave_up_; }
   bool shadow_parted() const { return shadow_parted_; }
@@ -316,13 +315,17 @@ class Greedy {
     if (limit_ != kNever) {
       work_left_[r] -= duration;
       if (free_[r] + work_left_[r] > limit_ - screen_margin_) {
-        double left = 0;
-        for (std::uint32_t s : sh_.own[r])
-          left += (M_ - next_f_[s]) * sh_.f[s] + (M_ - next_i_[s]) * sh_.i[s] + (M_ - next_w_[s]) * sh_.w[s];
-        work_left_[r] = left;
-        gave_up_ = gave_up_ || free_[r] + left > limit_;
+        work_left_[r] = exact_work_left(r);
+        gave_up_ = gave_up_ || free_[r] + work_left_[r] > limit_;
       }
     }
+  }
+  // The work rank r has left, from the counters (a few products for one or two stages).
+  double exact_work_left(std::uint32_t r) const {
+    double left = 0;
+    for (std::uint32_t s : sh_.own[r])
+      left += (M_ - next_f_[s]) * sh_.f[s] + (M_ - next_i_[s]) * sh_.i[s] + (M_ - next_w_[s]) * sh_.w[s];
+    return left;
   }
   void wake(std::uint32_t stage, double at) {
     const std::uint32_t r = sh_.rank_of[stage];
