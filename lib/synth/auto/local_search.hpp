@@ -26,9 +26,9 @@ class WorkBudget {
   double left_;
 };
 
-/// Moves single actions of `best` (see local_search.cpp) while the budget lasts. When that finds a
-/// faster schedule under the cap, `best` holds it and the result's best candidate and tried list
-/// say so; otherwise nothing changes.
+/// Moves single actions of `best` while the budget lasts, keeping each move that still fits the cap
+/// and improves (makespan, then the sum of the ranks' finish times; see local_search.cpp). When a
+/// move was kept, `best` holds the result and the result's best candidate and tried list say so.
 void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result);
 
 }  // namespace ppsched::auto_detail
