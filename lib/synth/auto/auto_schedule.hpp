@@ -7,13 +7,14 @@
 //     urgent action that is ready: an input-gradient backward I first (it is on the critical path
 //     back to the first stage), then a forward F if its activation fits under the cap, then a
 //     deferred weight-gradient W (it fills bubbles and frees memory). Variants differ in the cap
-//     they aim for, whether W goes before F, and which chunk's forward goes first; the search
-//     runs them in order until its time budget is spent. Each one after the first gives up as
-//     soon as it can no longer finish by the best makespan found so far.
-//     (With two chunks ZBV is measured before the first variant and the other families right
-//     after it, to set that mark early.)
+//     they aim for, whether W goes before F, which chunk's forward goes first, how much room a
+//     first-chunk forward keeps, and whether a rank waits for a due I (GreedyPolicy); for V the
+//     same scheduler also follows a handcrafted pattern's order, its bubbles squeezed. The
+//     search runs them in order until its time budget is spent.
 //   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
 //     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
+// Every candidate gives up as soon as it can no longer finish by the best makespan found so far,
+// so the likely winners go first (the order is in auto_schedule.cpp).
 // The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
 // bubble inside the ranks; then the less memory; then the earlier candidate), so it is never
 // slower than a handcrafted family that fits the same cap. The search stops at the first
