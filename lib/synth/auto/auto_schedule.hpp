@@ -13,8 +13,9 @@
 //     search runs them in order until its time budget is spent.
 //   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
 //     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
-// Every candidate gives up as soon as it can no longer finish by the best makespan found so far,
-// so the likely winners go first (the order is in auto_schedule.cpp).
+// A greedy run (and a family replayed through it) gives up as soon as it can no longer finish by
+// the best makespan found so far, so the likely winners go first (the order is in
+// auto_schedule.cpp).
 // The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
 // bubble inside the ranks; then the less memory; then the earlier candidate), so it is never
 // slower than a handcrafted family that fits the same cap. The search stops at the first
