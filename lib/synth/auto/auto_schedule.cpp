@@ -160,8 +160,7 @@ class Search {
     c.makespan = run.makespan;
     c.peak = run.peak;
     c.span = run.span;
-    c.fits = p_.memory_cap <= 0 || c.peak <= p_.memory_cap + kSlack;
-    if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p_.memory_cap);
+    auto_detail::judge_fit(c, p_);
     consider(std::move(c), std::move(s));
   }
 
@@ -195,7 +194,7 @@ class Search {
         AutoCandidate c;
         c.origin = family;
         c.peak = peak;
-        c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", peak, p_.memory_cap);
+        auto_detail::judge_fit(c, p_);  // over the cap
         result_.tried.push_back(std::move(c));
         return;
       }

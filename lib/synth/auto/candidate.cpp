@@ -22,9 +22,13 @@ AutoCandidate simulate_candidate(std::string origin, const Schedule& s, const Au
   c.makespan = a->makespan;
   c.peak = a->memory.max_peak();
   for (const RankUsage& u : a->ranks) c.span = std::max(c.span, u.last_action_end - u.first_action_start);
+  judge_fit(c, p);
+  return c;
+}
+
+void judge_fit(AutoCandidate& c, const AutoParams& p) {
   c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
   if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
-  return c;
 }
 
 }  // namespace ppsched::auto_detail

@@ -8,6 +8,9 @@
 
 namespace ppsched::auto_detail {
 
+/// Sets `c.fits` from `c.peak` and the cap (no cap: it fits), and why it does not.
+void judge_fit(AutoCandidate& c, const AutoParams& p);
+
 /// Simulated makespan, peak and longest rank span of `s`; fits when it finishes under the cap.
 AutoCandidate simulate_candidate(std::string origin, const Schedule& s, const AutoParams& p);
 
