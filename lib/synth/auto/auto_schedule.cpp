@@ -168,7 +168,7 @@ class Search {
   // only those). Returns GreedyRun::same_with_shadow_lookahead.
   bool run_greedy(AutoCandidate c, const GreedyPolicy& pol) {
     GreedyRun run = greedy_run(shape_, pol, mark());
-    budget_.spend(static_cast<double>(run.placed));
+    budget_.spend(static_cast<double>(run.placed - run.copied));
     Schedule s = empty_schedule(p_);
     if (run.finished)
       for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);

@@ -93,6 +93,10 @@ struct GreedyPolicy {
   /// `lookahead`) would have decided the same; the search then skips that wider run when it would
   /// only repeat this one. Changes nothing in this run.
   std::uint32_t shadow_lookahead = 0;
+  /// Once the decisions repeat (the steady state), copy whole periods of them instead of deciding
+  /// each again: the same schedule, made faster; only when every time is exact (greedy.cpp). Off
+  /// only in tests, to compare.
+  bool copy_steady_state = true;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when

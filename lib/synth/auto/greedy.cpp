@@ -3,6 +3,7 @@
 #include "synth/auto/greedy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -53,6 +54,15 @@ class DecisionQueue {
     taken_ = kNone;
   }
 
+  /// When rank r is queued to decide (kNever: not queued); at the top of the loop, after settle().
+  double time_of(std::uint32_t r) const { return node_[leaves_ + r].time; }
+  /// Moves every queued time `delta` later (the steady-state skip); after settle().
+  void shift(double delta) {
+    for (std::uint32_t r = 0; r < leaves_; ++r)
+      if (node_[leaves_ + r].time != kNever) node_[leaves_ + r].time += delta;
+    for (std::size_t i = leaves_ - 1; i >= 1; --i) node_[i] = earlier(node_[2 * i], node_[2 * i + 1]);
+  }
+
   /// Decide for rank r at time t, unless it is queued for earlier already.
   void lower(std::uint32_t r, double t) {
     std::size_t i = std::size_t{leaves_} + r;
@@ -78,6 +88,44 @@ class DecisionQueue {
   std::vector<Entry> node_;  ///< node_[1] is the root; node_[leaves_ + r] is rank r's key
 };
 
+// The steady state. Once a pipeline fills, the greedy's decisions repeat: every so many of stage
+// 0's forwards (the period), each rank runs the same actions, microbatches shifted by the period
+// and times by a fixed amount. The watch compares the state (Greedy::state_key) each time stage 0
+// starts a forward with the states up to kMaxPeriod forwards back; when the short form repeats,
+// it keeps the full form and, one period later, compares again. If the full state repeats, every
+// decision of that period would be made again in the next one, so the period is copied as many
+// times as fits before the cool-down, and the greedy goes on deciding from there. At p=64, m=512
+// the warm-up and cool-down are about a quarter of the actions.
+//
+// It needs exact times: a time shifted by the copy must equal the time the greedy would have
+// computed. That holds when every duration is a multiple of 1/1024 and no time reaches 2^40
+// (Shape::exact_times); otherwise the watch is off. Memory is not shifted, so it needs nothing.
+struct PeriodWatch {
+  static constexpr std::uint32_t kMaxPeriod = 8;
+  struct Point {
+    std::uint32_t base = 0xFFFFFFFF;  // stage 0's next forward then
+    double time = 0;
+    std::vector<double> key;
+    std::vector<std::size_t> lengths, cursors;  // programs' lengths, guide cursors
+  };
+  bool enabled = false;
+  std::uint32_t base = 0xFFFFFFFF;      // the last base watched
+  std::array<Point, kMaxPeriod> ring;   // short forms, by base % kMaxPeriod
+  bool pending = false;                 // a period to confirm: its start and length
+  Point start;
+  std::vector<double> start_full;
+  std::uint32_t period = 0;
+  std::vector<std::size_t> scan;        // per rank: the widest guide scan in the period
+  std::vector<double> bound;            // per rank: the highest give-up bound in the period
+  std::vector<double> scratch;
+  std::size_t copied = 0;               // actions copied rather than decided
+
+  void note_scan(std::uint32_t r, std::size_t width) {
+    if (pending) scan[r] = std::max(scan[r], width);
+  }
+  void note_bound(std::uint32_t r, double b) { bound[r] = std::max(bound[r], b); }
+};
+
 // List scheduling in time order: a rank decides when it is free and re-decides when something it
 // may run becomes ready.
 class Greedy {
@@ -98,8 +146,10 @@ class Greedy {
     forwards_left_.assign(sh_.ranks, 0);
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) forwards_left_[r] = static_cast<std::uint32_t>(sh_.own[r].size()) * M_;
     for (auto& prog : programs_) prog.reserve(std::size_t{3} * M_ * sh_.v);
+    period_.enabled = pol_.copy_steady_state && sh_.exact_times;
     if (pol_.guide) {
       cursor_.assign(sh_.ranks, 0);
+      done_ahead_.assign(sh_.ranks, 0);
       done_.resize(sh_.ranks);
       for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
         // Only F, I and W are the greedy's to run: idle steps (patterns align ranks with them)
@@ -107,7 +157,8 @@ class Greedy {
         const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
         done_[r].resize(prog.size());
         for (std::size_t k = 0; k < prog.size(); ++k)
-          done_[r][k] = prog[k].kind != ActionKind::F && prog[k].kind != ActionKind::I && prog[k].kind != ActionKind::W;
+          if (prog[k].kind != ActionKind::F && prog[k].kind != ActionKind::I && prog[k].kind != ActionKind::W)
+            done_[r][k] = kNotOurs;
       }
     }
   }
@@ -123,12 +174,17 @@ class Greedy {
   }
   bool gave_up() const { return gave_up_; }
   bool shadow_parted() const { return shadow_parted_; }
+  std::size_t copied() const { return period_.copied; }
 
   bool run(double& makespan) {
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) queue_.lower(r, 0.0);
     for (;;) {
       queue_.settle();
       if (queue_.empty() || gave_up_) break;
+      if (period_.enabled && next_f_[0] != period_.base && next_f_[0] < M_) {
+        watch_for_period(queue_.top_time());
+        if (gave_up_) break;
+      }
       const std::uint32_t r = queue_.top();
       const double t = queue_.top_time();
       queue_.take_top();
@@ -204,7 +260,7 @@ class Greedy {
     const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
     std::vector<std::uint8_t>& done = done_[r];
     std::size_t& first = cursor_[r];
-    while (first < prog.size() && done[first]) ++first;
+    for (; first < prog.size() && done[first]; ++first) done_ahead_[r] -= done[first] == kRun;
     double next = kNever;
     std::uint32_t seen = 0;
     std::size_t k = first;
@@ -213,7 +269,9 @@ class Greedy {
       ++seen;
       const double ready = guided_ready(t, r, prog[k], k == first);
       if (ready <= t) {
-        done[k] = 1;
+        done[k] = kRun;
+        ++done_ahead_[r];
+        period_.note_scan(r, k + 1 - first);
         const std::uint32_t s = prog[k].stage;
         if (prog[k].kind == ActionKind::F) return run_f(t, r, s);
         if (prog[k].kind == ActionKind::I) return run_i(t, r, s);
@@ -228,6 +286,7 @@ class Greedy {
       ++seen;
       shadow_parted_ = guided_ready(t, r, prog[k], false) < next;
     }
+    period_.note_scan(r, k - first);
     if (next != kNever) queue_.lower(r, next);
   }
   // When the guide's action `a` (at the cursor when in_order) can start, as far as is known now.
@@ -313,6 +372,7 @@ class Greedy {
     // that plus the work it has left. A running total (work_left_) screens; near the mark the
     // work left is recounted from the counters, so rounding in the running total never decides.
     if (limit_ != kNever) {
+      if (period_.pending) period_.note_bound(r, free_[r] + exact_work_left(r));
       work_left_[r] -= duration;
       if (free_[r] + work_left_[r] > limit_ - screen_margin_) {
         work_left_[r] = exact_work_left(r);
@@ -361,6 +421,186 @@ class Greedy {
     occupy(r, t, sh_.w[s], Action::make(ActionKind::W, static_cast<std::uint16_t>(s), m));
   }
 
+  // ---- The steady state (see PeriodWatch): a stretch of decisions that repeats is copied ----
+
+  // The state the decisions depend on, with counters taken relative to stage 0's next forward
+  // `base` and times relative to `t`: what must be equal at two points for everything after them
+  // to repeat, shifted. The short form (full = false) holds the counters, memory, each rank's free
+  // and queued times; the full form adds the end times the next decisions may still read (each
+  // stage's forwards from the oldest its input gradient or the next stage still needs, its input
+  // gradients from the oldest its W or the stage below still needs) and, under a guide, which of
+  // the guide's actions past each rank's cursor have run.
+  //
+  // A time already past (at or before t) is kept as 0: decisions happen in time order, so the
+  // greedy only ever asks of it whether it is past, and a stage's ends from the warm-up, still to be
+  // read long after, would otherwise never repeat. The exception is a V rank's pending W's: the
+  // oldest one goes first (oldest_w), which compares the ends of its two stages' input gradients.
+  void state_key(std::uint32_t base, double t, bool full, std::vector<double>& key) const {
+    auto since = [t](double time) { return std::max(time - t, 0.0); };
+    key.clear();
+    const double b = base;
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) {
+      key.push_back(next_f_[s] - b);
+      key.push_back(next_i_[s] - b);
+      key.push_back(next_w_[s] - b);
+    }
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
+      key.push_back(mem_[r]);
+      key.push_back(reserved_[r]);
+      key.push_back(since(free_[r]));
+      key.push_back(queue_.time_of(r) - t);
+      key.push_back(first_start_[r] < 0 ? 1.0 : 0.0);
+    }
+    key.push_back(shadow_parted_ ? 1.0 : 0.0);
+    if (!full) return;
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) {
+      const std::uint32_t f_lo = oldest_forward_read(s), i_lo = oldest_input_grad_read(s);
+      key.push_back(f_lo - b);
+      for (std::uint32_t m = f_lo; m < next_f_[s]; ++m) key.push_back(since(f_end_[std::size_t{s} * M_ + m]));
+      key.push_back(i_lo - b);
+      for (std::uint32_t m = i_lo; m < next_i_[s]; ++m) {
+        const double end = i_end_[std::size_t{s} * M_ + m];
+        key.push_back(sh_.v == 2 && m >= next_w_[s] ? end - t : since(end));
+      }
+    }
+    if (pol_.guide)
+      for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
+        key.push_back(done_ahead_[r]);
+        for (std::size_t k = cursor_[r], found = 0; found < done_ahead_[r]; ++k)
+          if (done_[r][k] == kRun) key.push_back(static_cast<double>(k - cursor_[r])), ++found;
+      }
+  }
+  // The oldest forward end of stage s that a decision may still read (its next I's, and the next
+  // stage's next F), and the same for input-gradient ends (its next W's, the stage below's next I).
+  std::uint32_t oldest_forward_read(std::uint32_t s) const {
+    return s + 1 < sh_.stages ? std::min(next_i_[s], next_f_[s + 1]) : next_i_[s];
+  }
+  std::uint32_t oldest_input_grad_read(std::uint32_t s) const {
+    return s > 0 ? std::min(next_w_[s], next_i_[s - 1]) : next_w_[s];
+  }
+
+  // Called at the top of the loop each time stage 0 has started a new forward (`base`), with t
+  // the time of the next decision.
+  void watch_for_period(double t) {
+    PeriodWatch& w = period_;
+    const std::uint32_t base = w.base = next_f_[0];
+    state_key(base, t, false, w.scratch);
+    if (w.pending && base == w.start.base + w.period) {
+      std::vector<double> full;
+      state_key(base, t, true, full);
+      w.pending = false;
+      if (full == w.start_full) {
+        skip_periods(base, t);
+        return;
+      }
+    } else if (w.pending && base > w.start.base + w.period) {
+      w.pending = false;
+    }
+    // A repeat of the short form some periods back: remember the full form here, and confirm it
+    // one period later.
+    if (!w.pending)
+      for (std::uint32_t period = 1; period <= PeriodWatch::kMaxPeriod && period <= base; ++period) {
+        const PeriodWatch::Point& old = w.ring[(base - period) % PeriodWatch::kMaxPeriod];
+        if (old.base != base - period || old.key != w.scratch) continue;
+        w.pending = true;
+        w.period = period;
+        w.start.base = base;
+        w.start.time = t;
+        w.start.lengths.resize(sh_.ranks);
+        for (std::uint32_t r = 0; r < sh_.ranks; ++r) w.start.lengths[r] = programs_[r].size();
+        w.start.cursors = cursor_;
+        state_key(base, t, true, w.start_full);
+        w.scan.assign(sh_.ranks, 0);
+        w.bound.assign(sh_.ranks, -kNever);
+        break;
+      }
+    PeriodWatch::Point& slot = w.ring[base % PeriodWatch::kMaxPeriod];
+    slot.base = base;
+    slot.key.swap(w.scratch);
+  }
+
+  // The state at `base`, time t, repeats the state one period earlier (PeriodWatch::start), all
+  // times shifted by the same amount: the decisions of that period would be made again, shifted,
+  // period after period. Copies them as many times as is safe (no counter reaches the end, the
+  // guide repeats as far as it will be read, and no rank's bound passes the give-up mark).
+  void skip_periods(std::uint32_t base, double t) {
+    PeriodWatch& w = period_;
+    const std::uint32_t P = w.period;
+    const double delta = t - w.start.time;
+    std::uint64_t n = (M_ - 1 - base) / P;  // stage 0 leads every counter
+    if (pol_.guide)
+      for (std::uint32_t r = 0; r < sh_.ranks && n > 0; ++r) n = std::min(n, guide_repeats(r, P));
+    if (limit_ != kNever)
+      for (std::uint32_t r = 0; r < sh_.ranks && n > 0; ++r) {
+        double work = 0;  // rank r's work in one period: every counter moves P
+        for (std::uint32_t s : sh_.own[r]) work += P * (sh_.f[s] + sh_.i[s] + sh_.w[s]);
+        const double rise = delta - work;  // how much its bound rises per period
+        if (rise <= 0) continue;
+        auto n_r = static_cast<std::uint64_t>(std::max(0.0, std::floor((limit_ - w.bound[r]) / rise)));
+        while (n_r > 0 && w.bound[r] + static_cast<double>(n_r) * rise > limit_) --n_r;
+        n = std::min(n, n_r);
+      }
+    if (n == 0) return;
+    const auto shift_mb = static_cast<std::uint32_t>(n * P);
+    const double shift_t = static_cast<double>(n) * delta;
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
+      std::vector<Action>& prog = programs_[r];
+      const std::size_t from = w.start.lengths[r], to = prog.size();
+      for (std::uint64_t q = 1; q <= n; ++q)
+        for (std::size_t k = from; k < to; ++k) {
+          Action a = prog[k];
+          a.index += static_cast<std::uint32_t>(q * P);
+          if (a.kind == ActionKind::F) --forwards_left_[r];
+          prog.push_back(a);
+        }
+      w.copied += n * (to - from);
+      free_[r] += shift_t;
+    }
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) {
+      // Downwards, so that no end is overwritten before it is copied.
+      for (std::uint32_t m = next_f_[s]; m-- > oldest_forward_read(s);) f_end(s, m + shift_mb) = f_end(s, m) + shift_t;
+      for (std::uint32_t m = next_i_[s]; m-- > oldest_input_grad_read(s);) i_end(s, m + shift_mb) = i_end(s, m) + shift_t;
+    }
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) next_f_[s] += shift_mb, next_i_[s] += shift_mb, next_w_[s] += shift_mb;
+    queue_.shift(shift_t);
+    if (pol_.guide)
+      for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
+        std::vector<std::uint8_t>& done = done_[r];
+        const std::size_t cur = cursor_[r], step = n * (cur - w.start.cursors[r]);
+        std::size_t extent = 0;  // past the last guide action run ahead of the cursor
+        for (std::size_t k = cur, found = 0; found < done_ahead_[r]; ++k)
+          if (done[k] == kRun) ++found, extent = k + 1 - cur;
+        const std::vector<std::uint8_t> ahead(done.begin() + cur, done.begin() + cur + extent);
+        for (std::size_t k = cur; k < cur + step; ++k)
+          if (done[k] == kNotRun) done[k] = kRun;
+        std::copy(ahead.begin(), ahead.end(), done.begin() + cur + step);
+        cursor_[r] = cur + step;
+      }
+    if (limit_ != kNever)
+      for (std::uint32_t r = 0; r < sh_.ranks; ++r) work_left_[r] = exact_work_left(r);
+  }
+
+  // Under a guide: how many more periods rank r's guide repeats for, as far as the decisions of
+  // those periods will read it (the period's own stretch, plus the widest scan past the cursor).
+  std::uint64_t guide_repeats(std::uint32_t r, std::uint32_t P) const {
+    const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
+    const std::size_t from = period_.start.cursors[r], cur = cursor_[r], step = cur - from;
+    if (step == 0) return 0;
+    std::size_t extent = period_.scan[r];
+    for (std::size_t k = cur, found = 0; found < done_ahead_[r]; ++k)
+      if (done_[r][k] == kRun) ++found, extent = std::max(extent, k + 1 - cur);
+    // The first y where the guide stops repeating itself one period on.
+    std::size_t y = from;
+    for (; y + step < prog.size(); ++y) {
+      Action a = prog[y];
+      if (a.has_microbatch()) a.index += P;
+      if (!(prog[y + step] == a)) break;
+    }
+    // Period q reads up to cur + extent + (q - 1) * step, which must stay below y.
+    if (y < cur + extent) return 0;
+    return (y - cur - extent) / step + 1;
+  }
+
   const Shape& sh_;
   const GreedyPolicy& pol_;
   const std::uint32_t M_;
@@ -369,8 +609,13 @@ class Greedy {
   std::vector<std::uint32_t> forwards_left_;  // per rank (GreedyPolicy::free_cooldown)
   std::vector<double> mem_, peak_, first_start_, reserved_, free_;
   std::vector<std::vector<Action>> programs_;
-  std::vector<std::size_t> cursor_;               // guided: the first action of the guide not yet run
-  std::vector<std::vector<std::uint8_t>> done_;  // guided: which of the guide's actions have run
+  // Guided: the first action of the guide not yet run, which of the guide's actions have run (or
+  // are not the greedy's to run: idle steps), and how many past the cursor have run.
+  static constexpr std::uint8_t kNotRun = 0, kRun = 1, kNotOurs = 2;
+  std::vector<std::size_t> cursor_;
+  std::vector<std::vector<std::uint8_t>> done_;
+  std::vector<std::uint32_t> done_ahead_;
+  PeriodWatch period_;
   DecisionQueue queue_;
   double limit_ = kNever;
   bool shadow_parted_ = false;  // GreedyPolicy::shadow_lookahead
@@ -389,6 +634,7 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
   out.gave_up = g.gave_up();
   out.same_with_shadow_lookahead = policy.guide && policy.shadow_lookahead > policy.lookahead && !g.shadow_parted();
   for (const auto& program : g.programs()) out.placed += program.size();
+  out.copied = g.copied();
   if (out.finished) {
     out.peak = g.peak();
     out.span = g.span();

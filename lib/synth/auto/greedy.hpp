@@ -18,6 +18,7 @@ struct GreedyRun {
   double makespan = 0, peak = 0, span = 0;
   std::vector<std::vector<Action>> programs;  ///< per rank, when finished
   std::size_t placed = 0;                     ///< actions placed before it finished, gave up or got stuck
+  std::size_t copied = 0;                     ///< of those, copied from a repeating period (not decided)
   /// With a guide and GreedyPolicy::shadow_lookahead: a run with that wider window would have made
   /// every decision this one made, at the same times (so it would build the same schedule, or give
   /// up at the same point under the same mark).

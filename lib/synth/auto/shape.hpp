@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -24,6 +25,10 @@ struct Shape {
   std::vector<double> act, wgt;                 // M_B and M_W per stage
   std::vector<double> fwd_xfer, bwd_xfer;       // into stage s from s-1 (forward), from s+1 (backward)
   std::vector<double> base;                     // per rank: fixed memory
+  /// Every duration and transfer is a multiple of 1/1024 and no time can reach 2^40, so every time
+  /// the greedy computes is exact, and shifting all of them by one amount changes no comparison
+  /// (the steady-state copy in greedy.cpp relies on it).
+  bool exact_times = false;
 
   explicit Shape(const AutoParams& p)
       : ranks(p.ranks), microbatches(p.microbatches), v(p.stages_per_rank), stages(p.ranks * p.stages_per_rank) {
@@ -50,6 +55,14 @@ struct Shape {
                              ? 0.0
                              : p.sim.comm.transfer_time(s + 1, false, rank_of[s + 1], rank_of[s]));
     }
+    exact_times = true;
+    double longest = 0;  // every time is the length of a chain of actions and transfers
+    for (std::uint32_t s = 0; s < stages; ++s)
+      for (double d : {f[s], i[s], w[s], fwd_xfer[s], bwd_xfer[s]}) {
+        exact_times &= d >= 0 && d < 1e9 && std::ldexp(d, 10) == std::floor(std::ldexp(d, 10));
+        longest += exact_times ? d * microbatches : 0.0;
+      }
+    exact_times &= longest < std::ldexp(1.0, 40);
     base.assign(ranks, 0.0);
     for (std::uint32_t r = 0; r < ranks && r < p.memory.fixed_per_rank.size(); ++r) base[r] = p.memory.fixed_per_rank[r];
   }
