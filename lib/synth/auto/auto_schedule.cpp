@@ -189,34 +189,32 @@ class Search {
       Schedule s = synthesize(name, sp_);
       const std::string family(find_family(name)->name);
       if (p_.stages_per_rank == 2) guides_.emplace_back(family, s);
-      if (const double peak = sequential_peak(s, p_.memory);
-          positive_costs_ && p_.memory_cap > 0 && peak > p_.memory_cap + kSlack) {
-        AutoCandidate c;
-        c.origin = family;
-        c.peak = peak;
-        auto_detail::judge_fit(c, p_);  // over the cap
-        result_.tried.push_back(std::move(c));
-        return;
-      }
-      // The first family of a shape (ZB-H1, or ZBV), usually the best of them, is simulated. The
-      // others, once there is a mark, are replayed through the greedy instead: a guide with no
-      // lookahead runs the pattern as it is (a unit test checks that the two agree), and the
-      // replay gives up as soon as the family cannot beat or tie the best so far (at p=32,
-      // m=512 with T_F=2 T_I=3 T_W=1, V-Half and V-Min after 1% of their actions). The greedy
-      // runs F, I and W only, so 1F1B and GPipe (a fused B) are simulated. A replay that runs
-      // to the end costs more than a simulation, which is why the likely winner is not
-      // replayed. Under the cap already (sequential_peak above), so no cap of its own.
-      if (positive_costs_ && mark() != kNever && name != families_.front() && only_split_backwards(s)) {
+      // A family is replayed through the greedy rather than simulated: a guide with no lookahead
+      // runs the pattern as it is (a unit test checks that the two agree), and the replay gives
+      // up as soon as the family cannot beat or tie the best so far (at p=32, m=512 with T_F=2
+      // T_I=3 T_W=1, V-Half and V-Min after 1% of their actions). The greedy runs F, I and W
+      // only, so 1F1B and GPipe (a fused B) are simulated. A replay that runs to the end costs
+      // more than a simulation, unless it can copy the pattern's steady state (exact times), so
+      // the first family (ZB-H1, or ZBV: usually the best of them, and run with no mark) is
+      // replayed only then. The replay runs under the cap: a forward that does not fit stops it,
+      // and only then is the peak measured, for the message.
+      const bool cheap_replay = mark() != kNever || shape_.exact_times;
+      if (positive_costs_ && cheap_replay && only_split_backwards(s)) {
         GreedyPolicy replay;
-        replay.target_cap = kNever;
+        replay.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever;
         replay.guide = &s;
         replay.lookahead = 0;
         const GreedyRun run = greedy_run(shape_, replay, mark());  // before `s` moves into the candidate
+        if (!run.finished && !run.gave_up) return over_the_cap(family, s);
         AutoCandidate c;
         c.origin = family;
         record_run(std::move(c), run, std::move(s), "does not finish");
         return;
       }
+      // With every cost positive, a rank's memory events happen in program order, so
+      // sequential_peak is the simulated peak: a family over the cap is ruled out unsimulated.
+      if (positive_costs_ && p_.memory_cap > 0 && sequential_peak(s, p_.memory) > p_.memory_cap + kSlack)
+        return over_the_cap(family, s);
       AutoCandidate c = auto_detail::simulate_candidate(family, s, p_);  // before `s` moves
       consider(std::move(c), std::move(s));
     } catch (const SynthError& e) {
@@ -225,6 +223,19 @@ class Search {
       c.why_not = e.what();
       result_.tried.push_back(std::move(c));
     }
+  }
+
+  // A family whose peak is over the cap (or that does not finish), as a candidate that says so.
+  void over_the_cap(const std::string& family, const Schedule& s) {
+    AutoCandidate c;
+    c.origin = family;
+    c.peak = sequential_peak(s, p_.memory);
+    auto_detail::judge_fit(c, p_);
+    if (c.fits) {
+      c.fits = false;
+      c.why_not = "does not finish";
+    }
+    result_.tried.push_back(std::move(c));
   }
 
   // The next V pattern squeezed: the greedy, guided by the pattern's order, under the real cap.

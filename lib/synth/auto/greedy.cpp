@@ -545,15 +545,16 @@ class Greedy {
     const double shift_t = static_cast<double>(n) * delta;
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
       std::vector<Action>& prog = programs_[r];
-      const std::size_t from = w.start.lengths[r], to = prog.size();
-      for (std::uint64_t q = 1; q <= n; ++q)
-        for (std::size_t k = from; k < to; ++k) {
-          Action a = prog[k];
-          a.index += static_cast<std::uint32_t>(q * P);
-          if (a.kind == ActionKind::F) --forwards_left_[r];
-          prog.push_back(a);
-        }
-      w.copied += n * (to - from);
+      const std::size_t from = w.start.lengths[r], to = prog.size(), len = to - from;
+      prog.resize(to + n * len);
+      for (std::size_t k = to; k < prog.size(); ++k) {
+        prog[k] = prog[k - len];
+        prog[k].index += P;
+      }
+      forwards_left_[r] -= static_cast<std::uint32_t>(
+          n * static_cast<std::size_t>(std::count_if(prog.begin() + static_cast<std::ptrdiff_t>(from), prog.begin() + static_cast<std::ptrdiff_t>(to),
+                                                       [](const Action& a) { return a.kind == ActionKind::F; })));
+      w.copied += n * len;
       free_[r] += shift_t;
     }
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {

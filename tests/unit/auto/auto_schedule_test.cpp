@@ -1,7 +1,10 @@
 // The automatic schedule: the unit-cost makespans the Zero Bubble papers prove reachable, and
 // properties over random configurations (it validates, fits its cap in simulation, and is no
 // slower than any handcrafted family that fits the same cap).
+#include <algorithm>
 #include <random>
+
+#include <fmt/format.h>
 
 #include "check/check.hpp"
 #include "sim/memory.hpp"
@@ -473,5 +476,33 @@ TEST_CASE("the search is deterministic: its budget is counted in work, not read 
     CHECK(again.best.origin == first.best.origin);
     CHECK(again.tried.size() == first.tried.size());
     CHECK(same_schedule(again.schedule, first.schedule));
+  }
+}
+
+TEST_CASE("a family over the cap is reported with its peak, whether replayed or simulated") {
+  // With costs in quarters the search replays the families through the greedy under the cap, and
+  // measures the peak only when the replay stops at a forward that does not fit; with costs that
+  // are not (a tenth) it rules them out from their peak before simulating. Both say the same.
+  for (double f : {1.0, 1.1}) {
+    AutoParams a = unit_params(8, 16, 2, 4);  // V-Min's cap (p+4)/3: ZBV and V-Half are over it
+    a.sim.costs.per_stage[3][static_cast<std::size_t>(ActionKind::F)] = f;
+    INFO("F of stage 3 " << f);
+    CHECK(auto_detail::Shape(a).exact_times == (f == 1.0));
+    const AutoResult r = auto_schedule(a);
+    SynthParams sp;
+    sp.ranks = 8;
+    sp.microbatches = 16;
+    for (const char* family : {"ZBVZeroBubble", "VHalf"}) {
+      const double peak = sequential_peak(synthesize(family, sp), a.memory);
+      REQUIRE(peak > 4);
+      const auto it = std::find_if(r.tried.begin(), r.tried.end(),
+                                   [&](const AutoCandidate& c) { return c.origin == find_family(family)->name; });
+      REQUIRE(it != r.tried.end());
+      CHECK_FALSE(it->fits);
+      CHECK(it->peak == peak);
+      CHECK(it->why_not == fmt::format("peak memory {:.4g} is over the cap 4", peak));
+    }
+    CHECK(r.best.fits);
+    CHECK(r.best.peak <= 4);
   }
 }
