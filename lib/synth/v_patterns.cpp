@@ -12,7 +12,6 @@
 // Rank i holds stages i (first chunk) and 2p-1-i (second), V placement.
 #include <algorithm>
 #include <array>
-#include <deque>
 
 #include "synth/families.hpp"
 
@@ -37,30 +36,27 @@ Schedule v_pattern(const SynthParams& p, bool half) {
     // The four kinds of action in slot order: (slot, which) for every microbatch, merged.
     const Action kinds[4] = {F(first, 0), F(second, 0), I(second, 0), I(first, 0)};
     std::array<std::uint32_t, 4> next{};  // next microbatch of each kind
-    std::deque<std::uint32_t> w_second, w_first;  // input gradients done, weight gradients not yet
+    // Weight gradients wait in microbatch order: those of the input gradients already placed
+    // (next[2] for the second chunk, next[3] for the first) from these on.
+    std::uint32_t w_second = 0, w_first = 0;
     auto& ops = s.ranks[i].actions;
+    ops.reserve(std::size_t{6} * M);
     const std::uint32_t total = 4 * M;
     for (std::int64_t slot = 0, placed = 0; placed < total; ++slot) {
       int which = -1;
       for (int k = 0; k < 4; ++k)
         if (next[k] < M && offset[k] + 6 * std::int64_t{next[k]} == slot) which = k;
       if (which >= 0) {
-        const std::uint32_t mb = next[which]++;
-        Action a = Action::make(kinds[which].kind, kinds[which].stage, mb);
-        ops.push_back(a);
-        if (which == 2) w_second.push_back(mb);
-        if (which == 3) w_first.push_back(mb);
+        ops.push_back(Action::make(kinds[which].kind, kinds[which].stage, next[which]++));
         ++placed;
-      } else if (!w_second.empty()) {  // a free slot: a deferred W, the second chunk's first
-        ops.push_back(W(second, w_second.front()));
-        w_second.pop_front();
-      } else if (!w_first.empty()) {
-        ops.push_back(W(first, w_first.front()));
-        w_first.pop_front();
+      } else if (w_second < next[2]) {  // a free slot: a deferred W, the second chunk's first
+        ops.push_back(W(second, w_second++));
+      } else if (w_first < next[3]) {
+        ops.push_back(W(first, w_first++));
       }
     }
-    for (std::uint32_t mb : w_second) ops.push_back(W(second, mb));
-    for (std::uint32_t mb : w_first) ops.push_back(W(first, mb));
+    while (w_second < M) ops.push_back(W(second, w_second++));
+    while (w_first < M) ops.push_back(W(first, w_first++));
   }
   return s;
 }
