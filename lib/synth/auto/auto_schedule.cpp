@@ -167,7 +167,7 @@ class Search {
   // One greedy construction, charged to the budget for the actions it placed (a run that gave up,
   // only those). Returns GreedyRun::same_with_shadow_lookahead.
   bool run_greedy(AutoCandidate c, const GreedyPolicy& pol) {
-    GreedyRun run = greedy_run(shape_, pol, mark());
+    GreedyRun run = greedy_run(shape_, pol, mark(), &buffers_);
     budget_.spend(static_cast<double>(run.placed - run.copied));
     Schedule s = empty_schedule(p_);
     if (run.finished)
@@ -204,7 +204,7 @@ class Search {
         replay.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever;
         replay.guide = &s;
         replay.lookahead = 0;
-        const GreedyRun run = greedy_run(shape_, replay, mark());  // before `s` moves into the candidate
+        const GreedyRun run = greedy_run(shape_, replay, mark(), &buffers_);  // before `s` moves into the candidate
         if (!run.finished && !run.gave_up) return over_the_cap(family, s);
         AutoCandidate c;
         c.origin = family;
@@ -279,6 +279,7 @@ class Search {
   std::size_t squeezed_ = 0;                              // guides_[0, squeezed_) are done
   AutoResult result_;
   std::optional<Schedule> best_schedule_;
+  auto_detail::GreedyBuffers buffers_;  // shared by every greedy run of the search
 };
 
 }  // namespace

@@ -15,8 +15,6 @@ namespace ppsched::auto_detail {
 
 namespace {
 
-constexpr double kUnknown = -1.0;
-
 // The next decision time of each rank, at most one per rank, kept in a winner tree (a tournament)
 // over the ranks: each inner node holds the earlier of its two children's entries, the left one on
 // a tie, and the left subtree holds the lower ranks, so the root is the next (time, rank) to decide.
@@ -130,10 +128,14 @@ struct PeriodWatch {
 // may run becomes ready.
 class Greedy {
  public:
-  Greedy(const Shape& shape, const GreedyPolicy& policy)
+  Greedy(const Shape& shape, const GreedyPolicy& policy, GreedyBuffers& buffers)
       : sh_(shape), pol_(policy), M_(shape.microbatches), queue_(shape.ranks) {
-    f_end_.assign(std::size_t{sh_.stages} * M_, kUnknown);
-    i_end_.assign(std::size_t{sh_.stages} * M_, kUnknown);
+    // Only entries below a stage's counters are read, and those have been written.
+    const std::size_t ends = std::size_t{sh_.stages} * M_;
+    if (buffers.f_end.size() < ends) buffers.f_end.resize(ends);
+    if (buffers.i_end.size() < ends) buffers.i_end.resize(ends);
+    f_end_ = buffers.f_end.data();
+    i_end_ = buffers.i_end.data();
     next_f_.assign(sh_.stages, 0);
     next_i_.assign(sh_.stages, 0);
     next_w_.assign(sh_.stages, 0);
@@ -219,9 +221,8 @@ class Greedy {
     if (m >= M_ || next_f_[s] <= m) return kNever;
     double ready = f_end(s, m);
     if (s + 1 < sh_.stages) {
-      double grad = i_end(s + 1, m);
-      if (grad == kUnknown) return kNever;
-      ready = std::max(ready, grad + sh_.bwd_xfer[s]);
+      if (next_i_[s + 1] <= m) return kNever;  // its gradient is not computed yet
+      ready = std::max(ready, i_end(s + 1, m) + sh_.bwd_xfer[s]);
     }
     return ready;
   }
@@ -231,8 +232,7 @@ class Greedy {
     const std::uint32_t m = next_f_[s];
     if (m >= M_) return kNever;
     if (s == 0) return 0.0;
-    double in = f_end(s - 1, m);
-    return in == kUnknown ? kNever : in + sh_.fwd_xfer[s];
+    return next_f_[s - 1] <= m ? kNever : f_end(s - 1, m) + sh_.fwd_xfer[s];
   }
 
   bool f_fits(std::uint32_t r, std::uint32_t s) const {
@@ -605,7 +605,8 @@ class Greedy {
   const Shape& sh_;
   const GreedyPolicy& pol_;
   const std::uint32_t M_;
-  std::vector<double> f_end_, i_end_;
+  double* f_end_;  // GreedyBuffers: [stage * M_ + microbatch]
+  double* i_end_;
   std::vector<std::uint32_t> next_f_, next_i_, next_w_;
   std::vector<std::uint32_t> forwards_left_;  // per rank (GreedyPolicy::free_cooldown)
   std::vector<double> mem_, peak_, first_start_, reserved_, free_;
@@ -627,8 +628,9 @@ class Greedy {
 
 }  // namespace
 
-GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give_up_above) {
-  Greedy g(shape, policy);
+GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give_up_above, GreedyBuffers* buffers) {
+  GreedyBuffers own;
+  Greedy g(shape, policy, buffers ? *buffers : own);
   g.give_up_above(give_up_above);
   GreedyRun out;
   out.finished = g.run(out.makespan);
