@@ -153,15 +153,7 @@ class Greedy {
       cursor_.assign(sh_.ranks, 0);
       done_ahead_.assign(sh_.ranks, 0);
       done_.resize(sh_.ranks);
-      for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
-        // Only F, I and W are the greedy's to run: idle steps (patterns align ranks with them)
-        // count as done from the start.
-        const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
-        done_[r].resize(prog.size());
-        for (std::size_t k = 0; k < prog.size(); ++k)
-          if (prog[k].kind != ActionKind::F && prog[k].kind != ActionKind::I && prog[k].kind != ActionKind::W)
-            done_[r][k] = kNotOurs;
-      }
+      for (std::uint32_t r = 0; r < sh_.ranks; ++r) done_[r].resize(pol_.guide->ranks[r].actions.size());
     }
   }
 
@@ -260,12 +252,12 @@ class Greedy {
     const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
     std::vector<std::uint8_t>& done = done_[r];
     std::size_t& first = cursor_[r];
-    for (; first < prog.size() && done[first]; ++first) done_ahead_[r] -= done[first] == kRun;
+    for (; first < prog.size() && (done[first] || !ours(prog[first])); ++first) done_ahead_[r] -= done[first] == kRun;
     double next = kNever;
     std::uint32_t seen = 0;
     std::size_t k = first;
     for (; k < prog.size() && seen <= pol_.lookahead; ++k) {
-      if (done[k]) continue;
+      if (done[k] || !ours(prog[k])) continue;
       ++seen;
       const double ready = guided_ready(t, r, prog[k], k == first);
       if (ready <= t) {
@@ -282,7 +274,7 @@ class Greedy {
     // The rank waits. Would a wider window (GreedyPolicy::shadow_lookahead) have run something now,
     // or woken the rank sooner? Either is the first step where the two runs part.
     for (; k < prog.size() && seen <= pol_.shadow_lookahead && !shadow_parted_; ++k) {
-      if (done[k]) continue;
+      if (done[k] || !ours(prog[k])) continue;
       ++seen;
       shadow_parted_ = guided_ready(t, r, prog[k], false) < next;
     }
@@ -567,13 +559,14 @@ class Greedy {
     if (pol_.guide)
       for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
         std::vector<std::uint8_t>& done = done_[r];
+        const std::vector<Action>& guide = pol_.guide->ranks[r].actions;
         const std::size_t cur = cursor_[r], step = n * (cur - w.start.cursors[r]);
         std::size_t extent = 0;  // past the last guide action run ahead of the cursor
         for (std::size_t k = cur, found = 0; found < done_ahead_[r]; ++k)
           if (done[k] == kRun) ++found, extent = k + 1 - cur;
         const std::vector<std::uint8_t> ahead(done.begin() + cur, done.begin() + cur + extent);
         for (std::size_t k = cur; k < cur + step; ++k)
-          if (done[k] == kNotRun) done[k] = kRun;
+          if (ours(guide[k])) done[k] = kRun;
         std::copy(ahead.begin(), ahead.end(), done.begin() + cur + step);
         cursor_[r] = cur + step;
       }
@@ -611,9 +604,14 @@ class Greedy {
   std::vector<std::uint32_t> forwards_left_;  // per rank (GreedyPolicy::free_cooldown)
   std::vector<double> mem_, peak_, first_start_, reserved_, free_;
   std::vector<std::vector<Action>> programs_;
-  // Guided: the first action of the guide not yet run, which of the guide's actions have run (or
-  // are not the greedy's to run: idle steps), and how many past the cursor have run.
-  static constexpr std::uint8_t kNotRun = 0, kRun = 1, kNotOurs = 2;
+  // Guided: the first action of the guide not yet run, which of the guide's actions have run, and
+  // how many past the cursor have run.
+  static constexpr std::uint8_t kNotRun = 0, kRun = 1;
+  // Only F, I and W are the greedy's to run: other steps of a guide (patterns align ranks with idle
+  // steps) count as done.
+  static bool ours(const Action& a) {
+    return a.kind == ActionKind::F || a.kind == ActionKind::I || a.kind == ActionKind::W;
+  }
   std::vector<std::size_t> cursor_;
   std::vector<std::vector<std::uint8_t>> done_;
   std::vector<std::uint32_t> done_ahead_;
