@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -27,15 +28,15 @@ class DecisionQueue {
  public:
   explicit DecisionQueue(std::uint32_t ranks) {
     while (leaves_ < ranks) leaves_ *= 2;
-    node_.assign(2 * std::size_t{leaves_}, Entry{kNever, 0});
+    node_.assign(2 * std::size_t{leaves_}, Entry{key(kNever), 0});
     for (std::uint32_t r = 0; r < leaves_; ++r) node_[leaves_ + r].rank = r;
-    for (std::size_t i = leaves_ - 1; i >= 1; --i) node_[i] = earlier(node_[2 * i], node_[2 * i + 1]);
+    rebuild();
   }
 
   /// The rank to decide next and its time; call settle() first.
-  bool empty() const { return node_[1].time == kNever; }
+  bool empty() const { return node_[1].key == key(kNever); }
   std::uint32_t top() const { return node_[1].rank; }
-  double top_time() const { return node_[1].time; }
+  double top_time() const { return std::bit_cast<double>(node_[1].key); }
 
   /// Takes the top rank out of the queue. Its path keeps a stale entry until settle(), which the
   /// caller runs after the decision: every key lowered meanwhile is at or after the taken time,
@@ -43,55 +44,64 @@ class DecisionQueue {
   /// redone by settle().
   void take_top() {
     taken_ = node_[1].rank;
-    node_[leaves_ + taken_].time = kNever;
+    node_[leaves_ + taken_].key = key(kNever);
   }
   void settle() {
     if (taken_ == kNone) return;
-    // The winner so far stays in a register on the way up, so that no level waits for the store
-    // of the level below (with 256 ranks, reloading it was half the greedy's time).
-    // Branch-free: which side the path comes from is as good as random.
+    // The winner so far stays in registers on the way up, and which side the path comes from
+    // (as good as random) is not a branch: with the parent reloaded from the store just made, or
+    // a branch on the side, this walk was half the greedy's time at 256 ranks.
     std::size_t i = std::size_t{leaves_} + taken_;
-    double time = node_[i].time;
+    std::uint64_t best = node_[i].key;
     std::uint32_t rank = taken_;
     for (; i > 1; i /= 2) {
       const Entry sibling = node_[i ^ 1];
-      // earlier(left, right): the left one on a tie
-      const bool keep = time < sibling.time || ((i & 1) == 0 && time == sibling.time);
-      time = keep ? time : sibling.time;
+      const bool keep = best < sibling.key || ((i & 1) == 0 && best == sibling.key);  // the left one on a tie
+      best = keep ? best : sibling.key;
       rank = keep ? rank : sibling.rank;
-      node_[i / 2] = {time, rank};
+      node_[i / 2] = {best, rank};
     }
     taken_ = kNone;
   }
 
   /// When rank r is queued to decide (kNever: not queued); at the top of the loop, after settle().
-  double time_of(std::uint32_t r) const { return node_[leaves_ + r].time; }
+  double time_of(std::uint32_t r) const { return std::bit_cast<double>(node_[leaves_ + r].key); }
   /// Moves every queued time `delta` later (the steady-state skip); after settle().
   void shift(double delta) {
     for (std::uint32_t r = 0; r < leaves_; ++r)
-      if (node_[leaves_ + r].time != kNever) node_[leaves_ + r].time += delta;
-    for (std::size_t i = leaves_ - 1; i >= 1; --i) node_[i] = earlier(node_[2 * i], node_[2 * i + 1]);
+      if (node_[leaves_ + r].key != key(kNever)) node_[leaves_ + r].key = key(time_of(r) + delta);
+    rebuild();
   }
 
   /// Decide for rank r at time t, unless it is queued for earlier already.
   void lower(std::uint32_t r, double t) {
     std::size_t i = std::size_t{leaves_} + r;
-    if (t >= node_[i].time) return;
-    node_[i].time = t;
+    const std::uint64_t k = key(t);
+    if (k >= node_[i].key) return;
+    node_[i].key = k;
     for (i /= 2; i >= 1; i /= 2) {
       Entry& n = node_[i];
-      if (!(t < n.time || (t == n.time && r <= n.rank))) break;  // (time, rank) order
-      n = {t, r};
+      if (!(k < n.key || (k == n.key && r <= n.rank))) break;  // (time, rank) order
+      n = {k, r};
     }
   }
 
  private:
   static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  // A time as its bits: for times >= 0 (and +infinity, kNever) they order as unsigned integers
+  // do, which a comparison on the settle path's dependency chain does faster than as doubles.
+  static std::uint64_t key(double time) { return std::bit_cast<std::uint64_t>(time); }
   struct Entry {
-    double time;
+    std::uint64_t key;
     std::uint32_t rank;
   };
-  static Entry earlier(const Entry& left, const Entry& right) { return right.time < left.time ? right : left; }
+  void rebuild() {
+    for (std::size_t i = leaves_ - 1; i >= 1; --i) {
+      const Entry& left = node_[2 * i];
+      const Entry& right = node_[2 * i + 1];
+      node_[i] = right.key < left.key ? right : left;
+    }
+  }
 
   std::uint32_t leaves_ = 1;
   std::uint32_t taken_ = kNone;
