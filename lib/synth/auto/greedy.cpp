@@ -161,6 +161,9 @@ class Greedy {
     next_f_.assign(sh_.stages, 0);
     next_i_.assign(sh_.stages, 0);
     next_w_.assign(sh_.stages, 0);
+    i_ready_.assign(sh_.stages, kNever);
+    f_ready_.assign(sh_.stages, kNever);
+    refresh_all_ready();
     mem_ = sh_.base;
     peak_ = sh_.base;
     first_start_.assign(sh_.ranks, -1.0);
@@ -229,24 +232,29 @@ class Greedy {
   double& f_end(std::uint32_t s, std::uint32_t m) { return f_end_[std::size_t{s} * M_ + m]; }
   double& i_end(std::uint32_t s, std::uint32_t m) { return i_end_[std::size_t{s} * M_ + m]; }
 
-  // When the next I of stage s can start (kNever: not yet known).
-  double i_ready(std::uint32_t s) {
+  // When the next I and the next F of stage s can start, as far as their inputs go (kNever: not
+  // known yet). Kept per stage and refreshed when one of their inputs changes (run_f, run_i): a
+  // decision reads one number per stage instead of gathering ends from two stages' rows.
+  double i_ready(std::uint32_t s) const { return i_ready_[s]; }
+  double f_ready(std::uint32_t s) const { return f_ready_[s]; }
+  void refresh_i_ready(std::uint32_t s) {
     const std::uint32_t m = next_i_[s];
-    if (m >= M_ || next_f_[s] <= m) return kNever;
-    double ready = f_end(s, m);
-    if (s + 1 < sh_.stages) {
-      if (next_i_[s + 1] <= m) return kNever;  // its gradient is not computed yet
-      ready = std::max(ready, i_end(s + 1, m) + sh_.bwd_xfer[s]);
+    double ready = kNever;
+    if (m < M_ && m < next_f_[s]) {
+      ready = f_end(s, m);
+      if (s + 1 < sh_.stages)
+        ready = next_i_[s + 1] <= m ? kNever : std::max(ready, i_end(s + 1, m) + sh_.bwd_xfer[s]);
     }
-    return ready;
+    i_ready_[s] = ready;
   }
-
-  // When the next F of stage s can start as far as its input goes (kNever: not yet known).
-  double f_ready(std::uint32_t s) {
+  void refresh_f_ready(std::uint32_t s) {
     const std::uint32_t m = next_f_[s];
-    if (m >= M_) return kNever;
-    if (s == 0) return 0.0;
-    return next_f_[s - 1] <= m ? kNever : f_end(s - 1, m) + sh_.fwd_xfer[s];
+    double ready = kNever;
+    if (m < M_) ready = s == 0 ? 0.0 : next_f_[s - 1] <= m ? kNever : f_end(s - 1, m) + sh_.fwd_xfer[s];
+    f_ready_[s] = ready;
+  }
+  void refresh_all_ready() {
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) refresh_i_ready(s), refresh_f_ready(s);
   }
 
   bool f_fits(std::uint32_t r, std::uint32_t s) const {
@@ -420,6 +428,9 @@ class Greedy {
     peak_[r] = std::max(peak_[r], mem_[r]);
     occupy(r, t, sh_.f[s], Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
     f_end(s, m) = free_[r];
+    refresh_f_ready(s);
+    refresh_i_ready(s);
+    if (s + 1 < sh_.stages) refresh_f_ready(s + 1);
     if (s + 1 < sh_.stages && sh_.rank_of[s + 1] != r) wake(s + 1, free_[r] + sh_.fwd_xfer[s + 1]);
   }
   void run_i(double t, std::uint32_t r, std::uint32_t s) {
@@ -427,6 +438,8 @@ class Greedy {
     mem_[r] += held(ActionKind::I, s);
     occupy(r, t, sh_.i[s], Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
     i_end(s, m) = free_[r];
+    refresh_i_ready(s);
+    if (s > 0) refresh_i_ready(s - 1);
     if (s > 0 && sh_.rank_of[s - 1] != r) wake(s - 1, free_[r] + sh_.bwd_xfer[s - 1]);
   }
   void run_w(double t, std::uint32_t r, std::uint32_t s) {
@@ -578,6 +591,7 @@ class Greedy {
     }
     for (std::uint32_t s = 0; s < sh_.stages; ++s) next_f_[s] += shift_mb, next_i_[s] += shift_mb, next_w_[s] += shift_mb;
     queue_.shift(shift_t);
+    refresh_all_ready();
     if (pol_.guide)
       for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
         std::vector<std::uint8_t>& done = done_[r];
@@ -623,6 +637,7 @@ class Greedy {
   double* f_end_;  // GreedyBuffers: [stage * M_ + microbatch]
   double* i_end_;
   std::vector<std::uint32_t> next_f_, next_i_, next_w_;
+  std::vector<double> i_ready_, f_ready_;  // per stage (refresh_i_ready, refresh_f_ready)
   std::vector<std::uint32_t> forwards_left_;  // per rank (GreedyPolicy::free_cooldown)
   std::vector<double> mem_, peak_, first_start_, reserved_, free_;
   std::vector<std::vector<Action>> programs_;
