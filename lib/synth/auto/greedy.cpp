@@ -56,9 +56,12 @@ class DecisionQueue {
     std::uint32_t rank = taken_;
     for (; i > 1; i /= 2) {
       const Entry sibling = node_[i ^ 1];
-      const bool keep = best < sibling.key || ((i & 1) == 0 && best == sibling.key);  // the left one on a tie
-      best = keep ? best : sibling.key;
-      rank = keep ? rank : sibling.rank;
+      // (time, rank) order is the left one on a tie: the left subtree holds the lower ranks. Masks,
+      // not a select, so that the compiler cannot turn it into a branch.
+      const bool keep = (best < sibling.key) | ((best == sibling.key) & (rank < sibling.rank));
+      const std::uint64_t mask = 0 - static_cast<std::uint64_t>(keep);
+      best = (best & mask) | (sibling.key & ~mask);
+      rank = (rank & static_cast<std::uint32_t>(mask)) | (sibling.rank & ~static_cast<std::uint32_t>(mask));
       node_[i / 2] = {best, rank};
     }
     taken_ = kNone;
