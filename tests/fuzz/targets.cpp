@@ -19,6 +19,8 @@
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 #include "synth/auto/auto_schedule.hpp"
+#include "synth/auto/greedy.hpp"
+#include "synth/auto/variants.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::fuzz {
@@ -237,6 +239,65 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
   }
 }
 
+// The greedy's steady-state copy (lib/synth/auto/greedy.cpp): on a decoded pipeline with exact
+// times (costs in quarters, per stage), every greedy variant, every V pattern replayed and
+// squeezed, with and without a mark, builds exactly what it builds deciding every step.
+void steady_state(const std::uint8_t* d, std::size_t n) {
+  auto byte = [&](std::size_t i) -> std::uint32_t { return i < n ? d[i] : 0; };
+  AutoParams a;
+  a.ranks = 1 + byte(0) % 8;
+  a.microbatches = 1 + byte(1) % 48;
+  a.stages_per_rank = 1 + byte(2) % 2;
+  const std::uint32_t stages = a.ranks * a.stages_per_rank;
+  a.sim.costs = CostModel::uniform(stages, a.stages_per_rank, unit_costs());
+  const bool per_stage = byte(3) % 2;  // each stage its own costs, or the first stage's for all
+  const double weight_share = byte(4) % 2 ? 1.0 : 0.5;
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    const std::size_t at = 8 + 3 * (per_stage ? s : 0);
+    auto& c = a.sim.costs.per_stage[s];
+    c[static_cast<std::size_t>(ActionKind::F)] = (byte(at) % 16) / 4.0;
+    c[static_cast<std::size_t>(ActionKind::I)] = (byte(at + 1) % 16) / 4.0;
+    c[static_cast<std::size_t>(ActionKind::W)] = (byte(at + 2) % 16) / 4.0;
+    c[static_cast<std::size_t>(ActionKind::B)] = c[static_cast<std::size_t>(ActionKind::I)] + c[static_cast<std::size_t>(ActionKind::W)];
+    a.memory.activation.push_back(1.0 / a.stages_per_rank);
+    a.memory.weight_grad.push_back(weight_share / a.stages_per_rank);
+  }
+  a.memory_cap = 1.0 + (byte(5) % (4 * a.ranks)) / 2.0;
+  const auto_detail::Shape shape(a);
+  if (!shape.exact_times) fuzz_fail("quarter costs are not exact times");
+  std::vector<GreedyPolicy> policies = auto_detail::greedy_variants(a, shape);
+  std::vector<Schedule> guides;
+  if (a.stages_per_rank == 2) {
+    SynthParams sp;
+    sp.ranks = a.ranks;
+    sp.microbatches = a.microbatches;
+    for (const char* family : {"ZBVZeroBubble", "VHalf", "VMin"}) guides.push_back(synthesize(family, sp));
+  }
+  for (const Schedule& g : guides) {
+    policies.push_back({auto_detail::kNever, false, true, true, &g, 0});
+    GreedyPolicy squeezed{a.memory_cap, false, true, true, &g, 2, true};
+    squeezed.shadow_lookahead = 6;
+    policies.push_back(squeezed);
+  }
+  const double mark_share = 0.9 + (byte(6) % 16) / 100.0;  // a mark from 0.9 to 1.05 of the makespan
+  for (GreedyPolicy pol : policies) {
+    GreedyPolicy off = pol;
+    off.copy_steady_state = false;
+    const auto_detail::GreedyRun plain = auto_detail::greedy_run(shape, off);
+    for (double mark : {auto_detail::kNever, plain.makespan * mark_share}) {
+      if (mark != auto_detail::kNever && !plain.finished) continue;
+      const auto_detail::GreedyRun decided = auto_detail::greedy_run(shape, off, mark);
+      const auto_detail::GreedyRun copied = auto_detail::greedy_run(shape, pol, mark);
+      if (copied.finished != decided.finished || copied.gave_up != decided.gave_up ||
+          copied.placed != decided.placed || copied.programs != decided.programs)
+        fuzz_fail("the steady-state copy built another schedule than deciding every step");
+      if (copied.makespan != decided.makespan || copied.peak != decided.peak || copied.span != decided.span ||
+          copied.same_with_shadow_lookahead != decided.same_with_shadow_lookahead)
+        fuzz_fail("the steady-state copy measured its schedule otherwise than deciding every step");
+    }
+  }
+}
+
 constexpr Target kTargets[] = {
     {"csv_strict", "PyTorch CSV reader, strict", csv_strict},
     {"csv_lenient", "PyTorch CSV reader, lenient (PyTorch's own reading)", csv_lenient},
@@ -247,6 +308,7 @@ constexpr Target kTargets[] = {
     {"roundtrip", "parse, write, parse: same IR and same bytes (CSV and JSON)", roundtrip},
     {"pipeline", "validate, lower, both simulators; deadlock verdicts agree", pipeline},
     {"auto_search", "the automatic search on decoded pipelines: what it returns holds", auto_search},
+    {"steady_state", "the greedy's steady-state copy builds what deciding every step builds", steady_state},
 };
 
 }  // namespace
