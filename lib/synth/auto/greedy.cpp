@@ -285,12 +285,12 @@ class Greedy {
     const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
     std::vector<std::uint8_t>& done = done_[r];
     std::size_t& first = cursor_[r];
-    for (; first < prog.size() && (done[first] || !ours(prog[first])); ++first) done_ahead_[r] -= done[first] == kRun;
+    for (; first < prog.size() && (done[first] != kNotRun || !ours(prog[first])); ++first) done_ahead_[r] -= done[first] == kRun;
     double next = kNever;
     std::uint32_t seen = 0;
     std::size_t k = first;
     for (; k < prog.size() && seen <= pol_.lookahead; ++k) {
-      if (done[k] || !ours(prog[k])) continue;
+      if (done[k] != kNotRun || !ours(prog[k])) continue;
       ++seen;
       const double ready = guided_ready(t, r, prog[k], k == first);
       if (ready <= t) {
@@ -307,7 +307,7 @@ class Greedy {
     // The rank waits. Would a wider window (GreedyPolicy::shadow_lookahead) have run something now,
     // or woken the rank sooner? Either is the first step where the two runs part.
     for (; k < prog.size() && seen <= pol_.shadow_lookahead && !shadow_parted_; ++k) {
-      if (done[k] || !ours(prog[k])) continue;
+      if (done[k] != kNotRun || !ours(prog[k])) continue;
       ++seen;
       shadow_parted_ = guided_ready(t, r, prog[k], false) < next;
     }
