@@ -243,6 +243,8 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
 // times (costs in quarters, per stage), every greedy variant, every V pattern replayed and
 // squeezed, with and without a mark, builds exactly what it builds deciding every step.
 void steady_state(const std::uint8_t* d, std::size_t n) {
+  // Bytes: ranks, microbatches, chunks, stage 0's F, I and W, the cap, flags, the mark; then the
+  // other stages' F, I and W when the flags say each stage has its own.
   auto byte = [&](std::size_t i) -> std::uint32_t { return i < n ? d[i] : 0; };
   AutoParams a;
   a.ranks = 1 + byte(0) % 8;
@@ -250,10 +252,11 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
   a.stages_per_rank = 1 + byte(2) % 2;
   const std::uint32_t stages = a.ranks * a.stages_per_rank;
   a.sim.costs = CostModel::uniform(stages, a.stages_per_rank, unit_costs());
-  const bool per_stage = byte(3) % 2;  // each stage its own costs, or the first stage's for all
-  const double weight_share = byte(4) % 2 ? 1.0 : 0.5;
+  a.memory_cap = 1.0 + (byte(6) % (4 * a.ranks)) / 2.0;
+  const bool per_stage = byte(7) % 2;  // each stage its own costs, or stage 0's for all
+  const double weight_share = byte(7) & 2 ? 1.0 : 0.5;
   for (std::uint32_t s = 0; s < stages; ++s) {
-    const std::size_t at = 8 + 3 * (per_stage ? s : 0);
+    const std::size_t at = s == 0 || !per_stage ? 3 : 9 + 3 * (s - 1);
     auto& c = a.sim.costs.per_stage[s];
     c[static_cast<std::size_t>(ActionKind::F)] = (byte(at) % 16) / 4.0;
     c[static_cast<std::size_t>(ActionKind::I)] = (byte(at + 1) % 16) / 4.0;
@@ -262,7 +265,6 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
     a.memory.activation.push_back(1.0 / a.stages_per_rank);
     a.memory.weight_grad.push_back(weight_share / a.stages_per_rank);
   }
-  a.memory_cap = 1.0 + (byte(5) % (4 * a.ranks)) / 2.0;
   const auto_detail::Shape shape(a);
   if (!shape.exact_times) fuzz_fail("quarter costs are not exact times");
   std::vector<GreedyPolicy> policies = auto_detail::greedy_variants(a, shape);
@@ -279,7 +281,7 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
     squeezed.shadow_lookahead = 6;
     policies.push_back(squeezed);
   }
-  const double mark_share = 0.9 + (byte(6) % 16) / 100.0;  // a mark from 0.9 to 1.05 of the makespan
+  const double mark_share = 0.9 + (byte(8) % 16) / 100.0;  // a mark from 0.9 to 1.05 of the makespan
   for (GreedyPolicy pol : policies) {
     GreedyPolicy off = pol;
     off.copy_steady_state = false;
