@@ -114,8 +114,9 @@ class DecisionQueue {
 // The steady state. Once a pipeline fills, the greedy's decisions repeat: every so many of stage
 // 0's forwards (the period), each rank runs the same actions, microbatches shifted by the period
 // and times by a fixed amount. The watch compares the state (Greedy::state_key) each time stage 0
-// starts a forward with the states up to kMaxPeriod forwards back; when the short form repeats,
-// it keeps the full form and, one period later, compares again. If the full state repeats, every
+// starts its 4th, 8th, ... forward with the states 4, 8, ..., 32 forwards back (every period up to
+// 8 divides one of those distances, and a state every forward cost 5% of a V search at p=64); when
+// the short form repeats, it keeps the full form and, one period later, compares again. If the full state repeats, every
 // decision of that period would be made again in the next one, so the period is copied as many
 // times as fits before the cool-down, and the greedy goes on deciding from there. At p=64, m=512
 // the warm-up and cool-down are about a quarter of the actions.
@@ -124,7 +125,7 @@ class DecisionQueue {
 // computed. That holds when every duration is a multiple of 1/1024 and no time reaches 2^40
 // (Shape::exact_times); otherwise the watch is off. Memory is not shifted, so it needs nothing.
 struct PeriodWatch {
-  static constexpr std::uint32_t kMaxPeriod = 8;
+  static constexpr std::uint32_t kStride = 4, kSlots = 8;  // states every kStride forwards, kSlots kept
   struct Point {
     std::uint32_t base = 0xFFFFFFFF;  // stage 0's next forward then
     double time = 0;
@@ -133,7 +134,7 @@ struct PeriodWatch {
   };
   bool enabled = false;
   std::uint32_t base = 0xFFFFFFFF;      // the last base watched
-  std::array<Point, kMaxPeriod> ring;   // short forms, by base % kMaxPeriod
+  std::array<Point, kSlots> ring;       // short forms, by (base / kStride) % kSlots
   bool pending = false;                 // a period to confirm: its start and length
   Point start;
   std::vector<double> start_full;
@@ -203,7 +204,7 @@ class Greedy {
     for (;;) {
       queue_.settle();
       if (queue_.empty() || gave_up_) break;
-      if (period_.enabled && next_f_[0] != period_.base && next_f_[0] < M_) {
+      if (period_.enabled && next_f_[0] != period_.base && next_f_[0] < M_ && next_f_[0] % PeriodWatch::kStride == 0) {
         watch_for_period(queue_.top_time());
         if (gave_up_) break;
       }
@@ -509,8 +510,8 @@ class Greedy {
     return s > 0 ? std::min(next_w_[s], next_i_[s - 1]) : next_w_[s];
   }
 
-  // Called at the top of the loop each time stage 0 has started a new forward (`base`), with t
-  // the time of the next decision.
+  // Called at the top of the loop each time stage 0 has started a new forward (`base`, a multiple
+  // of PeriodWatch::kStride), with t the time of the next decision.
   void watch_for_period(double t) {
     PeriodWatch& w = period_;
     const std::uint32_t base = w.base = next_f_[0];
@@ -529,8 +530,9 @@ class Greedy {
     // A repeat of the short form some periods back: remember the full form here, and confirm it
     // one period later.
     if (!w.pending)
-      for (std::uint32_t period = 1; period <= PeriodWatch::kMaxPeriod && period <= base; ++period) {
-        const PeriodWatch::Point& old = w.ring[(base - period) % PeriodWatch::kMaxPeriod];
+      for (std::uint32_t k = 1; k <= PeriodWatch::kSlots && k * PeriodWatch::kStride <= base; ++k) {
+        const std::uint32_t period = k * PeriodWatch::kStride;
+        const PeriodWatch::Point& old = w.ring[(base / PeriodWatch::kStride - k) % PeriodWatch::kSlots];
         if (old.base != base - period || old.key != w.scratch) continue;
         w.pending = true;
         w.period = period;
@@ -544,7 +546,7 @@ class Greedy {
         w.bound.assign(sh_.ranks, -kNever);
         break;
       }
-    PeriodWatch::Point& slot = w.ring[base % PeriodWatch::kMaxPeriod];
+    PeriodWatch::Point& slot = w.ring[(base / PeriodWatch::kStride) % PeriodWatch::kSlots];
     slot.base = base;
     slot.key.swap(w.scratch);
   }
