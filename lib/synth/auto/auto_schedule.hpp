@@ -89,6 +89,10 @@ struct GreedyPolicy {
   /// A plain list scheduler starts whatever is ready, and a forward taken just before an I
   /// arrives delays every stage below on the way back to stage 0.
   bool wait_for_input_grad = false;
+  /// V: when both chunks have an input gradient ready, run the first chunk's (the lower stage, on
+  /// the way back to stage 0) rather than the second's. The Zero Bubble authors' V search does
+  /// so; at m = p, where the cool-down is much of the run, it can end the I chains sooner.
+  bool first_chunk_input_grad_first = false;
   /// With a guide: also check, at every step, whether a window of this many actions (more than
   /// `lookahead`) would have decided the same; the search then skips that wider run when it would
   /// only repeat this one. Changes nothing in this run.

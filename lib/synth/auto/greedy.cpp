@@ -340,8 +340,11 @@ class Greedy {
   void decide(double t, std::uint32_t r) {
     if (pol_.guide && !(pol_.free_cooldown && forwards_left_[r] == 0)) return decide_guided(t, r);
     double next = kNever;
-    // 1. an input-gradient backward that is ready, highest stage first (nearest the loss)
-    for (std::uint32_t s : sh_.own[r]) {
+    // 1. an input-gradient backward that is ready, highest stage first (nearest the loss), or with
+    // GreedyPolicy::first_chunk_input_grad_first the lowest
+    const std::vector<std::uint32_t>& own = sh_.own[r];
+    for (std::size_t k = 0; k < own.size(); ++k) {
+      const std::uint32_t s = pol_.first_chunk_input_grad_first ? own[own.size() - 1 - k] : own[k];
       double ready = i_ready(s);
       if (ready <= t) return run_i(t, r, s);
       next = std::min(next, ready);

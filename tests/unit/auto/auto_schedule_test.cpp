@@ -259,6 +259,8 @@ TEST_CASE("with two chunks at cap p auto is never slower than the Zero Bubble au
       {8, 8, 2, 3, 1, 61.5},  {8, 16, 2, 3, 1, 109.5}, {3, 3, 3, 4, 2, 31},    {3, 6, 3, 4, 2, 58},
       {4, 4, 3, 4, 2, 42},    {4, 8, 3, 4, 2, 78},    {5, 5, 3, 4, 2, 53},     {5, 10, 3, 4, 2, 98},
       {6, 6, 3, 4, 2, 64},    {6, 12, 3, 4, 2, 118},  {8, 8, 3, 4, 2, 86},     {8, 16, 3, 4, 2, 158},
+      // the two where auto was slower until the first-chunk-I-first variant (zb_compare.py --grid small)
+      {12, 12, 3, 4, 2, 130}, {16, 16, 3, 4, 2, 174},
   };
   for (const Case& c : cases) {
     AutoParams a = unit_params(c.p, c.m, 2, c.p);
