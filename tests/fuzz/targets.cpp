@@ -166,6 +166,16 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   }
 }
 
+// The pipeline's shape from the first three bytes: 1 to 8 ranks, 1 to max_microbatches, one chunk
+// per rank or two (V).
+AutoParams decoded_shape(const std::uint8_t* d, std::size_t n, std::uint32_t max_microbatches) {
+  AutoParams a;
+  a.ranks = 1 + (n > 0 ? d[0] : 0) % 8;
+  a.microbatches = 1 + (n > 1 ? d[1] : 0) % max_microbatches;
+  a.stages_per_rank = 1 + (n > 2 ? d[2] : 0) % 2;
+  return a;
+}
+
 // A small pipeline decoded from the bytes (ranks, microbatches, one or two stages per rank,
 // per-rank costs that may be zero, a fused backward cheaper or not, M_W, a cap or none, ranks in
 // pairs on nodes or not) goes through the automatic search with a small budget. What it returns
@@ -174,10 +184,7 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
 // microbatch, or one under which nothing fits.
 void auto_search(const std::uint8_t* d, std::size_t n) {
   auto byte = [&](std::size_t i) -> std::uint32_t { return i < n ? d[i] : 0; };
-  AutoParams a;
-  a.ranks = 1 + byte(0) % 8;
-  a.microbatches = 1 + byte(1) % 24;
-  a.stages_per_rank = 1 + byte(2) % 2;
+  AutoParams a = decoded_shape(d, n, 24);
   const std::uint32_t stages = a.ranks * a.stages_per_rank;
   KindCosts costs = unit_costs();
   costs[static_cast<std::size_t>(ActionKind::F)] = (byte(3) % 16) / 4.0;
@@ -246,10 +253,7 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
   // Bytes: ranks, microbatches, chunks, stage 0's F, I and W, the cap, flags, the mark; then the
   // other stages' F, I and W when the flags say each stage has its own.
   auto byte = [&](std::size_t i) -> std::uint32_t { return i < n ? d[i] : 0; };
-  AutoParams a;
-  a.ranks = 1 + byte(0) % 8;
-  a.microbatches = 1 + byte(1) % 48;
-  a.stages_per_rank = 1 + byte(2) % 2;
+  AutoParams a = decoded_shape(d, n, 48);
   const std::uint32_t stages = a.ranks * a.stages_per_rank;
   a.sim.costs = CostModel::uniform(stages, a.stages_per_rank, unit_costs());
   a.memory_cap = 1.0 + (byte(6) % (4 * a.ranks)) / 2.0;
