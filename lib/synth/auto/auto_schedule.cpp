@@ -90,8 +90,7 @@ class Search {
     sp_.microbatches = p.microbatches;
     families_ = p.stages_per_rank == 1 ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
                                        : std::vector<std::string_view>{"ZBVZeroBubble", "VHalf", "VMin"};
-    // With every cost positive, a rank's memory events happen in program order, so sequential_peak
-    // is the simulated peak: a family over the cap is ruled out without running it.
+    // Whether every cost is positive (measure_family says why it matters).
     for (std::uint32_t st = 0; st < shape_.stages; ++st)
       for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
         positive_costs_ &= p.sim.costs.cost(static_cast<std::uint16_t>(st), k) > 0;
