@@ -571,7 +571,8 @@ class Greedy {
         for (std::uint32_t s : sh_.own[r]) work += P * (sh_.f[s] + sh_.i[s] + sh_.w[s]);
         const double rise = delta - work;  // how much its bound rises per period
         if (rise <= 0) continue;
-        auto n_r = static_cast<std::uint64_t>(std::max(0.0, std::floor((limit_ - w.bound[r]) / rise)));
+        const double periods = std::floor((limit_ - w.bound[r]) / rise);  // +inf converts to no integer
+        auto n_r = periods >= static_cast<double>(n) ? n : static_cast<std::uint64_t>(std::max(0.0, periods));
         while (n_r > 0 && w.bound[r] + static_cast<double>(n_r) * rise > limit_) --n_r;
         n = std::min(n, n_r);
       }
