@@ -64,9 +64,11 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   // before the second's (GreedyPolicy::first_chunk_input_grad_first). It is what matches the Zero
   // Bubble authors' V search at m = p with T_F=3 T_I=4 T_W=2 (p=12: 130 against 131; p=16: 174
   // against 176). On 800 random V configurations (caps from V-Min's up, m from p to 8p) it made the
-  // result faster 5 times (by 0.5% to 2.4%) and never slower, and every one of those had m <= 4p.
-  // With more microbatches it is a cost without a gain: at p=64, m=512 with T_F=2 T_I=3 T_W=1 it
-  // ran to near its end and took the search 30% longer.
+  // result faster 5 times (by 0.5% to 2.4%) and never slower, and every one of those had m <= 4p;
+  // on 1,500 others (one or two chunks, caps or none) faster 3 times and slower once, by 0.75 of
+  // 53.25: the local search starts from the best candidate, and from this one it gained less. With
+  // more microbatches it is a cost without a gain: at p=64, m=512 with T_F=2 T_I=3 T_W=1 it ran to
+  // near its end and took the search 30% longer.
   if (v && p.microbatches <= 4 * p.ranks) {
     GreedyPolicy first_chunk_first = policies[0];
     first_chunk_first.wait_for_input_grad = true;
