@@ -116,10 +116,10 @@ class DecisionQueue {
 // and times by a fixed amount. The watch compares the state (Greedy::state_key) each time stage 0
 // starts its 4th, 8th, ... forward with the states 4, 8, ..., 32 forwards back (every period up to
 // 8 divides one of those distances, and a state every forward cost 5% of a V search at p=64); when
-// the short form repeats, it keeps the full form and, one period later, compares again. If the full state repeats, every
-// decision of that period would be made again in the next one, so the period is copied as many
-// times as fits before the cool-down, and the greedy goes on deciding from there. At p=64, m=512
-// the warm-up and cool-down are about a quarter of the actions.
+// the short form repeats, it keeps the full form and, one period later, compares again. If the
+// full state repeats, every decision of that period would be made again in the next one, so the
+// period is copied as many times as fits before the cool-down, and the greedy goes on deciding
+// from there. At p=64, m=512 the warm-up and cool-down are about a quarter of the actions.
 //
 // It needs exact times: a time shifted by the copy must equal the time the greedy would have
 // computed. That holds when every duration is a multiple of 1/1024 and no time reaches 2^40
@@ -606,9 +606,7 @@ class Greedy {
         std::vector<std::uint8_t>& done = done_[r];
         const std::vector<Action>& guide = pol_.guide->ranks[r].actions;
         const std::size_t cur = cursor_[r], step = n * (cur - w.start.cursors[r]);
-        std::size_t extent = 0;  // past the last guide action run ahead of the cursor
-        for (std::size_t k = cur, found = 0; found < done_ahead_[r]; ++k)
-          if (done[k] == kRun) ++found, extent = k + 1 - cur;
+        const std::size_t extent = run_ahead_extent(r);
         const std::vector<std::uint8_t> ahead(done.begin() + cur, done.begin() + cur + extent);
         for (std::size_t k = cur; k < cur + step; ++k)
           if (ours(guide[k])) done[k] = kRun;
@@ -619,15 +617,21 @@ class Greedy {
       for (std::uint32_t r = 0; r < sh_.ranks; ++r) work_left_[r] = exact_work_left(r);
   }
 
+  // Under a guide: how far past rank r's cursor its last guide action run ahead lies (0: none).
+  std::size_t run_ahead_extent(std::uint32_t r) const {
+    std::size_t extent = 0;
+    for (std::size_t k = cursor_[r], found = 0; found < done_ahead_[r]; ++k)
+      if (done_[r][k] == kRun) ++found, extent = k + 1 - cursor_[r];
+    return extent;
+  }
+
   // Under a guide: how many more periods rank r's guide repeats for, as far as the decisions of
   // those periods will read it (the period's own stretch, plus the widest scan past the cursor).
   std::uint64_t guide_repeats(std::uint32_t r, std::uint32_t P) const {
     const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
     const std::size_t from = period_.start.cursors[r], cur = cursor_[r], step = cur - from;
     if (step == 0) return 0;
-    std::size_t extent = period_.scan[r];
-    for (std::size_t k = cur, found = 0; found < done_ahead_[r]; ++k)
-      if (done_[r][k] == kRun) ++found, extent = std::max(extent, k + 1 - cur);
+    const std::size_t extent = std::max(period_.scan[r], run_ahead_extent(r));
     // The first y where the guide stops repeating itself one period on.
     std::size_t y = from;
     for (; y + step < prog.size(); ++y) {
