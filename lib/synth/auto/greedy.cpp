@@ -165,9 +165,20 @@ class Greedy {
     if (buffers.i_end.size() < ends) buffers.i_end.resize(ends);
     f_end_ = buffers.f_end.data();
     i_end_ = buffers.i_end.data();
+    stage_.resize(sh_.stages);
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) {
+      StageFacts& st = stage_[s];
+      st.f = sh_.f[s], st.i = sh_.i[s], st.w = sh_.w[s];
+      st.fwd_xfer = sh_.fwd_xfer[s], st.bwd_xfer = sh_.bwd_xfer[s];
+      st.act = sh_.act[s];
+      st.held_i = held(ActionKind::I, s), st.held_w = held(ActionKind::W, s);
+      st.rank = sh_.rank_of[s];
+    }
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) own_.insert(own_.end(), sh_.own[r].begin(), sh_.own[r].end());
     next_f_.assign(sh_.stages, 0);
     next_i_.assign(sh_.stages, 0);
     next_w_.assign(sh_.stages, 0);
+    w_due_.assign(sh_.stages, kNever);
     i_ready_.assign(sh_.stages, kNever);
     f_ready_.assign(sh_.stages, kNever);
     refresh_all_ready();
@@ -250,34 +261,37 @@ class Greedy {
     if (m < M_ && m < next_f_[s]) {
       ready = f_end(s, m);
       if (s + 1 < sh_.stages)
-        ready = next_i_[s + 1] <= m ? kNever : std::max(ready, i_end(s + 1, m) + sh_.bwd_xfer[s]);
+        ready = next_i_[s + 1] <= m ? kNever : std::max(ready, i_end(s + 1, m) + stage_[s].bwd_xfer);
     }
     i_ready_[s] = ready;
   }
   void refresh_f_ready(std::uint32_t s) {
     const std::uint32_t m = next_f_[s];
     double ready = kNever;
-    if (m < M_) ready = s == 0 ? 0.0 : next_f_[s - 1] <= m ? kNever : f_end(s - 1, m) + sh_.fwd_xfer[s];
+    if (m < M_) ready = s == 0 ? 0.0 : next_f_[s - 1] <= m ? kNever : f_end(s - 1, m) + stage_[s].fwd_xfer;
     f_ready_[s] = ready;
   }
+  // The end of the input gradient that stage s's oldest pending W waits for (kNever: none pending):
+  // what oldest_w compares, kept per stage so that a decision does not reach into i_end's rows.
+  void refresh_w_due(std::uint32_t s) { w_due_[s] = next_w_[s] < next_i_[s] ? i_end(s, next_w_[s]) : kNever; }
   void refresh_all_ready() {
-    for (std::uint32_t s = 0; s < sh_.stages; ++s) refresh_i_ready(s), refresh_f_ready(s);
+    for (std::uint32_t s = 0; s < sh_.stages; ++s) refresh_i_ready(s), refresh_f_ready(s), refresh_w_due(s);
   }
 
   bool f_fits(std::uint32_t r, std::uint32_t s) const {
     if (sh_.v == 2 && !sh_.first_chunk_of_v(s))  // a second chunk: reserved, or it must fit
-      return pol_.reserve_each || mem_[r] + sh_.act[s] <= pol_.target_cap + kSlack;
-    double need = sh_.act[s];
+      return pol_.reserve_each || mem_[r] + stage_[s].act <= pol_.target_cap + kSlack;
+    double need = stage_[s].act;
     if (sh_.first_chunk_of_v(s)) {
       const std::uint32_t partner = sh_.partner(s);
       if (pol_.reserve_each) {
-        need += sh_.act[partner];
+        need += stage_[partner].act;
       } else {
         // Rank r's second chunk lives about 2r+1 slots of V-Min's 6-slot period, so it holds
         // about (2r+2)/6 microbatches in flight: keep room for that many.
         const std::uint32_t want = (2 * r + 7) / 6;
         const std::uint32_t held = next_f_[partner] - next_i_[partner];
-        need += sh_.act[partner] * (held < want ? want - held : 0);
+        need += stage_[partner].act * (held < want ? want - held : 0);
       }
     }
     return mem_[r] + reserved_[r] + need <= pol_.target_cap + kSlack;
@@ -336,7 +350,7 @@ class Greedy {
   // first chunk's, also leaves room for one second-chunk forward, so that running ahead can never
   // fill a rank with half-finished microbatches; in the guide's order it needs only to fit.
   bool guided_f_fits(std::uint32_t r, std::uint32_t s, bool in_order) const {
-    double need = sh_.act[s] + (!in_order && sh_.first_chunk_of_v(s) ? sh_.act[sh_.partner(s)] : 0.0);
+    double need = stage_[s].act + (!in_order && sh_.first_chunk_of_v(s) ? stage_[sh_.partner(s)].act : 0.0);
     return mem_[r] + need <= pol_.target_cap + kSlack;
   }
 
@@ -345,9 +359,9 @@ class Greedy {
     double next = kNever;
     // 1. an input-gradient backward that is ready, highest stage first (nearest the loss), or with
     // GreedyPolicy::first_chunk_input_grad_first the lowest
-    const std::vector<std::uint32_t>& own = sh_.own[r];
-    for (std::size_t k = 0; k < own.size(); ++k) {
-      const std::uint32_t s = pol_.first_chunk_input_grad_first ? own[own.size() - 1 - k] : own[k];
+    const std::uint32_t* own = own_of(r);
+    for (std::uint32_t k = 0; k < sh_.v; ++k) {
+      const std::uint32_t s = pol_.first_chunk_input_grad_first ? own[sh_.v - 1 - k] : own[k];
       double ready = i_ready(s);
       if (ready <= t) return run_i(t, r, s);
       next = std::min(next, ready);
@@ -357,12 +371,12 @@ class Greedy {
     auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSlack; };
     // 2. W before F when the policy says so
     std::uint32_t w_stage = oldest_w(r);
-    if (pol_.weight_first && w_stage != kNoStage && ends_in_time(sh_.w[w_stage])) return run_w(t, r, w_stage);
+    if (pol_.weight_first && w_stage != kNoStage && ends_in_time(stage_[w_stage].w)) return run_w(t, r, w_stage);
     // 3. a forward that is ready and fits
     auto try_f = [&](std::uint32_t s) {
       if (!f_fits(r, s)) return false;
       double ready = f_ready(s);
-      if (ready <= t && !ends_in_time(sh_.f[s])) return false;
+      if (ready <= t && !ends_in_time(stage_[s].f)) return false;
       if (ready <= t) {
         run_f(t, r, s);
         return true;
@@ -371,27 +385,25 @@ class Greedy {
       return false;
     };
     if (pol_.late_chunk_first) {
-      for (std::uint32_t s : sh_.own[r])
-        if (try_f(s)) return;
+      for (std::uint32_t k = 0; k < sh_.v; ++k)
+        if (try_f(own[k])) return;
     } else {
-      for (auto it = sh_.own[r].rbegin(); it != sh_.own[r].rend(); ++it)
-        if (try_f(*it)) return;
+      for (std::uint32_t k = sh_.v; k-- > 0;)
+        if (try_f(own[k])) return;
     }
     // 4. a deferred W
-    if (w_stage != kNoStage && ends_in_time(sh_.w[w_stage])) return run_w(t, r, w_stage);
+    if (w_stage != kNoStage && ends_in_time(stage_[w_stage].w)) return run_w(t, r, w_stage);
     if (next != kNever) queue_.lower(r, next);
     // else: it waits until a producer on another rank is scheduled (wake below)
   }
 
   static constexpr std::uint32_t kNoStage = 0xFFFFFFFF;
-  std::uint32_t oldest_w(std::uint32_t r) {
+  std::uint32_t oldest_w(std::uint32_t r) const {
     std::uint32_t best = kNoStage;
     double best_end = kNever;
-    for (std::uint32_t s : sh_.own[r]) {
-      if (next_w_[s] >= next_i_[s]) continue;
-      double e = i_end(s, next_w_[s]);
-      if (e < best_end) best_end = e, best = s;
-    }
+    const std::uint32_t* own = own_of(r);
+    for (std::uint32_t k = 0; k < sh_.v; ++k)
+      if (w_due_[own[k]] < best_end) best_end = w_due_[own[k]], best = own[k];
     return best;
   }
 
@@ -415,12 +427,15 @@ class Greedy {
   // The work rank r has left, from the counters (a few products for one or two stages).
   double exact_work_left(std::uint32_t r) const {
     double left = 0;
-    for (std::uint32_t s : sh_.own[r])
-      left += (M_ - next_f_[s]) * sh_.f[s] + (M_ - next_i_[s]) * sh_.i[s] + (M_ - next_w_[s]) * sh_.w[s];
+    const std::uint32_t* own = own_of(r);
+    for (std::uint32_t k = 0; k < sh_.v; ++k) {
+      const std::uint32_t s = own[k];
+      left += (M_ - next_f_[s]) * stage_[s].f + (M_ - next_i_[s]) * stage_[s].i + (M_ - next_w_[s]) * stage_[s].w;
+    }
     return left;
   }
   void wake(std::uint32_t stage, double at) {
-    const std::uint32_t r = sh_.rank_of[stage];
+    const std::uint32_t r = stage_[stage].rank;
     queue_.lower(r, std::max(at, free_[r]));
   }
 
@@ -432,30 +447,32 @@ class Greedy {
   void run_f(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_f_[s]++;
     --forwards_left_[r];
-    if (pol_.reserve_each && sh_.first_chunk_of_v(s)) reserved_[r] += sh_.act[sh_.partner(s)];
-    if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) reserved_[r] -= sh_.act[s];
-    mem_[r] += held(ActionKind::F, s);
+    if (pol_.reserve_each && sh_.first_chunk_of_v(s)) reserved_[r] += stage_[sh_.partner(s)].act;
+    if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) reserved_[r] -= stage_[s].act;
+    mem_[r] += stage_[s].act;  // held(ActionKind::F, s)
     peak_[r] = std::max(peak_[r], mem_[r]);
-    occupy(r, t, sh_.f[s], Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
+    occupy(r, t, stage_[s].f, Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
     f_end(s, m) = free_[r];
     refresh_f_ready(s);
     refresh_i_ready(s);
     if (s + 1 < sh_.stages) refresh_f_ready(s + 1);
-    if (s + 1 < sh_.stages && sh_.rank_of[s + 1] != r) wake(s + 1, free_[r] + sh_.fwd_xfer[s + 1]);
+    if (s + 1 < sh_.stages && stage_[s + 1].rank != r) wake(s + 1, free_[r] + stage_[s + 1].fwd_xfer);
   }
   void run_i(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_i_[s]++;
-    mem_[r] += held(ActionKind::I, s);
-    occupy(r, t, sh_.i[s], Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
+    mem_[r] += stage_[s].held_i;
+    occupy(r, t, stage_[s].i, Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
     i_end(s, m) = free_[r];
+    if (next_w_[s] == m) w_due_[s] = free_[r];
     refresh_i_ready(s);
     if (s > 0) refresh_i_ready(s - 1);
-    if (s > 0 && sh_.rank_of[s - 1] != r) wake(s - 1, free_[r] + sh_.bwd_xfer[s - 1]);
+    if (s > 0 && stage_[s - 1].rank != r) wake(s - 1, free_[r] + stage_[s - 1].bwd_xfer);
   }
   void run_w(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = next_w_[s]++;
-    mem_[r] += held(ActionKind::W, s);
-    occupy(r, t, sh_.w[s], Action::make(ActionKind::W, static_cast<std::uint16_t>(s), m));
+    refresh_w_due(s);
+    mem_[r] += stage_[s].held_w;
+    occupy(r, t, stage_[s].w, Action::make(ActionKind::W, static_cast<std::uint16_t>(s), m));
   }
 
   // ---- The steady state (see PeriodWatch): a stretch of decisions that repeats is copied ----
@@ -647,9 +664,22 @@ class Greedy {
     return (y - cur - extent) / step + 1;
   }
 
+  // What a decision reads of stage s, in one place: Shape's vectors sit behind a reference, and
+  // their data pointers are reloaded after every store of the greedy.
+  struct StageFacts {
+    double f, i, w;              // durations
+    double fwd_xfer, bwd_xfer;   // as Shape's
+    double act, held_i, held_w;  // M_B, and the memory an I and a W change
+    std::uint32_t rank;
+  };
+  const std::uint32_t* own_of(std::uint32_t r) const { return own_.data() + std::size_t{r} * sh_.v; }
+
   const Shape& sh_;
   const GreedyPolicy& pol_;
   const std::uint32_t M_;
+  std::vector<StageFacts> stage_;
+  std::vector<std::uint32_t> own_;  // rank r's stages at [r * v, (r + 1) * v), highest first
+  std::vector<double> w_due_;       // per stage (refresh_w_due)
   double* f_end_;  // GreedyBuffers: [stage * M_ + microbatch]
   double* i_end_;
   std::vector<std::uint32_t> next_f_, next_i_, next_w_;
