@@ -16,6 +16,7 @@ Schedule zbv_zero_bubble(const SynthParams& p) {
   const std::uint32_t n = std::max(2 * R - 1, M);
   for (std::uint32_t r = 0; r < R; ++r) {
     auto& ops = s.ranks[r].actions;
+    ops.reserve(r + std::size_t{6} * n);  // its idle steps, then F, I and W of both chunks
     const std::uint32_t c0 = r, c1 = 2 * R - 1 - r;
     std::uint32_t f0 = 0, f1 = 0, b0 = 0, b1 = 0;
     idle(ops, r);
@@ -51,8 +52,9 @@ Schedule zbv_zero_bubble(const SynthParams& p) {
     }
     while (w1 < b1) ops.push_back(W(c1, w1++));
     while (w0 < b0) ops.push_back(W(c0, w0++));
-    for (Action& a : ops)
-      if (!a.is_idle() && a.microbatch() >= M) a = Action::idle();
+    if (n > M)
+      for (Action& a : ops)
+        if (!a.is_idle() && a.microbatch() >= M) a = Action::idle();
   }
   return s;
 }
