@@ -123,10 +123,13 @@ class Search {
   }
 
  private:
-  void consider(AutoCandidate c, Schedule s) {
+  // `schedule()` gives the candidate's schedule; it is called only when the candidate is the best
+  // so far (a V pattern stays in guides_, and is copied only then).
+  template <class GetSchedule>
+  void consider(AutoCandidate c, GetSchedule&& schedule) {
     if (!best_schedule_ || better(c, result_.best)) {
       result_.best = c;
-      best_schedule_ = std::move(s);
+      best_schedule_ = schedule();
     }
     result_.tried.push_back(std::move(c));
   }
@@ -149,7 +152,8 @@ class Search {
   // Records a run of the greedy as a candidate, with `s` its schedule, or why it did not finish.
   // The greedy's own times are the timed simulator's (compute-only schedule, implicit comms), so
   // a finished run needs no second simulation.
-  void record_run(AutoCandidate c, const GreedyRun& run, Schedule s, std::string_view unfinished) {
+  template <class GetSchedule>
+  void record_run(AutoCandidate c, const GreedyRun& run, GetSchedule&& schedule, std::string_view unfinished) {
     if (!run.finished) {
       c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result_.best.makespan)
                               : std::string(unfinished);
@@ -160,7 +164,7 @@ class Search {
     c.peak = run.peak;
     c.span = run.span;
     auto_detail::judge_fit(c, p_);
-    consider(std::move(c), std::move(s));
+    consider(std::move(c), schedule);
   }
 
   // One greedy construction, charged to the budget for the actions it placed (a run that gave up,
@@ -168,10 +172,12 @@ class Search {
   bool run_greedy(AutoCandidate c, const GreedyPolicy& pol) {
     GreedyRun run = greedy_run(shape_, pol, mark(), &buffers_);
     budget_.spend(static_cast<double>(run.placed - run.copied));
-    Schedule s = empty_schedule(p_);
-    if (run.finished)
+    auto schedule = [&] {
+      Schedule s = empty_schedule(p_);
       for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
-    record_run(std::move(c), run, std::move(s), "the greedy got stuck");
+      return s;
+    };
+    record_run(std::move(c), run, schedule, "the greedy got stuck");
     return run.same_with_shadow_lookahead;
   }
   void run_variant(const GreedyPolicy& pol) {
@@ -185,9 +191,11 @@ class Search {
   void measure_family(std::string_view name) {
     if (perfect()) return;
     try {
-      Schedule s = synthesize(name, sp_);
+      Schedule synthesized = synthesize(name, sp_);
       const std::string family(find_family(name)->name);
-      if (p_.stages_per_rank == 2) guides_.emplace_back(family, s);
+      // A V pattern is kept as a guide for squeezing (squeeze_next); `s` is it, wherever it lives.
+      if (p_.stages_per_rank == 2) guides_.emplace_back(family, std::move(synthesized));
+      Schedule& s = p_.stages_per_rank == 2 ? guides_.back().second : synthesized;
       // A family is replayed through the greedy rather than simulated: a guide with no lookahead
       // runs the pattern as it is (a unit test checks that the two agree), and the replay gives
       // up as soon as the family cannot beat or tie the best so far (at p=32, m=512 with T_F=2
@@ -203,19 +211,19 @@ class Search {
         replay.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever;
         replay.guide = &s;
         replay.lookahead = 0;
-        const GreedyRun run = greedy_run(shape_, replay, mark(), &buffers_);  // before `s` moves into the candidate
+        const GreedyRun run = greedy_run(shape_, replay, mark(), &buffers_);
         if (!run.finished && !run.gave_up) return over_the_cap(family, s);
         AutoCandidate c;
         c.origin = family;
-        record_run(std::move(c), run, std::move(s), "does not finish");
+        record_run(std::move(c), run, [&] { return s; }, "does not finish");
         return;
       }
       // With every cost positive, a rank's memory events happen in program order, so
       // sequential_peak is the simulated peak: a family over the cap is ruled out unsimulated.
       if (positive_costs_ && p_.memory_cap > 0 && sequential_peak(s, p_.memory) > p_.memory_cap + kSlack)
         return over_the_cap(family, s);
-      AutoCandidate c = auto_detail::simulate_candidate(family, s, p_);  // before `s` moves
-      consider(std::move(c), std::move(s));
+      AutoCandidate c = auto_detail::simulate_candidate(family, s, p_);
+      consider(std::move(c), [&] { return s; });
     } catch (const SynthError& e) {
       AutoCandidate c;
       c.origin = std::string(name);
