@@ -191,11 +191,14 @@ class Search {
   void measure_family(std::string_view name) {
     if (perfect()) return;
     try {
-      Schedule synthesized = synthesize(name, sp_);
       const std::string family(find_family(name)->name);
-      // A V pattern is kept as a guide for squeezing (squeeze_next); `s` is it, wherever it lives.
-      if (p_.stages_per_rank == 2) guides_.emplace_back(family, std::move(synthesized));
-      Schedule& s = p_.stages_per_rank == 2 ? guides_.back().second : synthesized;
+      // A V pattern lives in guides_, for squeezing (squeeze_next); `s` is the family's schedule.
+      Schedule one_chunk;
+      if (p_.stages_per_rank == 2)
+        guides_.emplace_back(family, synthesize(name, sp_));
+      else
+        one_chunk = synthesize(name, sp_);
+      Schedule& s = p_.stages_per_rank == 2 ? guides_.back().second : one_chunk;
       // A family is replayed through the greedy rather than simulated: a guide with no lookahead
       // runs the pattern as it is (a unit test checks that the two agree), and the replay gives
       // up as soon as the family cannot beat or tie the best so far (at p=32, m=512 with T_F=2
