@@ -187,7 +187,9 @@ class Greedy {
     first_start_.assign(sh_.ranks, -1.0);
     reserved_.assign(sh_.ranks, 0.0);
     free_.assign(sh_.ranks, 0.0);
+    programs_.swap(buffers.programs);  // storage of an earlier run, if it left any
     programs_.resize(sh_.ranks);
+    for (auto& prog : programs_) prog.clear();
     forwards_left_.assign(sh_.ranks, 0);
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) forwards_left_[r] = static_cast<std::uint32_t>(sh_.own[r].size()) * M_;
     for (auto& prog : programs_) prog.reserve(std::size_t{3} * M_ * sh_.v);
@@ -195,8 +197,9 @@ class Greedy {
     if (pol_.guide) {
       cursor_.assign(sh_.ranks, 0);
       done_ahead_.assign(sh_.ranks, 0);
+      done_.swap(buffers.done);
       done_.resize(sh_.ranks);
-      for (std::uint32_t r = 0; r < sh_.ranks; ++r) done_[r].resize(pol_.guide->ranks[r].actions.size());
+      for (std::uint32_t r = 0; r < sh_.ranks; ++r) done_[r].assign(pol_.guide->ranks[r].actions.size(), kNotRun);
     }
   }
 
@@ -236,6 +239,11 @@ class Greedy {
   }
 
   std::vector<std::vector<Action>>& programs() { return programs_; }
+  /// Leaves the run's storage to the next run of the search (the programs only if not taken).
+  void give_back(GreedyBuffers& buffers) {
+    buffers.programs.swap(programs_);
+    buffers.done.swap(done_);
+  }
   /// After run(): the highest per-rank peak and the longest rank span, exactly as the timed
   /// simulator and compute_memory measure them (a test checks the two agree).
   double peak() const { return *std::max_element(peak_.begin(), peak_.end()); }
@@ -711,7 +719,8 @@ class Greedy {
 
 GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give_up_above, GreedyBuffers* buffers) {
   GreedyBuffers own;
-  Greedy g(shape, policy, buffers ? *buffers : own);
+  GreedyBuffers& storage = buffers ? *buffers : own;
+  Greedy g(shape, policy, storage);
   g.give_up_above(give_up_above);
   GreedyRun out;
   out.finished = g.run(out.makespan);
@@ -724,6 +733,7 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
     out.span = g.span();
     out.programs = std::move(g.programs());
   }
+  g.give_back(storage);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "ir/action.hpp"
@@ -30,6 +31,12 @@ struct GreedyRun {
 /// per run (at p=256, m=2048 with V, 16 MB). A run reads only the entries it has written.
 struct GreedyBuffers {
   std::vector<double> f_end, i_end;
+  /// Storage a run leaves to the next: the per-rank programs of a run that did not finish (a
+  /// finished one hands them over), and a guided run's marks. Freed and allocated again, they
+  /// cost page faults, as the allocator gives the memory back to the system in between (at
+  /// p=64, m=512 with V, 1.5 MB per run).
+  std::vector<std::vector<Action>> programs;
+  std::vector<std::vector<std::uint8_t>> done;
 };
 
 /// Runs one greedy variant. It gives up once some rank's current end plus the work it has left is
