@@ -115,56 +115,62 @@ class Search {
     while (next_family < families_.size()) measure_family(families_[next_family++]);
     for (std::size_t k = 1; k < policies_.size() && !perfect() && !budget_.spent(); ++k) run_variant(policies_[k]);
     while (squeezed_ < guides_.size() && !perfect() && !budget_.spent()) squeeze_next();
-    if (!best_schedule_ || !result_.best.fits)
+    if (!has_best() || !result_.best.fits)
       throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
-    if (!perfect()) auto_detail::improve_locally(p_, budget_, *best_schedule_, result_);
-    result_.schedule = std::move(*best_schedule_);
+    result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].second) : std::move(*best_own_);
+    if (!perfect()) auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
     return std::move(result_);
   }
 
  private:
-  // `schedule()` gives the candidate's schedule; it is called only when the candidate is the best
-  // so far (a V pattern stays in guides_, and is copied only then).
-  template <class GetSchedule>
-  void consider(AutoCandidate c, GetSchedule&& schedule) {
-    if (!best_schedule_ || better(c, result_.best)) {
-      result_.best = c;
-      best_schedule_ = schedule();
-    }
+  // Records a candidate. True when it is the best so far: the caller then keeps its schedule
+  // (keep, or keep_guide for a V pattern, which stays in guides_ for squeezing until the end).
+  bool consider(AutoCandidate c) {
+    const bool best = !has_best() || better(c, result_.best);
+    if (best) result_.best = c;
     result_.tried.push_back(std::move(c));
+    return best;
+  }
+  bool has_best() const { return best_own_ || best_guide_; }
+  void keep(Schedule s) {
+    best_own_ = std::move(s);
+    best_guide_.reset();
+  }
+  void keep_guide(std::size_t index) {
+    best_guide_ = index;
+    best_own_.reset();
   }
 
   // A candidate that can no longer beat or tie the best so far stops there (it could not be
   // chosen, so the result is the same as finishing it). The margin covers rounding in the bound;
   // a tie must finish, as the tie-breaks may prefer it.
   double mark() const {
-    return best_schedule_ && result_.best.fits ? result_.best.makespan + 1e-9 * std::max(1.0, result_.best.makespan)
-                                               : kNever;
+    return has_best() && result_.best.fits ? result_.best.makespan + 1e-9 * std::max(1.0, result_.best.makespan)
+                                           : kNever;
   }
 
   // Nothing can finish sooner than the makespan bound: the search stops at the first candidate
   // that reaches it (later candidates could only tie).
   bool perfect() const {
     const double eps = 1e-9 * std::max(1.0, bound_);
-    return best_schedule_ && result_.best.fits && result_.best.makespan <= bound_ + eps;
+    return has_best() && result_.best.fits && result_.best.makespan <= bound_ + eps;
   }
 
-  // Records a run of the greedy as a candidate, with `s` its schedule, or why it did not finish.
-  // The greedy's own times are the timed simulator's (compute-only schedule, implicit comms), so
-  // a finished run needs no second simulation.
-  template <class GetSchedule>
-  void record_run(AutoCandidate c, const GreedyRun& run, GetSchedule&& schedule, std::string_view unfinished) {
+  // Records a run of the greedy as a candidate, or why it did not finish; true when it is the best
+  // so far (consider). The greedy's own times are the timed simulator's (compute-only schedule,
+  // implicit comms), so a finished run needs no second simulation.
+  bool record_run(AutoCandidate c, const GreedyRun& run, std::string_view unfinished) {
     if (!run.finished) {
       c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result_.best.makespan)
                               : std::string(unfinished);
       result_.tried.push_back(std::move(c));
-      return;
+      return false;
     }
     c.makespan = run.makespan;
     c.peak = run.peak;
     c.span = run.span;
     auto_detail::judge_fit(c, p_);
-    consider(std::move(c), schedule);
+    return consider(std::move(c));
   }
 
   // One greedy construction, charged to the budget for the actions it placed (a run that gave up,
@@ -172,12 +178,11 @@ class Search {
   bool run_greedy(AutoCandidate c, const GreedyPolicy& pol) {
     GreedyRun run = greedy_run(shape_, pol, mark(), &buffers_);
     budget_.spend(static_cast<double>(run.placed - run.copied));
-    auto schedule = [&] {
+    if (record_run(std::move(c), run, "the greedy got stuck")) {
       Schedule s = empty_schedule(p_);
       for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
-      return s;
-    };
-    record_run(std::move(c), run, schedule, "the greedy got stuck");
+      keep(std::move(s));
+    }
     return run.same_with_shadow_lookahead;
   }
   void run_variant(const GreedyPolicy& pol) {
@@ -192,13 +197,15 @@ class Search {
     if (perfect()) return;
     try {
       const std::string family(find_family(name)->name);
-      // A V pattern lives in guides_, for squeezing (squeeze_next); `s` is the family's schedule.
+      // A V pattern lives in guides_, for squeezing (squeeze_next); `s` is the family's schedule,
+      // and keep_family keeps it when it is the best so far.
       Schedule one_chunk;
       if (p_.stages_per_rank == 2)
         guides_.emplace_back(family, synthesize(name, sp_));
       else
         one_chunk = synthesize(name, sp_);
       Schedule& s = p_.stages_per_rank == 2 ? guides_.back().second : one_chunk;
+      auto keep_family = [&] { p_.stages_per_rank == 2 ? keep_guide(guides_.size() - 1) : keep(std::move(one_chunk)); };
       // A family is replayed through the greedy rather than simulated: a guide with no lookahead
       // runs the pattern as it is (a unit test checks that the two agree), and the replay gives
       // up as soon as the family cannot beat or tie the best so far (at p=32, m=512 with T_F=2
@@ -218,15 +225,14 @@ class Search {
         if (!run.finished && !run.gave_up) return over_the_cap(family, s);
         AutoCandidate c;
         c.origin = family;
-        record_run(std::move(c), run, [&] { return s; }, "does not finish");
+        if (record_run(std::move(c), run, "does not finish")) keep_family();
         return;
       }
       // With every cost positive, a rank's memory events happen in program order, so
       // sequential_peak is the simulated peak: a family over the cap is ruled out unsimulated.
       if (positive_costs_ && p_.memory_cap > 0 && sequential_peak(s, p_.memory) > p_.memory_cap + kSlack)
         return over_the_cap(family, s);
-      AutoCandidate c = auto_detail::simulate_candidate(family, s, p_);
-      consider(std::move(c), [&] { return s; });
+      if (consider(auto_detail::simulate_candidate(family, s, p_))) keep_family();
     } catch (const SynthError& e) {
       AutoCandidate c;
       c.origin = std::string(name);
@@ -288,7 +294,9 @@ class Search {
   std::vector<std::pair<std::string, Schedule>> guides_;  // the V patterns, to squeeze
   std::size_t squeezed_ = 0;                              // guides_[0, squeezed_) are done
   AutoResult result_;
-  std::optional<Schedule> best_schedule_;
+  // The best candidate's schedule: its own, or a V pattern's, left in guides_ until the end.
+  std::optional<Schedule> best_own_;
+  std::optional<std::size_t> best_guide_;
   auto_detail::GreedyBuffers buffers_;  // shared by every greedy run of the search
 };
 
