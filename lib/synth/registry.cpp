@@ -89,7 +89,10 @@ Schedule make_schedule(const SynthParams& p, std::uint32_t stages_per_rank, Plac
 
 }  // namespace synth
 
-Schedule synthesize(std::string_view name, SynthParams params) {
+namespace {
+
+// The family named, with params checked and its stages per rank filled in; throws SynthError.
+const Family& checked_family(std::string_view name, SynthParams& params) {
   const Family* family = find_family(name);
   if (!family) {
     std::vector<std::string_view> names;
@@ -121,7 +124,19 @@ Schedule synthesize(std::string_view name, SynthParams params) {
                      " stages, beyond ppsched's limit of " + std::to_string(Action::kMaxStage + 1u));
   if (params.microbatches > Action::kMaxMicrobatch)
     throw SynthError("--microbatches beyond ppsched's limit of " + std::to_string(Action::kMaxMicrobatch));
-  return family->build(params);
+  return *family;
+}
+
+}  // namespace
+
+Schedule synthesize(std::string_view name, SynthParams params) { return checked_family(name, params).build(params); }
+
+Schedule synthesize_prefix(std::string_view name, SynthParams params, std::uint64_t slots, bool& complete) {
+  const Family& family = checked_family(name, params);
+  complete = true;
+  if (family.build == &synth::v_half || family.build == &synth::v_min)
+    return synth::v_pattern_prefix(params, family.build == &synth::v_half, slots, complete);
+  return family.build(params);
 }
 
 }  // namespace ppsched

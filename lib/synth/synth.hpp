@@ -54,4 +54,11 @@ const Family* find_family(std::string_view name);
 /// parameters the family does not accept, with PyTorch's wording where PyTorch has a rule.
 Schedule synthesize(std::string_view family, SynthParams params);
 
+/// The start of a family's schedule, for a caller that may read only that (the automatic
+/// search's replays of V-Half and V-Min usually give up within the warm-up): V-Half and V-Min,
+/// which place one action or weight gradient per slot, are cut after the first `slots` slots of
+/// every rank, each program an exact prefix of synthesize's; `complete` says whether nothing was
+/// cut. Any other family is built whole (complete = true). Same checks and errors as synthesize.
+Schedule synthesize_prefix(std::string_view family, SynthParams params, std::uint64_t slots, bool& complete);
+
 }  // namespace ppsched

@@ -12,6 +12,7 @@
 // Rank i holds stages i (first chunk) and 2p-1-i (second), V placement.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "synth/families.hpp"
 
@@ -19,7 +20,10 @@ namespace ppsched::synth {
 
 namespace {
 
-Schedule v_pattern(const SynthParams& p, bool half) {
+// The pattern's first `slots` slots on every rank (all of it when `slots` covers it; `complete`
+// says whether it did). Slots are generated in order, so a cut program is a prefix of the whole.
+Schedule v_pattern(const SynthParams& p, bool half, std::uint64_t slots, bool& complete) {
+  complete = true;
   const std::uint32_t R = p.ranks, M = p.microbatches;
   Schedule s = make_schedule(p, 2, PlacementStyle::V);
   for (std::uint32_t i = 0; i < R; ++i) {
@@ -42,7 +46,8 @@ Schedule v_pattern(const SynthParams& p, bool half) {
     auto& ops = s.ranks[i].actions;
     ops.reserve(std::size_t{6} * M);
     const std::uint32_t total = 4 * M;
-    for (std::int64_t slot = 0, placed = 0; placed < total; ++slot) {
+    std::int64_t slot = 0, placed = 0;
+    for (; placed < total && static_cast<std::uint64_t>(slot) < slots; ++slot) {
       int which = -1;
       for (int k = 0; k < 4; ++k)
         if (next[k] < M && offset[k] + 6 * std::int64_t{next[k]} == slot) which = k;
@@ -55,6 +60,10 @@ Schedule v_pattern(const SynthParams& p, bool half) {
         ops.push_back(W(first, w_first++));
       }
     }
+    if (placed < total) {
+      complete = false;
+      continue;
+    }
     while (w_second < M) ops.push_back(W(second, w_second++));
     while (w_first < M) ops.push_back(W(first, w_first++));
   }
@@ -63,7 +72,16 @@ Schedule v_pattern(const SynthParams& p, bool half) {
 
 }  // namespace
 
-Schedule v_half(const SynthParams& p) { return v_pattern(p, true); }
-Schedule v_min(const SynthParams& p) { return v_pattern(p, false); }
+Schedule v_half(const SynthParams& p) {
+  bool complete = true;
+  return v_pattern(p, true, UINT64_MAX, complete);
+}
+Schedule v_min(const SynthParams& p) {
+  bool complete = true;
+  return v_pattern(p, false, UINT64_MAX, complete);
+}
+Schedule v_pattern_prefix(const SynthParams& p, bool half, std::uint64_t slots, bool& complete) {
+  return v_pattern(p, half, slots, complete);
+}
 
 }  // namespace ppsched::synth
