@@ -117,12 +117,20 @@ class Search {
     while (squeezed_ < guides_.size() && !perfect() && !budget_.spent()) squeeze_next();
     if (!has_best() || !result_.best.fits)
       throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
-    result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].second) : std::move(*best_own_);
+    result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].schedule) : std::move(*best_own_);
     if (!perfect()) auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
     return std::move(result_);
   }
 
  private:
+  // A V pattern, to squeeze (squeeze_next), kept as a guide for the greedy.
+  struct Guide {
+    std::string family;
+    Schedule schedule;    // the pattern, or its start (add_guide)
+    bool complete;        // the whole pattern
+    std::uint64_t slots;  // how many slots of it were built
+  };
+
   // Records a candidate. True when it is the best so far: the caller then keeps its schedule
   // (keep, or keep_guide for a V pattern, which stays in guides_ for squeezing until the end).
   bool consider(AutoCandidate c) {
@@ -137,6 +145,7 @@ class Search {
     best_guide_.reset();
   }
   void keep_guide(std::size_t index) {
+    whole(index);  // a replay that finished has read it all, so this only makes sure
     best_guide_ = index;
     best_own_.reset();
   }
@@ -173,10 +182,11 @@ class Search {
     return consider(std::move(c));
   }
 
-  // One greedy construction, charged to the budget for the actions it placed (a run that gave up,
-  // only those). Returns GreedyRun::same_with_shadow_lookahead.
-  bool run_greedy(AutoCandidate c, const GreedyPolicy& pol) {
-    GreedyRun run = greedy_run(shape_, pol, mark(), &buffers_);
+  // One greedy construction, guided by guides_[guide] if given, charged to the budget for the
+  // actions it placed (a run that gave up, only those). Returns
+  // GreedyRun::same_with_shadow_lookahead.
+  bool run_greedy(AutoCandidate c, GreedyPolicy pol, std::optional<std::size_t> guide = std::nullopt) {
+    GreedyRun run = guide ? run_guided(*guide, pol, true) : greedy_run(shape_, pol, mark(), &buffers_);
     budget_.spend(static_cast<double>(run.placed - run.copied));
     if (record_run(std::move(c), run, "the greedy got stuck")) {
       Schedule s = empty_schedule(p_);
@@ -197,15 +207,18 @@ class Search {
     if (perfect()) return;
     try {
       const std::string family(find_family(name)->name);
-      // A V pattern lives in guides_, for squeezing (squeeze_next); `s` is the family's schedule,
-      // and keep_family keeps it when it is the best so far.
+      // A V pattern lives in guides_, for squeezing (squeeze_next), and only its start is built
+      // until a run needs more (run_guided); keep_family keeps the family when it is the best so
+      // far.
+      const bool v = p_.stages_per_rank == 2;
       Schedule one_chunk;
-      if (p_.stages_per_rank == 2)
-        guides_.emplace_back(family, synthesize(name, sp_));
+      if (v)
+        add_guide(family);
       else
         one_chunk = synthesize(name, sp_);
-      Schedule& s = p_.stages_per_rank == 2 ? guides_.back().second : one_chunk;
-      auto keep_family = [&] { p_.stages_per_rank == 2 ? keep_guide(guides_.size() - 1) : keep(std::move(one_chunk)); };
+      const std::size_t index = guides_.size() - 1;
+      auto schedule = [&]() -> const Schedule& { return v ? guides_[index].schedule : one_chunk; };
+      auto keep_family = [&] { v ? keep_guide(index) : keep(std::move(one_chunk)); };
       // A family is replayed through the greedy rather than simulated: a guide with no lookahead
       // runs the pattern as it is (a unit test checks that the two agree), and the replay gives
       // up as soon as the family cannot beat or tie the best so far (at p=32, m=512 with T_F=2
@@ -216,18 +229,24 @@ class Search {
       // replayed only then. The replay runs under the cap: a forward that does not fit stops it,
       // and only then is the peak measured, for the message.
       const bool cheap_replay = mark() != kNever || shape_.exact_times;
-      if (positive_costs_ && cheap_replay && only_split_backwards(s)) {
+      if (positive_costs_ && cheap_replay && only_split_backwards(schedule())) {
         GreedyPolicy replay;
         replay.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever;
-        replay.guide = &s;
         replay.lookahead = 0;
-        const GreedyRun run = greedy_run(shape_, replay, mark(), &buffers_);
-        if (!run.finished && !run.gave_up) return over_the_cap(family, s);
+        GreedyRun run;
+        if (v) {
+          run = run_guided(index, replay, false);
+        } else {
+          replay.guide = &one_chunk;
+          run = greedy_run(shape_, replay, mark(), &buffers_);
+        }
+        if (!run.finished && !run.gave_up) return over_the_cap(family, v ? whole(index) : one_chunk);
         AutoCandidate c;
         c.origin = family;
         if (record_run(std::move(c), run, "does not finish")) keep_family();
         return;
       }
+      const Schedule& s = v ? whole(index) : one_chunk;
       // With every cost positive, a rank's memory events happen in program order, so
       // sequential_peak is the simulated peak: a family over the cap is ruled out unsimulated.
       if (positive_costs_ && p_.memory_cap > 0 && sequential_peak(s, p_.memory) > p_.memory_cap + kSlack)
@@ -238,6 +257,42 @@ class Search {
       c.origin = std::string(name);
       c.why_not = e.what();
       result_.tried.push_back(std::move(c));
+    }
+  }
+
+  // A V pattern as a guide: at first its start only (synthesize_prefix), enough for about p + 8
+  // microbatches, where the replays of a pattern that cannot win usually give up (at p=64, m=512
+  // with T_F=2 T_I=3 T_W=1, V-Half and V-Min within 1-2% of their actions); run_guided builds
+  // more when a run needs it. Throws SynthError.
+  void add_guide(const std::string& family) {
+    Guide g{family, {}, false, 6 * (std::uint64_t{p_.ranks} + 8)};
+    g.schedule = synthesize_prefix(family, sp_, g.slots, g.complete);
+    guides_.push_back(std::move(g));
+  }
+  void extend(Guide& g) {
+    g.slots = g.slots > (std::uint64_t{1} << 40) ? UINT64_MAX : 4 * g.slots;
+    g.schedule = synthesize_prefix(g.family, sp_, g.slots, g.complete);
+  }
+  const Schedule& whole(std::size_t index) {
+    Guide& g = guides_[index];
+    if (!g.complete) {
+      g.slots = UINT64_MAX;
+      g.schedule = synthesize_prefix(g.family, sp_, g.slots, g.complete);
+    }
+    return g.schedule;
+  }
+  // A run guided by guides_[index] under the mark. A run that reads past the end of a guide cut
+  // short is run again with four times the slots (charged to the budget when `charged`): the
+  // same run as with the whole pattern, which the last attempt has at worst.
+  GreedyRun run_guided(std::size_t index, GreedyPolicy pol, bool charged) {
+    for (;;) {
+      Guide& g = guides_[index];
+      pol.guide = &g.schedule;
+      pol.guide_is_prefix = !g.complete;
+      GreedyRun run = greedy_run(shape_, pol, mark(), &buffers_);
+      if (!run.guide_exhausted) return run;
+      if (charged) budget_.spend(static_cast<double>(run.placed - run.copied));
+      extend(g);
     }
   }
 
@@ -264,7 +319,8 @@ class Search {
   // (GreedyPolicy::shadow_lookahead); if so the second run would only repeat the first (at p=64,
   // m=512 with T_F=2 T_I=3 T_W=1, ZBV's: a whole run saved) and is skipped.
   void squeeze_next() {
-    const auto& [family, guide] = guides_[squeezed_++];
+    const std::size_t index = squeezed_++;
+    const std::string family = guides_[index].family;
     constexpr std::uint32_t kNear = 2, kFar = 6;
     bool far_repeats_near = false;
     for (std::uint32_t lookahead : {kNear, kFar}) {
@@ -276,9 +332,9 @@ class Search {
         result_.tried.push_back(std::move(c));
         return;
       }
-      GreedyPolicy pol{cap_, false, true, true, &guide, lookahead, true};
+      GreedyPolicy pol{cap_, false, true, true, nullptr, lookahead, true};
       if (lookahead == kNear) pol.shadow_lookahead = kFar;
-      far_repeats_near = run_greedy(std::move(c), pol);
+      far_repeats_near = run_greedy(std::move(c), pol, index);
     }
   }
 
@@ -291,8 +347,8 @@ class Search {
   SynthParams sp_;
   std::vector<std::string_view> families_;  // this shape's, the likely best first
   bool positive_costs_ = true;
-  std::vector<std::pair<std::string, Schedule>> guides_;  // the V patterns, to squeeze
-  std::size_t squeezed_ = 0;                              // guides_[0, squeezed_) are done
+  std::vector<Guide> guides_;  // the V patterns, to squeeze
+  std::size_t squeezed_ = 0;   // guides_[0, squeezed_) are done
   AutoResult result_;
   // The best candidate's schedule: its own, or a V pattern's, left in guides_ until the end.
   std::optional<Schedule> best_own_;

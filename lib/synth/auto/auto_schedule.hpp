@@ -101,6 +101,10 @@ struct GreedyPolicy {
   /// each again: the same schedule, made faster; only when every time is exact (greedy.cpp). Off
   /// only in tests, to compare.
   bool copy_steady_state = true;
+  /// The guide's programs are only the start of the pattern's (synthesize_prefix): a run that
+  /// would read past the end of one stops there, unfinished, so that it never decides on less
+  /// than the whole pattern would show it (greedy_schedule returns false).
+  bool guide_is_prefix = false;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when

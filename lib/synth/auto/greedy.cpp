@@ -213,6 +213,7 @@ class Greedy {
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) work_left_[r] = exact_work_left(r);
   }
   bool gave_up() const { return gave_up_; }
+  bool guide_exhausted() const { return guide_exhausted_; }
   bool shadow_parted() const { return shadow_parted_; }
   std::size_t copied() const { return period_.copied; }
 
@@ -220,7 +221,7 @@ class Greedy {
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) queue_.lower(r, 0.0);
     for (;;) {
       queue_.settle();
-      if (queue_.empty() || gave_up_) break;
+      if (queue_.empty() || gave_up_ || guide_exhausted_) break;
       if (period_.enabled && next_f_[0] != period_.base && next_f_[0] < M_ && next_f_[0] % PeriodWatch::kStride == 0) {
         watch_for_period(queue_.top_time());
         if (gave_up_) break;
@@ -231,7 +232,7 @@ class Greedy {
       decide(t, r);
     }
     makespan = 0;
-    if (gave_up_) return false;
+    if (gave_up_ || guide_exhausted_) return false;
     for (std::uint32_t s = 0; s < sh_.stages; ++s)
       if (next_w_[s] < M_) return false;
     for (double f : free_) makespan = std::max(makespan, f);
@@ -330,12 +331,22 @@ class Greedy {
       }
       next = std::min(next, ready);
     }
+    // A scan that reached the end of a guide cut short (GreedyPolicy::guide_is_prefix) with its
+    // window not full cannot tell what the rest of the guide would change: the run stops.
+    if (pol_.guide_is_prefix && k == prog.size() && seen <= pol_.lookahead) {
+      guide_exhausted_ = true;
+      return;
+    }
     // The rank waits. Would a wider window (GreedyPolicy::shadow_lookahead) have run something now,
     // or woken the rank sooner? Either is the first step where the two runs part.
     for (; k < prog.size() && seen <= pol_.shadow_lookahead && !shadow_parted_; ++k) {
       if (done[k] != kNotRun || !ours(prog[k])) continue;
       ++seen;
       shadow_parted_ = guided_ready(t, r, prog[k], false) < next;
+    }
+    if (k == prog.size() && seen <= pol_.shadow_lookahead && !shadow_parted_ && pol_.guide_is_prefix) {
+      guide_exhausted_ = true;  // a longer guide could still part the two runs
+      return;
     }
     period_.note_scan(r, k - first);
     if (next != kNever) queue_.lower(r, next);
@@ -713,6 +724,7 @@ class Greedy {
   double screen_margin_ = 0;
   std::vector<double> work_left_;  // per rank, a running total (occupy)
   bool gave_up_ = false;
+  bool guide_exhausted_ = false;  // GreedyPolicy::guide_is_prefix
 };
 
 }  // namespace
@@ -725,6 +737,7 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
   GreedyRun out;
   out.finished = g.run(out.makespan);
   out.gave_up = g.gave_up();
+  out.guide_exhausted = g.guide_exhausted();
   out.same_with_shadow_lookahead = policy.guide && policy.shadow_lookahead > policy.lookahead && !g.shadow_parted();
   for (const auto& program : g.programs()) out.placed += program.size();
   out.copied = g.copied();

@@ -14,6 +14,9 @@ namespace ppsched::auto_detail {
 struct GreedyRun {
   bool finished = false;  ///< every action placed
   bool gave_up = false;   ///< stopped early: some rank could no longer finish by the mark
+  /// Stopped: the guide was cut short (GreedyPolicy::guide_is_prefix) and the run would have read
+  /// past the cut. Run it again with more of the guide.
+  bool guide_exhausted = false;
   /// When finished: the makespan, the highest per-rank peak and the longest rank span, exactly as
   /// the timed simulator and compute_memory measure them (a test checks the two agree).
   double makespan = 0, peak = 0, span = 0;
