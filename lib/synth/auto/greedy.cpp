@@ -183,7 +183,7 @@ class Greedy {
     i_end_ = buffers.i_end.data();
     stage_.resize(sh_.stages);
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {
-      StageFacts& st = stage_[s];
+      StageState& st = stage_[s];
       st.f = sh_.f[s], st.i = sh_.i[s], st.w = sh_.w[s];
       st.fwd_xfer = sh_.fwd_xfer[s], st.bwd_xfer = sh_.bwd_xfer[s];
       st.act = sh_.act[s];
@@ -191,23 +191,15 @@ class Greedy {
       st.rank = sh_.rank_of[s];
     }
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) own_.insert(own_.end(), sh_.own[r].begin(), sh_.own[r].end());
-    next_f_.assign(sh_.stages, 0);
-    next_i_.assign(sh_.stages, 0);
-    next_w_.assign(sh_.stages, 0);
-    w_due_.assign(sh_.stages, kNever);
-    i_ready_.assign(sh_.stages, kNever);
-    f_ready_.assign(sh_.stages, kNever);
     refresh_all_ready();
-    mem_ = sh_.base;
-    peak_ = sh_.base;
-    first_start_.assign(sh_.ranks, -1.0);
-    reserved_.assign(sh_.ranks, 0.0);
-    free_.assign(sh_.ranks, 0.0);
+    rank_.resize(sh_.ranks);
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
+      rank_[r].mem = rank_[r].peak = sh_.base[r];
+      rank_[r].forwards_left = static_cast<std::uint32_t>(sh_.own[r].size()) * M_;
+    }
     programs_.swap(buffers.programs);  // storage of an earlier run, if it left any
     programs_.resize(sh_.ranks);
     for (auto& prog : programs_) prog.clear();
-    forwards_left_.assign(sh_.ranks, 0);
-    for (std::uint32_t r = 0; r < sh_.ranks; ++r) forwards_left_[r] = static_cast<std::uint32_t>(sh_.own[r].size()) * M_;
     for (auto& prog : programs_) prog.reserve(std::size_t{3} * M_ * sh_.v);
     period_.enabled = pol_.copy_steady_state && sh_.exact_times;
     if (pol_.guide) {
@@ -225,8 +217,7 @@ class Greedy {
     limit_ = limit;
     // Far wider than the rounding of a running sum of a few million durations.
     screen_margin_ = 1e-6 * std::max(1.0, std::abs(limit));
-    work_left_.assign(sh_.ranks, 0.0);
-    for (std::uint32_t r = 0; r < sh_.ranks; ++r) work_left_[r] = exact_work_left(r);
+    for (std::uint32_t r = 0; r < sh_.ranks; ++r) rank_[r].work_left = exact_work_left(r);
   }
   bool gave_up() const { return gave_up_; }
   bool guide_exhausted() const { return guide_exhausted_; }
@@ -238,7 +229,8 @@ class Greedy {
     for (;;) {
       queue_.settle();
       if (queue_.empty() || gave_up_ || guide_exhausted_) break;
-      if (period_.enabled && next_f_[0] != period_.base && next_f_[0] < M_ && next_f_[0] % PeriodWatch::kStride == 0) {
+      const std::uint32_t base = stage_[0].next_f;
+      if (period_.enabled && base != period_.base && base < M_ && base % PeriodWatch::kStride == 0) {
         watch_for_period(queue_.top_time());
         if (gave_up_) break;
       }
@@ -250,8 +242,8 @@ class Greedy {
     makespan = 0;
     if (gave_up_ || guide_exhausted_) return false;
     for (std::uint32_t s = 0; s < sh_.stages; ++s)
-      if (next_w_[s] < M_) return false;
-    for (double f : free_) makespan = std::max(makespan, f);
+      if (stage_[s].next_w < M_) return false;
+    for (const RankState& rs : rank_) makespan = std::max(makespan, rs.free);
     return true;
   }
 
@@ -263,11 +255,15 @@ class Greedy {
   }
   /// After run(): the highest per-rank peak and the longest rank span, exactly as the timed
   /// simulator and compute_memory measure them (a test checks the two agree).
-  double peak() const { return *std::max_element(peak_.begin(), peak_.end()); }
+  double peak() const {
+    double highest = rank_.front().peak;
+    for (const RankState& rs : rank_) highest = std::max(highest, rs.peak);
+    return highest;
+  }
   double span() const {
     double longest = 0;
     for (std::uint32_t r = 0; r < sh_.ranks; ++r)
-      if (first_start_[r] >= 0) longest = std::max(longest, free_[r] - first_start_[r]);
+      if (rank_[r].first_start >= 0) longest = std::max(longest, rank_[r].free - rank_[r].first_start);
     return longest;
   }
 
@@ -278,34 +274,37 @@ class Greedy {
   // When the next I and the next F of stage s can start, as far as their inputs go (kNever: not
   // known yet). Kept per stage and refreshed when one of their inputs changes (run_f, run_i): a
   // decision reads one number per stage instead of gathering ends from two stages' rows.
-  double i_ready(std::uint32_t s) const { return i_ready_[s]; }
-  double f_ready(std::uint32_t s) const { return f_ready_[s]; }
+  double i_ready(std::uint32_t s) const { return stage_[s].i_ready; }
+  double f_ready(std::uint32_t s) const { return stage_[s].f_ready; }
   void refresh_i_ready(std::uint32_t s) {
-    const std::uint32_t m = next_i_[s];
+    const std::uint32_t m = stage_[s].next_i;
     double ready = kNever;
-    if (m < M_ && m < next_f_[s]) {
+    if (m < M_ && m < stage_[s].next_f) {
       ready = f_end(s, m);
       if (s + 1 < sh_.stages)
-        ready = next_i_[s + 1] <= m ? kNever : std::max(ready, i_end(s + 1, m) + stage_[s].bwd_xfer);
+        ready = stage_[s + 1].next_i <= m ? kNever : std::max(ready, i_end(s + 1, m) + stage_[s].bwd_xfer);
     }
-    i_ready_[s] = ready;
+    stage_[s].i_ready = ready;
   }
   void refresh_f_ready(std::uint32_t s) {
-    const std::uint32_t m = next_f_[s];
+    const std::uint32_t m = stage_[s].next_f;
     double ready = kNever;
-    if (m < M_) ready = s == 0 ? 0.0 : next_f_[s - 1] <= m ? kNever : f_end(s - 1, m) + stage_[s].fwd_xfer;
-    f_ready_[s] = ready;
+    if (m < M_) ready = s == 0 ? 0.0 : stage_[s - 1].next_f <= m ? kNever : f_end(s - 1, m) + stage_[s].fwd_xfer;
+    stage_[s].f_ready = ready;
   }
   // The end of the input gradient that stage s's oldest pending W waits for (kNever: none pending):
   // what oldest_w compares, kept per stage so that a decision does not reach into i_end's rows.
-  void refresh_w_due(std::uint32_t s) { w_due_[s] = next_w_[s] < next_i_[s] ? i_end(s, next_w_[s]) : kNever; }
+  void refresh_w_due(std::uint32_t s) {
+    StageState& st = stage_[s];
+    st.w_due = st.next_w < st.next_i ? i_end(s, st.next_w) : kNever;
+  }
   void refresh_all_ready() {
     for (std::uint32_t s = 0; s < sh_.stages; ++s) refresh_i_ready(s), refresh_f_ready(s), refresh_w_due(s);
   }
 
   bool f_fits(std::uint32_t r, std::uint32_t s) const {
     if (sh_.v == 2 && !sh_.first_chunk_of_v(s))  // a second chunk: reserved, or it must fit
-      return pol_.reserve_each || mem_[r] + stage_[s].act <= pol_.target_cap + kSlack;
+      return pol_.reserve_each || rank_[r].mem + stage_[s].act <= pol_.target_cap + kSlack;
     double need = stage_[s].act;
     if (sh_.first_chunk_of_v(s)) {
       const std::uint32_t partner = sh_.partner(s);
@@ -315,11 +314,11 @@ class Greedy {
         // Rank r's second chunk lives about 2r+1 slots of V-Min's 6-slot period, so it holds
         // about (2r+2)/6 microbatches in flight: keep room for that many.
         const std::uint32_t want = (2 * r + 7) / 6;
-        const std::uint32_t held = next_f_[partner] - next_i_[partner];
+        const std::uint32_t held = stage_[partner].next_f - stage_[partner].next_i;
         need += stage_[partner].act * (held < want ? want - held : 0);
       }
     }
-    return mem_[r] + reserved_[r] + need <= pol_.target_cap + kSlack;
+    return rank_[r].mem + rank_[r].reserved + need <= pol_.target_cap + kSlack;
   }
 
   // The guided decision (GreedyPolicy::guide): the guide's order first, then any ready action
@@ -372,11 +371,11 @@ class Greedy {
     const std::uint32_t s = a.stage, m = a.microbatch();
     switch (a.kind) {
       case ActionKind::F:
-        return next_f_[s] == m && guided_f_fits(r, s, in_order) ? f_ready(s) : kNever;
+        return stage_[s].next_f == m && guided_f_fits(r, s, in_order) ? f_ready(s) : kNever;
       case ActionKind::I:
-        return next_i_[s] == m ? i_ready(s) : kNever;
+        return stage_[s].next_i == m ? i_ready(s) : kNever;
       case ActionKind::W:
-        return next_w_[s] == m && next_i_[s] > m ? t : kNever;
+        return stage_[s].next_w == m && stage_[s].next_i > m ? t : kNever;
       default:
         return kNever;
     }
@@ -386,11 +385,11 @@ class Greedy {
   // fill a rank with half-finished microbatches; in the guide's order it needs only to fit.
   bool guided_f_fits(std::uint32_t r, std::uint32_t s, bool in_order) const {
     double need = stage_[s].act + (!in_order && sh_.first_chunk_of_v(s) ? stage_[sh_.partner(s)].act : 0.0);
-    return mem_[r] + need <= pol_.target_cap + kSlack;
+    return rank_[r].mem + need <= pol_.target_cap + kSlack;
   }
 
   void decide(double t, std::uint32_t r) {
-    if (pol_.guide && !(pol_.free_cooldown && forwards_left_[r] == 0)) return decide_guided(t, r);
+    if (pol_.guide && !(pol_.free_cooldown && rank_[r].forwards_left == 0)) return decide_guided(t, r);
     double next = kNever;
     // 1. an input-gradient backward that is ready, highest stage first (nearest the loss), or with
     // GreedyPolicy::first_chunk_input_grad_first the lowest
@@ -438,24 +437,24 @@ class Greedy {
     double best_end = kNever;
     const std::uint32_t* own = own_of(r);
     for (std::uint32_t k = 0; k < sh_.v; ++k)
-      if (w_due_[own[k]] < best_end) best_end = w_due_[own[k]], best = own[k];
+      if (stage_[own[k]].w_due < best_end) best_end = stage_[own[k]].w_due, best = own[k];
     return best;
   }
 
   void occupy(std::uint32_t r, double start, double duration, Action a) {
-    if (first_start_[r] < 0) first_start_[r] = start;
+    if (rank_[r].first_start < 0) rank_[r].first_start = start;
     programs_[r].push_back(a);
-    free_[r] = start + duration;
-    queue_.lower(r, free_[r]);
+    rank_[r].free = start + duration;
+    queue_.lower(r, rank_[r].free);
     // Every later action of rank r starts after this one ends, so the rank ends no sooner than
-    // that plus the work it has left. A running total (work_left_) screens; near the mark the
+    // that plus the work it has left. A running total (RankState::work_left) screens; near the mark the
     // work left is recounted from the counters, so rounding in the running total never decides.
     if (limit_ != kNever) {
-      if (period_.pending) period_.note_bound(r, free_[r] + exact_work_left(r));
-      work_left_[r] -= duration;
-      if (free_[r] + work_left_[r] > limit_ - screen_margin_) {
-        work_left_[r] = exact_work_left(r);
-        gave_up_ = gave_up_ || free_[r] + work_left_[r] > limit_;
+      if (period_.pending) period_.note_bound(r, rank_[r].free + exact_work_left(r));
+      rank_[r].work_left -= duration;
+      if (rank_[r].free + rank_[r].work_left > limit_ - screen_margin_) {
+        rank_[r].work_left = exact_work_left(r);
+        gave_up_ = gave_up_ || rank_[r].free + rank_[r].work_left > limit_;
       }
     }
   }
@@ -464,14 +463,14 @@ class Greedy {
     double left = 0;
     const std::uint32_t* own = own_of(r);
     for (std::uint32_t k = 0; k < sh_.v; ++k) {
-      const std::uint32_t s = own[k];
-      left += (M_ - next_f_[s]) * stage_[s].f + (M_ - next_i_[s]) * stage_[s].i + (M_ - next_w_[s]) * stage_[s].w;
+      const StageState& st = stage_[own[k]];
+      left += (M_ - st.next_f) * st.f + (M_ - st.next_i) * st.i + (M_ - st.next_w) * st.w;
     }
     return left;
   }
   void wake(std::uint32_t stage, double at) {
     const std::uint32_t r = stage_[stage].rank;
-    queue_.lower(r, std::max(at, free_[r]));
+    queue_.lower(r, std::max(at, rank_[r].free));
   }
 
   // The simulator's memory rule (sim/memory.hpp). The greedy applies a free when it decides the
@@ -480,33 +479,33 @@ class Greedy {
   double held(ActionKind kind, std::uint32_t s) const { return memory_delta(kind, sh_.act[s], sh_.wgt[s]).amount; }
 
   void run_f(double t, std::uint32_t r, std::uint32_t s) {
-    const std::uint32_t m = next_f_[s]++;
-    --forwards_left_[r];
-    if (pol_.reserve_each && sh_.first_chunk_of_v(s)) reserved_[r] += stage_[sh_.partner(s)].act;
-    if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) reserved_[r] -= stage_[s].act;
-    mem_[r] += stage_[s].act;  // held(ActionKind::F, s)
-    peak_[r] = std::max(peak_[r], mem_[r]);
+    const std::uint32_t m = stage_[s].next_f++;
+    --rank_[r].forwards_left;
+    if (pol_.reserve_each && sh_.first_chunk_of_v(s)) rank_[r].reserved += stage_[sh_.partner(s)].act;
+    if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) rank_[r].reserved -= stage_[s].act;
+    rank_[r].mem += stage_[s].act;  // held(ActionKind::F, s)
+    rank_[r].peak = std::max(rank_[r].peak, rank_[r].mem);
     occupy(r, t, stage_[s].f, Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
-    f_end(s, m) = free_[r];
+    f_end(s, m) = rank_[r].free;
     refresh_f_ready(s);
     refresh_i_ready(s);
     if (s + 1 < sh_.stages) refresh_f_ready(s + 1);
-    if (s + 1 < sh_.stages && stage_[s + 1].rank != r) wake(s + 1, free_[r] + stage_[s + 1].fwd_xfer);
+    if (s + 1 < sh_.stages && stage_[s + 1].rank != r) wake(s + 1, rank_[r].free + stage_[s + 1].fwd_xfer);
   }
   void run_i(double t, std::uint32_t r, std::uint32_t s) {
-    const std::uint32_t m = next_i_[s]++;
-    mem_[r] += stage_[s].held_i;
+    const std::uint32_t m = stage_[s].next_i++;
+    rank_[r].mem += stage_[s].held_i;
     occupy(r, t, stage_[s].i, Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
-    i_end(s, m) = free_[r];
-    if (next_w_[s] == m) w_due_[s] = free_[r];
+    i_end(s, m) = rank_[r].free;
+    if (stage_[s].next_w == m) stage_[s].w_due = rank_[r].free;
     refresh_i_ready(s);
     if (s > 0) refresh_i_ready(s - 1);
-    if (s > 0 && stage_[s - 1].rank != r) wake(s - 1, free_[r] + stage_[s - 1].bwd_xfer);
+    if (s > 0 && stage_[s - 1].rank != r) wake(s - 1, rank_[r].free + stage_[s - 1].bwd_xfer);
   }
   void run_w(double t, std::uint32_t r, std::uint32_t s) {
-    const std::uint32_t m = next_w_[s]++;
+    const std::uint32_t m = stage_[s].next_w++;
     refresh_w_due(s);
-    mem_[r] += stage_[s].held_w;
+    rank_[r].mem += stage_[s].held_w;
     occupy(r, t, stage_[s].w, Action::make(ActionKind::W, static_cast<std::uint16_t>(s), m));
   }
 
@@ -529,27 +528,27 @@ class Greedy {
     key.clear();
     const double b = base;
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {
-      key.push_back(next_f_[s] - b);
-      key.push_back(next_i_[s] - b);
-      key.push_back(next_w_[s] - b);
+      key.push_back(stage_[s].next_f - b);
+      key.push_back(stage_[s].next_i - b);
+      key.push_back(stage_[s].next_w - b);
     }
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
-      key.push_back(mem_[r]);
-      key.push_back(reserved_[r]);
-      key.push_back(since(free_[r]));
+      key.push_back(rank_[r].mem);
+      key.push_back(rank_[r].reserved);
+      key.push_back(since(rank_[r].free));
       key.push_back(queue_.time_of(r) - t);
-      key.push_back(first_start_[r] < 0 ? 1.0 : 0.0);
+      key.push_back(rank_[r].first_start < 0 ? 1.0 : 0.0);
     }
     key.push_back(shadow_parted_ ? 1.0 : 0.0);
     if (!full) return;
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {
       const std::uint32_t f_lo = oldest_forward_read(s), i_lo = oldest_input_grad_read(s);
       key.push_back(f_lo - b);
-      for (std::uint32_t m = f_lo; m < next_f_[s]; ++m) key.push_back(since(f_end_[std::size_t{s} * M_ + m]));
+      for (std::uint32_t m = f_lo; m < stage_[s].next_f; ++m) key.push_back(since(f_end_[std::size_t{s} * M_ + m]));
       key.push_back(i_lo - b);
-      for (std::uint32_t m = i_lo; m < next_i_[s]; ++m) {
+      for (std::uint32_t m = i_lo; m < stage_[s].next_i; ++m) {
         const double end = i_end_[std::size_t{s} * M_ + m];
-        key.push_back(sh_.v == 2 && m >= next_w_[s] ? end - t : since(end));
+        key.push_back(sh_.v == 2 && m >= stage_[s].next_w ? end - t : since(end));
       }
     }
     if (pol_.guide)
@@ -562,17 +561,17 @@ class Greedy {
   // The oldest forward end of stage s that a decision may still read (its next I's, and the next
   // stage's next F), and the same for input-gradient ends (its next W's, the stage below's next I).
   std::uint32_t oldest_forward_read(std::uint32_t s) const {
-    return s + 1 < sh_.stages ? std::min(next_i_[s], next_f_[s + 1]) : next_i_[s];
+    return s + 1 < sh_.stages ? std::min(stage_[s].next_i, stage_[s + 1].next_f) : stage_[s].next_i;
   }
   std::uint32_t oldest_input_grad_read(std::uint32_t s) const {
-    return s > 0 ? std::min(next_w_[s], next_i_[s - 1]) : next_w_[s];
+    return s > 0 ? std::min(stage_[s].next_w, stage_[s - 1].next_i) : stage_[s].next_w;
   }
 
   // Called at the top of the loop each time stage 0 has started a new forward (`base`, a multiple
   // of PeriodWatch::kStride), with t the time of the next decision.
   void watch_for_period(double t) {
     PeriodWatch& w = period_;
-    const std::uint32_t base = w.base = next_f_[0];
+    const std::uint32_t base = w.base = stage_[0].next_f;
     state_key(base, t, false, w.scratch);
     if (w.pending && base == w.start.base + w.period) {
       std::vector<double> full;
@@ -642,18 +641,18 @@ class Greedy {
         prog[k] = prog[k - len];
         prog[k].index += P;
       }
-      forwards_left_[r] -= static_cast<std::uint32_t>(
+      rank_[r].forwards_left -= static_cast<std::uint32_t>(
           n * static_cast<std::size_t>(std::count_if(prog.begin() + static_cast<std::ptrdiff_t>(from), prog.begin() + static_cast<std::ptrdiff_t>(to),
                                                        [](const Action& a) { return a.kind == ActionKind::F; })));
       w.copied += n * len;
-      free_[r] += shift_t;
+      rank_[r].free += shift_t;
     }
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {
       // Downwards, so that no end is overwritten before it is copied.
-      for (std::uint32_t m = next_f_[s]; m-- > oldest_forward_read(s);) f_end(s, m + shift_mb) = f_end(s, m) + shift_t;
-      for (std::uint32_t m = next_i_[s]; m-- > oldest_input_grad_read(s);) i_end(s, m + shift_mb) = i_end(s, m) + shift_t;
+      for (std::uint32_t m = stage_[s].next_f; m-- > oldest_forward_read(s);) f_end(s, m + shift_mb) = f_end(s, m) + shift_t;
+      for (std::uint32_t m = stage_[s].next_i; m-- > oldest_input_grad_read(s);) i_end(s, m + shift_mb) = i_end(s, m) + shift_t;
     }
-    for (std::uint32_t s = 0; s < sh_.stages; ++s) next_f_[s] += shift_mb, next_i_[s] += shift_mb, next_w_[s] += shift_mb;
+    for (StageState& st : stage_) st.next_f += shift_mb, st.next_i += shift_mb, st.next_w += shift_mb;
     queue_.shift(shift_t);
     refresh_all_ready();
     if (pol_.guide)
@@ -669,7 +668,7 @@ class Greedy {
         cursor_[r] = cur + step;
       }
     if (limit_ != kNever)
-      for (std::uint32_t r = 0; r < sh_.ranks; ++r) work_left_[r] = exact_work_left(r);
+      for (std::uint32_t r = 0; r < sh_.ranks; ++r) rank_[r].work_left = exact_work_left(r);
   }
 
   // Under a guide: how far past rank r's cursor its last guide action run ahead lies (0: none).
@@ -699,28 +698,37 @@ class Greedy {
     return (y - cur - extent) / step + 1;
   }
 
-  // What a decision reads of stage s, in one place: Shape's vectors sit behind a reference, and
-  // their data pointers are reloaded after every store of the greedy.
-  struct StageFacts {
+  // Stage s as a decision reads it, in one place: its durations, memory and rank (Shape's, whose
+  // vectors sit behind a reference and are reloaded after every store of the greedy), and the
+  // greedy's counters and ready times for it. One record per stage and per rank rather than a
+  // vector per field: a decision touches a few records, not a dozen vectors.
+  struct StageState {
     double f, i, w;              // durations
     double fwd_xfer, bwd_xfer;   // as Shape's
     double act, held_i, held_w;  // M_B, and the memory an I and a W change
+    double f_ready = kNever, i_ready = kNever;  // refresh_f_ready, refresh_i_ready
+    double w_due = kNever;                      // refresh_w_due
     std::uint32_t rank;
+    std::uint32_t next_f = 0, next_i = 0, next_w = 0;  // the next microbatch of each kind
+  };
+  struct RankState {
+    double mem = 0, peak = 0;    // memory held now, and at most so far
+    double first_start = -1;     // when its first action started (-1: none yet)
+    double reserved = 0;         // second-chunk room kept (GreedyPolicy::reserve_each)
+    double free = 0;             // when its last action ends
+    double work_left = 0;        // a running total of the work it has left (occupy)
+    std::uint32_t forwards_left = 0;  // GreedyPolicy::free_cooldown
   };
   const std::uint32_t* own_of(std::uint32_t r) const { return own_.data() + std::size_t{r} * sh_.v; }
 
   const Shape& sh_;
   const GreedyPolicy& pol_;
   const std::uint32_t M_;
-  std::vector<StageFacts> stage_;
+  std::vector<StageState> stage_;
   std::vector<std::uint32_t> own_;  // rank r's stages at [r * v, (r + 1) * v), highest first
-  std::vector<double> w_due_;       // per stage (refresh_w_due)
   double* f_end_;  // GreedyBuffers: [stage * M_ + microbatch]
   double* i_end_;
-  std::vector<std::uint32_t> next_f_, next_i_, next_w_;
-  std::vector<double> i_ready_, f_ready_;  // per stage (refresh_i_ready, refresh_f_ready)
-  std::vector<std::uint32_t> forwards_left_;  // per rank (GreedyPolicy::free_cooldown)
-  std::vector<double> mem_, peak_, first_start_, reserved_, free_;
+  std::vector<RankState> rank_;
   std::vector<std::vector<Action>> programs_;
   // Guided: the first action of the guide not yet run, which of the guide's actions have run, and
   // how many past the cursor have run.
@@ -738,7 +746,6 @@ class Greedy {
   double limit_ = kNever;
   bool shadow_parted_ = false;  // GreedyPolicy::shadow_lookahead
   double screen_margin_ = 0;
-  std::vector<double> work_left_;  // per rank, a running total (occupy)
   bool gave_up_ = false;
   bool guide_exhausted_ = false;  // GreedyPolicy::guide_is_prefix
 };
