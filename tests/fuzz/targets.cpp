@@ -248,10 +248,13 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
 
 // The greedy's steady-state copy (lib/synth/auto/greedy.cpp): on a decoded pipeline with exact
 // times (costs in quarters, per stage), every greedy variant, every V pattern replayed and
-// squeezed, with and without a mark, builds exactly what it builds deciding every step.
+// squeezed, with and without a mark, builds exactly what it builds deciding every step. And V-Half
+// and V-Min cut short (GreedyPolicy::guide_is_prefix) give the same run, or one that stops asking
+// for more of the pattern.
 void steady_state(const std::uint8_t* d, std::size_t n) {
-  // Bytes: ranks, microbatches, chunks, stage 0's F, I and W, the cap, flags, the mark; then the
-  // other stages' F, I and W when the flags say each stage has its own.
+  // Bytes: ranks, microbatches, chunks (and where to cut the patterns), stage 0's F, I and W, the
+  // cap, flags, the mark; then the other stages' F, I and W when the flags say each stage has its
+  // own.
   auto byte = [&](std::size_t i) -> std::uint32_t { return i < n ? d[i] : 0; };
   AutoParams a = decoded_shape(d, n, 48);
   const std::uint32_t stages = a.ranks * a.stages_per_rank;
@@ -273,12 +276,12 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
   if (!shape.exact_times) fuzz_fail("quarter costs are not exact times");
   std::vector<GreedyPolicy> policies = auto_detail::greedy_variants(a, shape);
   std::vector<Schedule> guides;
-  if (a.stages_per_rank == 2) {
-    SynthParams sp;
-    sp.ranks = a.ranks;
-    sp.microbatches = a.microbatches;
+  SynthParams sp;
+  sp.ranks = a.ranks;
+  sp.microbatches = a.microbatches;
+  if (a.stages_per_rank == 2)
     for (const char* family : {"ZBVZeroBubble", "VHalf", "VMin"}) guides.push_back(synthesize(family, sp));
-  }
+  const std::uint64_t cut_slots = 1 + 3 * std::uint64_t{byte(2) / 2};
   for (const Schedule& g : guides) {
     policies.push_back({auto_detail::kNever, false, true, true, &g, 0});
     GreedyPolicy squeezed{a.memory_cap, false, true, true, &g, 2, true};
@@ -300,6 +303,21 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
       if (copied.makespan != decided.makespan || copied.peak != decided.peak || copied.span != decided.span ||
           copied.same_with_shadow_lookahead != decided.same_with_shadow_lookahead)
         fuzz_fail("the steady-state copy measured its schedule otherwise than deciding every step");
+      if (!pol.guide || pol.guide == &guides.front()) continue;  // V-Half and V-Min only
+      bool complete = false;
+      const Schedule cut = synthesize_prefix(pol.guide == &guides[1] ? "VHalf" : "VMin", sp, cut_slots, complete);
+      GreedyPolicy on_cut = pol;
+      on_cut.guide = &cut;
+      on_cut.guide_is_prefix = !complete;
+      const auto_detail::GreedyRun part = auto_detail::greedy_run(shape, on_cut, mark);
+      if (part.guide_exhausted) {
+        if (complete || part.finished) fuzz_fail("a run on a whole guide, or one that finished, asked for more guide");
+        continue;
+      }
+      if (part.finished != copied.finished || part.gave_up != copied.gave_up || part.placed != copied.placed ||
+          part.programs != copied.programs || part.makespan != copied.makespan ||
+          part.same_with_shadow_lookahead != copied.same_with_shadow_lookahead)
+        fuzz_fail("a run on a cut guide built another schedule than on the whole guide");
     }
   }
 }
@@ -314,7 +332,8 @@ constexpr Target kTargets[] = {
     {"roundtrip", "parse, write, parse: same IR and same bytes (CSV and JSON)", roundtrip},
     {"pipeline", "validate, lower, both simulators; deadlock verdicts agree", pipeline},
     {"auto_search", "the automatic search on decoded pipelines: what it returns holds", auto_search},
-    {"steady_state", "the greedy's steady-state copy builds what deciding every step builds", steady_state},
+    {"steady_state", "the greedy's steady-state copy builds what deciding every step builds; so does a cut guide",
+     steady_state},
 };
 
 }  // namespace
