@@ -192,6 +192,8 @@ class Search {
       Schedule s = empty_schedule(p_);
       for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
       keep(std::move(s));
+    } else {
+      recycle(run);
     }
     return run.same_with_shadow_lookahead;
   }
@@ -244,6 +246,7 @@ class Search {
         AutoCandidate c;
         c.origin = family;
         if (record_run(std::move(c), run, "does not finish")) keep_family();
+        recycle(run);  // the family is kept as synthesized, not as replayed
         return;
       }
       const Schedule& s = v ? whole(index) : one_chunk;
@@ -258,6 +261,11 @@ class Search {
       c.why_not = e.what();
       result_.tried.push_back(std::move(c));
     }
+  }
+
+  // A finished run's programs that are not kept: storage for the next run (GreedyBuffers).
+  void recycle(GreedyRun& run) {
+    if (!run.programs.empty()) buffers_.programs = std::move(run.programs);
   }
 
   // A V pattern as a guide: at first its start only (synthesize_prefix), enough for about p + 8
