@@ -4,6 +4,7 @@
 #include <random>
 
 #include "support/catch.hpp"
+#include "support/greedy_runs.hpp"
 #include "synth/auto/auto_schedule.hpp"
 #include "synth/auto/greedy.hpp"
 #include "synth/synth.hpp"
@@ -72,13 +73,7 @@ TEST_CASE("a run on a cut guide stops or builds what the run on the whole guide 
               ++exhausted;
               continue;
             }
-            CHECK(run.finished == full.finished);
-            CHECK(run.gave_up == full.gave_up);
-            CHECK(run.placed == full.placed);
-            CHECK(run.makespan == full.makespan);
-            CHECK(run.peak == full.peak);
-            CHECK(run.same_with_shadow_lookahead == full.same_with_shadow_lookahead);
-            CHECK(run.programs == full.programs);
+            test::check_same_run(run, full);
             same_and_cut += !complete;
             gave_up_cut += !complete && run.gave_up;
           }

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "support/catch.hpp"
+#include "support/greedy_runs.hpp"
 #include "synth/auto/auto_schedule.hpp"
 #include "synth/auto/greedy.hpp"
 #include "synth/auto/variants.hpp"
@@ -37,14 +38,7 @@ AutoParams exact_pipeline(std::mt19937& rng) {
 }
 
 void check_same(const auto_detail::GreedyRun& copied, const auto_detail::GreedyRun& decided) {
-  CHECK(copied.finished == decided.finished);
-  CHECK(copied.gave_up == decided.gave_up);
-  CHECK(copied.placed == decided.placed);
-  CHECK(copied.makespan == decided.makespan);
-  CHECK(copied.peak == decided.peak);
-  CHECK(copied.span == decided.span);
-  CHECK(copied.same_with_shadow_lookahead == decided.same_with_shadow_lookahead);
-  CHECK(copied.programs == decided.programs);
+  test::check_same_run(copied, decided);
   CHECK(decided.copied == 0);
 }
 
