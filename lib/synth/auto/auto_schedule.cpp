@@ -218,7 +218,7 @@ class Search {
         add_guide(family);
       else
         one_chunk = synthesize(name, sp_);
-      const std::size_t index = guides_.size() - 1;
+      const std::size_t index = v ? guides_.size() - 1 : 0;  // the guide, for V
       auto schedule = [&]() -> const Schedule& { return v ? guides_[index].schedule : one_chunk; };
       auto keep_family = [&] { v ? keep_guide(index) : keep(std::move(one_chunk)); };
       // A family is replayed through the greedy rather than simulated: a guide with no lookahead
@@ -273,20 +273,18 @@ class Search {
   // with T_F=2 T_I=3 T_W=1, V-Half and V-Min within 1-2% of their actions); run_guided builds
   // more when a run needs it. Throws SynthError.
   void add_guide(const std::string& family) {
-    Guide g{family, {}, false, 6 * (std::uint64_t{p_.ranks} + 8)};
-    g.schedule = synthesize_prefix(family, sp_, g.slots, g.complete);
+    Guide g{family, {}, false, 0};
+    build(g, 6 * (std::uint64_t{p_.ranks} + 8));
     guides_.push_back(std::move(g));
   }
-  void extend(Guide& g) {
-    g.slots = g.slots > (std::uint64_t{1} << 40) ? UINT64_MAX : 4 * g.slots;
-    g.schedule = synthesize_prefix(g.family, sp_, g.slots, g.complete);
+  void build(Guide& g, std::uint64_t slots) {
+    g.slots = slots;
+    g.schedule = synthesize_prefix(g.family, sp_, slots, g.complete);
   }
+  void extend(Guide& g) { build(g, g.slots > (std::uint64_t{1} << 40) ? UINT64_MAX : 4 * g.slots); }
   const Schedule& whole(std::size_t index) {
     Guide& g = guides_[index];
-    if (!g.complete) {
-      g.slots = UINT64_MAX;
-      g.schedule = synthesize_prefix(g.family, sp_, g.slots, g.complete);
-    }
+    if (!g.complete) build(g, UINT64_MAX);
     return g.schedule;
   }
   // A run guided by guides_[index] under the mark. A run that reads past the end of a guide cut
