@@ -115,10 +115,14 @@ class Search {
     while (next_family < families_.size()) measure_family(families_[next_family++]);
     for (std::size_t k = 1; k < policies_.size() && !perfect() && !budget_.spent(); ++k) run_variant(policies_[k]);
     while (squeezed_ < guides_.size() && !perfect() && !budget_.spent()) squeeze_next();
+    explore();
     if (!has_best() || !result_.best.fits)
       throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
     result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].schedule) : std::move(*best_own_);
-    if (!perfect()) auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
+    if (!perfect()) {
+      auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
+      if (before_exploring_) improve_runner_up();
+    }
     return std::move(result_);
   }
 
@@ -263,6 +267,58 @@ class Search {
     }
   }
 
+  // The exploration round, after every other candidate: the combinations of the greedy's switches
+  // that the first round leaves out (exploration_variants), and each V pattern squeezed with every
+  // window from 0 to kWidest besides kNear and kFar. At tight caps a greedy's result jumps with
+  // such choices, in no order one could rank them by: at p=8, m=8, unit costs and V-Min's cap 4,
+  // V-Half squeezed gives 40.5 looking 0 ahead, 35.5 looking 4, 37.5 looking 6, and 35.5 is
+  // also the best that bench/offline/vshape_sat.py finds there. It runs only when all of it, counted as if no run
+  // gave up early, costs at most a tenth of the budget left: at the default budget, V searches with
+  // p x m up to about 3,000 (56 runs of 6pm actions) get it, larger ones stay as fast as without
+  // it, and a larger --time-budget turns it on for them too.
+  void explore() {
+    if (perfect() || budget_.spent()) return;
+    const std::vector<GreedyPolicy> switches = auto_detail::exploration_variants(p_, shape_, policies_);
+    std::vector<std::uint32_t> windows;
+    for (std::uint32_t w = 0; w <= kWidest; ++w)
+      if (w != kNear && w != kFar) windows.push_back(w);
+    const double runs = static_cast<double>(switches.size() + guides_.size() * windows.size());
+    const double actions = 3.0 * shape_.stages * shape_.microbatches;
+    if (runs == 0 || !budget_.can_pay(10 * runs * actions)) return;
+    before_exploring_ = Explored{result_.best, best_schedule()};
+    for (const GreedyPolicy& pol : switches) {
+      if (perfect() || budget_.spent()) return;
+      run_variant(pol);
+    }
+    for (std::size_t index = 0; index < guides_.size(); ++index)
+      for (std::uint32_t lookahead : windows) {
+        if (perfect() || budget_.spent()) return;
+        AutoCandidate c;
+        c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", guides_[index].family, cap_, lookahead);
+        run_greedy(std::move(c), GreedyPolicy{cap_, false, true, true, nullptr, lookahead, true}, index);
+      }
+  }
+
+  // The best schedule so far, wherever it is kept.
+  const Schedule& best_schedule() { return best_guide_ ? whole(*best_guide_) : *best_own_; }
+
+  // Local search from the best candidate of the rounds before exploring too, when exploring found
+  // a better one: a better start does not always end better (on 400 random configurations, the
+  // exploration round alone made 63 results faster and 3 slower, each of those through the local
+  // search). The result is the better of the two ends, so exploring never makes it slower unless
+  // the budget ran out first.
+  void improve_runner_up() {
+    Explored& before = *before_exploring_;
+    if (!better(result_.best, before.best) && !better(before.best, result_.best)) return;  // the same start
+    AutoResult other;
+    other.best = before.best;
+    auto_detail::improve_locally(p_, budget_, before.schedule, other);
+    if (!better(other.best, result_.best)) return;
+    result_.best = other.best;
+    result_.schedule = std::move(before.schedule);
+    for (AutoCandidate& c : other.tried) result_.tried.push_back(std::move(c));
+  }
+
   // A finished run's programs that are not kept: storage for the next run (GreedyBuffers).
   void recycle(GreedyRun& run) {
     if (!run.programs.empty()) buffers_.programs = std::move(run.programs);
@@ -327,7 +383,6 @@ class Search {
   void squeeze_next() {
     const std::size_t index = squeezed_++;
     const std::string family = guides_[index].family;
-    constexpr std::uint32_t kNear = 2, kFar = 6;
     bool far_repeats_near = false;
     for (std::uint32_t lookahead : {kNear, kFar}) {
       if (perfect() || budget_.spent()) return;
@@ -343,6 +398,9 @@ class Search {
       far_repeats_near = run_greedy(std::move(c), pol, index);
     }
   }
+
+  // The windows a V pattern is squeezed with (squeeze_next; explore tries the others up to kWidest).
+  static constexpr std::uint32_t kNear = 2, kFar = 6, kWidest = 12;
 
   const AutoParams& p_;
   const Shape shape_;
@@ -360,6 +418,13 @@ class Search {
   std::optional<Schedule> best_own_;
   std::optional<std::size_t> best_guide_;
   auto_detail::GreedyBuffers buffers_;  // shared by every greedy run of the search
+  // The best candidate and its schedule when the exploration round began (explore), for a second
+  // local search (improve_runner_up).
+  struct Explored {
+    AutoCandidate best;
+    Schedule schedule;
+  };
+  std::optional<Explored> before_exploring_;
 };
 
 }  // namespace

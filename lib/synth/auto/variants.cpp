@@ -78,6 +78,38 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   return policies;
 }
 
+std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh,
+                                               const std::vector<GreedyPolicy>& tried) {
+  // The first round above keeps to the combinations that won often on random configurations, so
+  // that large searches stay fast. At tight caps with uneven costs the others can win by much: at
+  // V-Min's cap (p+4)/3 with T_F=2 T_I=3 T_W=1, W before F with V-Min's room was 8% faster than the
+  // first round's best at p=9, m=36, and waiting for a due I with the early chunk first 5% faster
+  // at p=32, m=256 (a size where only a larger --time-budget runs the round; docs/bench.md).
+  // One chunk has only two combinations left (W before F, with and without the wait); on 400
+  // random configurations they made 4 one-chunk results faster, by 0.2% at most, and at p=64,
+  // m=512 they made the one-chunk search 10% slower. So the round is for V only.
+  if (p.stages_per_rank != 2) return {};
+  const double cap = target_caps(p, sh).front();
+  auto same = [](const GreedyPolicy& a, const GreedyPolicy& b) {
+    return a.target_cap == b.target_cap && a.weight_first == b.weight_first && a.late_chunk_first == b.late_chunk_first &&
+           a.reserve_each == b.reserve_each && a.wait_for_input_grad == b.wait_for_input_grad &&
+           a.first_chunk_input_grad_first == b.first_chunk_input_grad_first;
+  };
+  std::vector<GreedyPolicy> out;
+  for (unsigned bits = 0; bits < 32; ++bits) {
+    GreedyPolicy pol;
+    pol.target_cap = cap;
+    pol.weight_first = (bits & 1) != 0;
+    pol.wait_for_input_grad = (bits & 2) != 0;
+    pol.late_chunk_first = (bits & 4) != 0;
+    pol.reserve_each = (bits & 8) != 0;
+    pol.first_chunk_input_grad_first = (bits & 16) != 0;
+    const bool seen = std::any_of(tried.begin(), tried.end(), [&](const GreedyPolicy& t) { return same(t, pol); });
+    if (!seen) out.push_back(pol);
+  }
+  return out;
+}
+
 std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank) {
   return fmt::format("greedy (aim {:.4g}, {}{}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
                      stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first") : "",
