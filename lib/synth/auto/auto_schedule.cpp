@@ -274,7 +274,7 @@ class Search {
   // V-Half squeezed gives 40.5 looking 0 ahead, 35.5 looking 4, 37.5 looking 6, and 35.5 is
   // also the best that bench/offline/vshape_sat.py finds there. It runs only when all of it, counted as if no run
   // gave up early, costs at most a tenth of the budget left: at the default budget, V searches with
-  // p x m up to about 3,000 (56 runs of 6pm actions) get it, larger ones stay as fast as without
+  // p x m up to about 3,000 (56 or 57 runs of 6pm actions) get it, larger ones stay as fast as without
   // it, and a larger --time-budget turns it on for them too.
   void explore() {
     if (perfect() || budget_.spent()) return;
