@@ -13,6 +13,9 @@
 //     search runs them in order until its time budget is spent.
 //   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
 //     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
+// For V, when it costs at most a tenth of the budget left, an exploration round then runs the greedy's
+// other switch combinations and squeezes each pattern with more windows; last comes a local search
+// on the best schedule (local_search.hpp).
 // A greedy run (and a family replayed through it) gives up as soon as it can no longer finish by
 // the best makespan found so far, so the likely winners go first (the order is in
 // auto_schedule.cpp).
