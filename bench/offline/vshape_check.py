@@ -3,9 +3,10 @@
 # length in slots and its peak memory in quarters of a microbatch. A schedule that fits CAP4 in T
 # slots shows that vshape_ilp.py's program with that T is feasible, so an infeasible T-1 is meaningful.
 #
-#   python3 vshape_check.py SCHEDULE.csv P CAP4
+#   python3 vshape_check.py SCHEDULE.csv P CAP4 [DF DI DW]   (durations in slots, default 1 1 1)
 import sys, re
 path, p, cap4 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+dur = {k: int(v) for k, v in zip("FIW", sys.argv[4:7])} if len(sys.argv) > 4 else {"F": 1, "I": 1, "W": 1}
 rows = [ [c for c in l.strip().split(",") if c] for l in open(path) ]
 S = 2 * p
 end = {}
@@ -27,8 +28,9 @@ while done < total:
             if k == "W": deps.append(("I", s, b))
             if any(d not in end for d in deps): break
             t = max([free[r]] + [end[d] for d in deps])
-            end[(k, s, b)] = t + 1; free[r] = t + 1; pos[r] += 1; done += 1; progressed = True
-            events[r].append((t, +2) if k == "F" else (t + 1, -1))
+            d = dur[k]
+            end[(k, s, b)] = t + d; free[r] = t + d; pos[r] += 1; done += 1; progressed = True
+            events[r].append((t, +2) if k == "F" else (t + d, -1))
     if not progressed: sys.exit("stuck")
 peak = 0
 for r in range(p):

@@ -1,12 +1,16 @@
 # Offline check, not part of the build or the tests: the question of vshape_ilp.py ("is there a V
 # schedule of P ranks and M microbatches that ends within T slots under a memory cap?") as CNF for a
 # SAT solver (Debian's cadical: `cadical OUT.cnf`; "s UNSATISFIABLE" means no such schedule exists).
-# Same model as vshape_ilp.py: unit slots per chunk action, F(s) after F(s-1), I(s) after F(s) and
-# I(s+1), W(s) after I(s), one action per rank per slot, memory in quarters of a microbatch's
+# Same model as vshape_ilp.py: unit slots per chunk action (or the durations given), F(s) after
+# F(s-1), I(s) after F(s) and I(s+1), W(s) after I(s), one action at a time per rank, memory in quarters of a microbatch's
 # activation (F takes 2 at its start, I and W free 1 each at their end, frees before allocations),
 # level <= CAP4 at every slot. Microbatches are numbered by their order at stage 0.
 #
-#   python3 vshape_sat.py P M T CAP4 OUT.cnf          write the CNF (and OUT.cnf.jobs for decoding)
+#   python3 vshape_sat.py P M T CAP4 OUT.cnf [DF DI DW]
+#                                                     write the CNF (and OUT.cnf.jobs for decoding);
+#                                                     DF DI DW: a chunk's F, I and W in slots (default
+#                                                     1 1 1; T_F=2 T_I=3 T_W=1 per rank is 2 3 1 with
+#                                                     a slot of half a unit)
 #   python3 vshape_sat.py --decode OUT.cnf SOLVER_OUTPUT SCHEDULE.csv
 #                                                     turn a model into a CSV for vshape_check.py
 #
@@ -47,23 +51,27 @@ if sys.argv[1] == "--decode":
 
 p, m, T, cap4 = (int(a) for a in sys.argv[1:5])
 out_path = sys.argv[5]
+dur = {"F": 1, "I": 1, "W": 1}
+if len(sys.argv) > 6:
+    dur = {k: int(v) for k, v in zip("FIW", sys.argv[6:9])}
 n = 2 * p
 rank = lambda s: s if s < p else n - 1 - s
 jobs = [(k, s, b) for k in "FIW" for s in range(n) for b in range(m)]
 
-# Earliest starts: F(s, b) >= s + b (stage 0 runs one microbatch per slot, in order), then the chain.
+dF, dI, dW = dur["F"], dur["I"], dur["W"]
+# Earliest starts: F(0, b) >= b * dF (stage 0 runs its forwards one after another, in order), then
+# the chain.
 def est(j):
     k, s, b = j
-    if k == "F": return s + b
-    reach_top = (n - 1) + b  # F(n-1, b)
-    i = reach_top + 1 + (n - 1 - s)
-    return i if k == "I" else i + 1
-# Latest starts so that the rest of the chain fits by T (ends with I(0) then W(0)).
+    if k == "F": return (s + b) * dF
+    i = (n + b) * dF + (n - 1 - s) * dI  # after F(n-1, b), then I(n-1) .. I(s+1)
+    return i if k == "I" else i + dI
+# Latest starts so that the rest of the chain ends by T (it ends with I(0) then W(0)).
 def lst(j):
     k, s, b = j
-    if k == "W": return T - 1
-    if k == "I": return T - s - 2
-    return T - 2 * n + s - 1
+    if k == "W": return T - dW
+    if k == "I": return T - dW - (s + 1) * dI
+    return T - dW - n * dI - (n - s) * dF
 
 TRUE, FALSE = "T", "F"
 nvars = 0
@@ -104,9 +112,9 @@ def y(j, t):  # j has started by slot t
 for j in jobs:
     for t in range(E[j], L[j] - 1):
         clause(neg(y(j, t)), y(j, t + 1))
-def precede(a, b):  # b starts at least one slot after a starts
+def precede(a, b):  # b starts once a has ended
     for t in range(E[b], T):
-        clause(neg(y(b, t)), y(a, t - 1))
+        clause(neg(y(b, t)), y(a, t - dur[a[0]]))
 for s in range(n):
     for b in range(m):
         if s > 0: precede(("F", s - 1, b), ("F", s, b))
@@ -141,16 +149,17 @@ def at_most(lits, k):  # Sinz's sequential counter
 by_rank = [[j for j in jobs if rank(j[1]) == r] for r in range(p)]
 for r in range(p):
     for t in range(T):
-        starting = []
+        running = []  # the rank runs one action at a time: started by t and not ended by t
         for j in by_rank[r]:
-            if not (E[j] <= t <= L[j]): continue
-            now, before = y(j, t), y(j, t - 1)
-            if now == TRUE and before == FALSE: starting.append(TRUE); continue
+            d = dur[j[0]]
+            if not (E[j] <= t <= L[j] + d - 1): continue
+            now, before = y(j, t), y(j, t - d)
+            if now == TRUE and before == FALSE: running.append(TRUE); continue
             x = new_var()
             clause(neg(now), before, x)
             clause(-x, now); clause(-x, neg(before))
-            starting.append(x)
-        at_most(starting, 1)
+            running.append(x)
+        at_most(running, 1)
     for t in range(T):
         bits = []
         for j in by_rank[r]:
@@ -159,7 +168,7 @@ for r in range(p):
             started = y(j, t)
             if started == FALSE: continue
             for freer in (("W", s, b), ("I", s, b)):
-                ended = y(freer, t - 1)
+                ended = y(freer, t - dur[freer[0]])
                 if ended == TRUE: continue
                 if started == TRUE and ended == FALSE: bits.append(TRUE); continue
                 a = new_var()
