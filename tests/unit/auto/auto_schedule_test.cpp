@@ -32,6 +32,19 @@ AutoParams unit_params(std::uint32_t p, std::uint32_t m, std::uint32_t v, double
   return a;
 }
 
+// Two chunks per rank (V) with per-rank costs T_F, T_I, T_W (a chunk costs half), no comm,
+// M_W = M_B / 2.
+AutoParams v_params(std::uint32_t p, std::uint32_t m, double cap, double t_f, double t_i, double t_w) {
+  AutoParams a = unit_params(p, m, 2, cap);
+  KindCosts costs = unit_costs();
+  costs[static_cast<std::size_t>(ActionKind::F)] = t_f;
+  costs[static_cast<std::size_t>(ActionKind::I)] = t_i;
+  costs[static_cast<std::size_t>(ActionKind::W)] = t_w;
+  costs[static_cast<std::size_t>(ActionKind::B)] = t_i + t_w;
+  a.sim.costs = CostModel::uniform(p * 2, 2, costs);
+  return a;
+}
+
 // Independent of the search: simulate its schedule again and measure what it reports.
 struct Measured {
   double makespan, peak, longest_rank_span;
@@ -252,13 +265,7 @@ TEST_CASE("at tight caps the exploration round finds what the first round misses
   };
   const Case cases[] = {{8, 8, 4, 1, 1, 1, 35.5}, {9, 36, 4, 2, 3, 1, 316.5}, {11, 44, 5, 2, 3, 1, 377.5}};
   for (const Case& c : cases) {
-    AutoParams a = unit_params(c.p, c.m, 2, c.cap);
-    KindCosts costs = unit_costs();
-    costs[static_cast<std::size_t>(ActionKind::F)] = c.t_f;
-    costs[static_cast<std::size_t>(ActionKind::I)] = c.t_i;
-    costs[static_cast<std::size_t>(ActionKind::W)] = c.t_w;
-    costs[static_cast<std::size_t>(ActionKind::B)] = c.t_i + c.t_w;
-    a.sim.costs = CostModel::uniform(c.p * 2, 2, costs);
+    AutoParams a = v_params(c.p, c.m, c.cap, c.t_f, c.t_i, c.t_w);
     AutoResult r = auto_schedule(a);
     Measured got = remeasure(r.schedule, a);
     INFO("p=" << c.p << " m=" << c.m << " cap=" << c.cap << ": auto " << got.makespan << " (" << r.best.origin << ")");
@@ -305,13 +312,7 @@ TEST_CASE("with two chunks at cap p auto is never slower than the Zero Bubble au
       {12, 12, 3, 4, 2, 130}, {16, 16, 3, 4, 2, 174},
   };
   for (const Case& c : cases) {
-    AutoParams a = unit_params(c.p, c.m, 2, c.p);
-    KindCosts costs = unit_costs();
-    costs[static_cast<std::size_t>(ActionKind::F)] = c.t_f;
-    costs[static_cast<std::size_t>(ActionKind::I)] = c.t_i;
-    costs[static_cast<std::size_t>(ActionKind::W)] = c.t_w;
-    costs[static_cast<std::size_t>(ActionKind::B)] = c.t_i + c.t_w;
-    a.sim.costs = CostModel::uniform(c.p * 2, 2, costs);
+    AutoParams a = v_params(c.p, c.m, c.p, c.t_f, c.t_i, c.t_w);
     AutoResult r = auto_schedule(a);
     Measured got = remeasure(r.schedule, a);
     INFO("p=" << c.p << " m=" << c.m << " T_F=" << c.t_f << " T_I=" << c.t_i << " T_W=" << c.t_w << ": auto "
