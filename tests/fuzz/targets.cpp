@@ -275,6 +275,9 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
   const auto_detail::Shape shape(a);
   if (!shape.exact_times) fuzz_fail("quarter costs are not exact times");
   std::vector<GreedyPolicy> policies = auto_detail::greedy_variants(a, shape);
+  // One of the exploration round's switch combinations, chosen by the mark's byte.
+  const std::vector<GreedyPolicy> more = auto_detail::exploration_variants(a, shape, policies);
+  if (!more.empty()) policies.push_back(more[byte(8) % more.size()]);
   std::vector<Schedule> guides;
   SynthParams sp;
   sp.ranks = a.ranks;
@@ -287,6 +290,8 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
     GreedyPolicy squeezed{a.memory_cap, false, true, true, &g, 2, true};
     squeezed.shadow_lookahead = 6;
     policies.push_back(squeezed);
+    // a window of 0 to 12, as the exploration round squeezes, chosen by the cap's byte
+    policies.push_back({a.memory_cap, false, true, true, &g, byte(6) / 16 % 13, true});
   }
   const double mark_share = 0.9 + (byte(8) % 16) / 100.0;  // a mark from 0.9 to 1.05 of the makespan
   for (GreedyPolicy pol : policies) {

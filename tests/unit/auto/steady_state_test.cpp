@@ -54,6 +54,9 @@ TEST_CASE("copying the steady state builds what deciding every step builds, for 
     const auto_detail::Shape shape(a);
     REQUIRE(shape.exact_times);
     std::vector<GreedyPolicy> policies = auto_detail::greedy_variants(a, shape);
+    // Two of the exploration round's switch combinations (all of them would make the test slow).
+    const std::vector<GreedyPolicy> more = auto_detail::exploration_variants(a, shape, policies);
+    for (int k = 0; k < 2 && !more.empty(); ++k) policies.push_back(more[rng() % more.size()]);
     SynthParams sp;
     sp.ranks = p;
     sp.microbatches = m;
@@ -65,6 +68,8 @@ TEST_CASE("copying the steady state builds what deciding every step builds, for 
       GreedyPolicy squeezed{a.memory_cap, false, true, true, &g, 2, true};
       squeezed.shadow_lookahead = 6;
       policies.push_back(squeezed);
+      // and with another window, as the exploration round squeezes (0 to 12 ahead)
+      policies.push_back({a.memory_cap, false, true, true, &g, static_cast<std::uint32_t>(rng() % 13), true});
     }
     for (std::size_t k = 0; k < policies.size(); ++k) {
       GreedyPolicy on = policies[k], off = policies[k];
