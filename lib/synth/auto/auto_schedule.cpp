@@ -271,11 +271,11 @@ class Search {
   // that the first round leaves out (exploration_variants), and each V pattern squeezed with every
   // window from 0 to kWidest besides kNear and kFar. At tight caps a greedy's result jumps with
   // such choices, in no order one could rank them by: at p=8, m=8, unit costs and V-Min's cap 4,
-  // V-Half squeezed gives 40.5 looking 0 ahead, 35.5 looking 4, 37.5 looking 6, and 35.5 is
-  // also the best that bench/offline/vshape_sat.py finds there. It runs only when all of it, counted as if no run
-  // gave up early, costs at most a tenth of the budget left: at the default budget, V searches with
-  // p x m up to about 3,000 (56 or 57 runs of 6pm actions) get it, larger ones stay as fast as without
-  // it, and a larger --time-budget turns it on for them too.
+  // V-Half squeezed gives 40.5 looking 0 ahead, 35.5 looking 4 and 37.5 looking 6 (35.5 is also
+  // the best that bench/offline/vshape_sat.py finds there). It runs only when all of it, counted
+  // as if no run gave up early, costs at most a tenth of the budget left: at the default budget,
+  // V searches with p x m up to about 3,000 (56 or 57 runs of 6pm actions) get it, larger ones
+  // stay as fast as without it, and a larger --time-budget turns it on for them too.
   void explore() {
     if (perfect() || budget_.spent()) return;
     const std::vector<GreedyPolicy> switches = auto_detail::exploration_variants(p_, shape_, policies_);
@@ -304,9 +304,8 @@ class Search {
 
   // Local search from the best candidate of the rounds before exploring too, when exploring found
   // a better one: a better start does not always end better (on 400 random configurations, the
-  // exploration round alone made 63 results faster and 3 slower, each of those through the local
-  // search). The result is the better of the two ends, so exploring never makes it slower unless
-  // the budget ran out first.
+  // round without this made 3 results slower through the local search, with it 2). The result is
+  // the better of the two ends, so exploring never makes it slower unless the budget runs out.
   void improve_runner_up() {
     Explored& before = *before_exploring_;
     if (!better(result_.best, before.best) && !better(before.best, result_.best)) return;  // the same start

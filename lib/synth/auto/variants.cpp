@@ -83,8 +83,9 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
   // The first round above keeps to the combinations that won often on random configurations, so
   // that large searches stay fast. At tight caps with uneven costs the others can win by much: at
   // V-Min's cap (p+4)/3 with T_F=2 T_I=3 T_W=1, W before F with V-Min's room was 8% faster than the
-  // first round's best at p=9, m=36, and waiting for a due I with the early chunk first 5% faster
-  // at p=32, m=256 (a size where only a larger --time-budget runs the round; docs/bench.md).
+  // first round's best at p=9, m=36, and the early chunk first with V-Min's room, waiting for a due
+  // I and the first chunk's I first 5% faster at p=32, m=256 (a size where only a larger
+  // --time-budget runs the round; docs/bench.md).
   // One chunk has only two combinations left (W before F, with and without the wait); on 400
   // random configurations they made 4 one-chunk results faster, by 0.2% at most, and at p=64,
   // m=512 they made the one-chunk search 10% slower. So the round is for V only.
