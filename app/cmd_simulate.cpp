@@ -196,7 +196,7 @@ int run_simulate(SimulateOptions opt) {
       out.write("\n" + ascii_gantt(s, t, g));
     }
   });
-  return a.memory_cap > 0 && a.memory.max_peak() > a.memory_cap ? kExitFindings : kExitOk;
+  return fits_under_cap(a.memory.max_peak(), opt.memory_cap) ? kExitOk : kExitFindings;
 }
 
 }  // namespace
@@ -209,7 +209,9 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"timed", "pytorch-steps"}))
       ->option_text("timed|pytorch-steps");
   add_sim_input_options(*sub, opt->inputs);
-  sub->add_option("--memory-cap", opt->memory_cap, "Flag ranks whose peak memory exceeds this (exit 1)")
+  sub->add_option("--memory-cap", opt->memory_cap,
+                  "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
+                  "--stage-spec bytes of its stages' weights plus live activations (as validate --max-memory); 0: none")
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text, json (all views), or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
       ->check(CLI::IsMember({"text", "json", "csv"}))

@@ -84,9 +84,8 @@ class Tuner {
 
   // Fills the trial's results; false on an input error already printed (cost file, topology).
   bool evaluate(Trial& t) {
-    Placement placement = t.family == "auto" || find_family(t.family)->placement != PlacementStyle::V
-                              ? Placement::loop(opt_.ranks, opt_.ranks * t.stages_per_rank)
-                              : *Placement::v(opt_.ranks, opt_.ranks * t.stages_per_rank);
+    const PlacementStyle style = t.family == "auto" ? auto_placement(t.stages_per_rank) : find_family(t.family)->placement;
+    const Placement placement = Placement::for_shape(style, opt_.ranks, t.stages_per_rank);
     const SimInputs* base = inputs_for(placement.stage_to_rank);
     if (!base) return false;
     // With --global-batch the costs and sizes are per sample: a microbatch of G/m samples costs
@@ -135,7 +134,7 @@ class Tuner {
       t.bubble = a.bubble_global;
       t.peak = a.memory.max_peak();
       for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
-      t.fits = opt_.memory_cap <= 0 || t.peak <= opt_.memory_cap + 1e-9;
+      t.fits = fits_under_cap(t.peak, opt_.memory_cap);
     } catch (const TimedDeadlock&) {
       t.note = "its schedule does not finish";
     }

@@ -356,9 +356,9 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"global", "per-stage"}))
       ->option_text("global|per-stage");
   sub->add_option("--max-memory", opt->max_memory,
-                  "Fail when a rank's simulated peak activation memory exceeds this (microbatches, or bytes "
-                  "with --stage-spec)")
-      ->check(finite_non_negative());
+                  "Fail when a rank's simulated peak memory exceeds this: microbatches of activation, or with "
+                  "--stage-spec bytes of its stages' weights plus live activations (as simulate --memory-cap)")
+      ->check(finite_positive());
   sub->add_option("--costs", opt->costs, "Cost table for the thresholds (default: unit costs)");
   sub->add_option("--input-format", opt->input_format, "Input format (default: auto-detect)")
       ->check(CLI::IsMember({"auto", "csv", "json"}))

@@ -76,8 +76,7 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
     print_error("--schedule auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement)");
     return std::nullopt;
   }
-  const Placement placement = p.stages_per_rank == 2 ? *Placement::v(p.ranks, p.ranks * 2)
-                                                     : Placement::loop(p.ranks, p.ranks);
+  const Placement placement = Placement::for_shape(auto_placement(p.stages_per_rank), p.ranks, p.stages_per_rank);
   auto inputs = load_sim_inputs(opt.sim_inputs ? *opt.sim_inputs : SimInputOptions{}, p.ranks,
                                 placement.stage_to_rank);
   if (!inputs) return std::nullopt;

@@ -45,15 +45,7 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
     ok &= spec.has_value();
     if (spec) {
       in.sim.comm.stages = *spec;
-      in.memory.in_bytes = true;
-      in.memory.fixed_per_rank.assign(ranks, 0.0);
-      for (std::size_t st = 0; st < spec->size() && st < stage_to_rank.size(); ++st)
-        if (stage_to_rank[st] < ranks) in.memory.fixed_per_rank[stage_to_rank[st]] += (*spec)[st].weight_bytes;
-      for (const StageSpec& st : *spec) {
-        in.memory.activation.push_back(st.activation_memory_bytes);
-        in.memory.weight_grad.push_back(st.weight_grad_memory_bytes < 0 ? st.activation_memory_bytes
-                                                                        : st.weight_grad_memory_bytes);
-      }
+      in.memory = MemoryModel::from_stage_spec(*spec, stage_to_rank, ranks);
     }
   }
   print_diagnostics(sink);

@@ -21,14 +21,7 @@ void file_level(const CheckContext& ctx, DiagnosticSink& sink, std::string_view 
 }  // namespace
 
 MemoryModel memory_model(const CheckContext& ctx) {
-  MemoryModel m;
-  if (!ctx.stage_spec) return m;
-  m.in_bytes = true;
-  for (const StageSpec& st : *ctx.stage_spec) {
-    m.activation.push_back(st.activation_memory_bytes);
-    m.weight_grad.push_back(st.weight_grad_memory_bytes < 0 ? st.activation_memory_bytes : st.weight_grad_memory_bytes);
-  }
-  return m;
+  return ctx.stage_spec ? MemoryModel::from_stage_spec(*ctx.stage_spec, ctx.stage_to_rank, ctx.ranks) : MemoryModel{};
 }
 
 void max_bubble(const CheckContext& ctx, DiagnosticSink& sink) {
@@ -51,10 +44,11 @@ void max_memory(const CheckContext& ctx, DiagnosticSink& sink) {
   if (!sim.finished) return;
   const SimAnalysis& a = sim.analysis;
   for (std::size_t r = 0; r < a.memory.peak.size(); ++r)
-    if (a.memory.peak[r] > ctx.max_memory)
+    if (!fits_under_cap(a.memory.peak[r], ctx.max_memory))
       file_level(ctx, sink, "max-memory",
-                 fmt::format("rank {} holds {:g} {} of activations at t={:g}, over --max-memory {:g}", r,
-                             a.memory.peak[r], a.memory.in_bytes ? "bytes" : "microbatches", a.memory.peak_time[r],
+                 fmt::format("rank {} holds {:g} {} at t={:g}, over --max-memory {:g}", r, a.memory.peak[r],
+                             a.memory.in_bytes ? "bytes of weights and activations" : "microbatches of activations",
+                             a.memory.peak_time[r],
                              ctx.max_memory));
 }
 

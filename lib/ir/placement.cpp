@@ -40,6 +40,10 @@ std::optional<Placement> Placement::v(std::uint32_t ranks, std::uint32_t stages)
   return p;
 }
 
+Placement Placement::for_shape(PlacementStyle style, std::uint32_t ranks, std::uint32_t stages_per_rank) {
+  return style == PlacementStyle::V ? *v(ranks, ranks * stages_per_rank) : loop(ranks, ranks * stages_per_rank);
+}
+
 Placement Placement::explicit_map(std::vector<std::uint32_t> stage_to_rank) {
   Placement p;
   p.style = PlacementStyle::Explicit;

@@ -30,6 +30,9 @@ struct Placement {
   /// PyTorch's V zig-zag. Returns nullopt unless stages is a positive multiple of ranks.
   static std::optional<Placement> v(std::uint32_t ranks, std::uint32_t stages);
   static Placement explicit_map(std::vector<std::uint32_t> stage_to_rank);
+  /// The placement of a pipeline of `ranks` ranks with `stages_per_rank` stages each, in `style`:
+  /// V's zig-zag for V, loop for anything else. Requires ranks > 0.
+  static Placement for_shape(PlacementStyle style, std::uint32_t ranks, std::uint32_t stages_per_rank);
 
   std::uint32_t num_stages() const { return static_cast<std::uint32_t>(stage_to_rank.size()); }
   /// Stages of each rank in ascending order (PyTorch's rank_to_stage); `ranks` rows.

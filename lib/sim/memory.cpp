@@ -33,6 +33,20 @@ MemoryModel MemoryModel::scaled(double factor, std::size_t ranks, std::uint32_t 
   return out;
 }
 
+MemoryModel MemoryModel::from_stage_spec(const std::vector<StageSpec>& spec,
+                                         const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t ranks) {
+  MemoryModel m;
+  m.in_bytes = true;
+  m.fixed_per_rank.assign(ranks, 0.0);
+  for (std::size_t st = 0; st < spec.size(); ++st) {
+    m.activation.push_back(spec[st].activation_memory_bytes);
+    m.weight_grad.push_back(spec[st].weight_grad_memory_bytes < 0 ? spec[st].activation_memory_bytes
+                                                                   : spec[st].weight_grad_memory_bytes);
+    if (st < stage_to_rank.size() && stage_to_rank[st] < ranks) m.fixed_per_rank[stage_to_rank[st]] += spec[st].weight_bytes;
+  }
+  return m;
+}
+
 MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryModel& model) {
   const std::size_t R = s.rank_count();
   const std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "sim/comm.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched {
@@ -30,7 +31,20 @@ struct MemoryModel {
   /// The same model with every stage's M_B and M_W stated and multiplied by `factor` (a microbatch
   /// of `factor` samples when the sizes are per sample); the fixed term is kept.
   MemoryModel scaled(double factor, std::size_t ranks, std::uint32_t stages) const;
+
+  /// The model a stage spec states, in bytes: each stage's M_B and M_W, and on each rank the
+  /// weight_bytes of the stages `stage_to_rank` puts there. Every command that reads a stage spec
+  /// builds its memory model here, so a peak means the same to each: weights plus live activations.
+  static MemoryModel from_stage_spec(const std::vector<StageSpec>& spec, const std::vector<std::uint32_t>& stage_to_rank,
+                                     std::uint32_t ranks);
 };
+
+/// Whether a peak fits under a memory cap (cap <= 0: no cap). The one test every command and the
+/// search use: a peak within a relative 1e-9 of the cap fits, since sums of fractions such as 1/3
+/// are not exact and a byte-sized cap needs a tolerance of its own scale.
+constexpr bool fits_under_cap(double peak, double cap) {
+  return cap <= 0 || peak <= cap + 1e-9 * (cap > 1 ? cap : 1.0);
+}
 
 /// The model's rule for one action (see the top of this file), shared by every place that
 /// accounts memory so that they agree bit for bit: by how much it changes its rank's memory, given

@@ -82,8 +82,7 @@ Schedule make_schedule(const SynthParams& p, std::uint32_t stages_per_rank, Plac
   s.ranks.resize(p.ranks);
   s.num_stages = p.ranks * stages_per_rank;
   s.num_microbatches = p.microbatches;
-  s.placement = style == PlacementStyle::V ? *Placement::v(p.ranks, s.num_stages)
-                                           : Placement::loop(p.ranks, s.num_stages);
+  s.placement = Placement::for_shape(style, p.ranks, stages_per_rank);
   return s;
 }
 

@@ -34,7 +34,7 @@ Schedule empty_schedule(const AutoParams& p) {
   s.ranks.resize(p.ranks);
   s.num_stages = p.ranks * p.stages_per_rank;
   s.num_microbatches = p.microbatches;
-  s.placement = p.stages_per_rank == 2 ? *Placement::v(p.ranks, s.num_stages) : Placement::loop(p.ranks, s.num_stages);
+  s.placement = Placement::for_shape(auto_placement(p.stages_per_rank), p.ranks, p.stages_per_rank);
   return s;
 }
 

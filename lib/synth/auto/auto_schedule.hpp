@@ -52,6 +52,12 @@ struct AutoParams {
   double time_budget_s = 1.0;
 };
 
+/// The placement style of the automatic schedule with `stages_per_rank` stages per rank: V for two,
+/// loop for one (see the file comment). Whoever builds its costs or memory model places stages so.
+constexpr PlacementStyle auto_placement(std::uint32_t stages_per_rank) {
+  return stages_per_rank == 2 ? PlacementStyle::V : PlacementStyle::Loop;
+}
+
 /// One schedule the search considered.
 struct AutoCandidate {
   std::string origin;   ///< "greedy cap=4 W-first" or "ZB-H1", ...
