@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "report/json_text.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -69,7 +70,9 @@ bool has_comms(const Schedule& s) {
 int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
   if (!has_comms(s)) {
     // PyTorch simulates the output of _add_send_recv; a compute-only order would never move data.
-    s = lower_send_recv(s);
+    auto lowered = lower_schedule(s, "send-recv", "--model pytorch-steps simulates PyTorch's send/recv lowering");
+    if (!lowered) return kExitUsage;
+    s = std::move(*lowered);
   }
   std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
   try {
@@ -92,7 +95,7 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
             row.push_back(a.is_idle() ? nlohmann::ordered_json() : nlohmann::ordered_json(action_text(a, timeline.sub_actions)));
           ranks.push_back(std::move(row));
         }
-        out.write(j.dump(2) + "\n");
+        out.write(json_text(j));
       } else {
         out.write(format_pipeline_grid(timeline));
         out.write("steps: " + std::to_string(steps) + " (PyTorch's _simulate_comms_compute: one step per action, " +
@@ -180,7 +183,7 @@ int run_simulate(SimulateOptions opt) {
       if (opt.wants("bubbles")) j["bubbles"] = bubbles_json(a);
       if (opt.wants("critical-path")) j["critical_path"] = critical_path_json(s, t);
       if (opt.wants("memory")) j["memory"] = memory_json(a);
-      out.write(j.dump(2) + "\n");
+      out.write(json_text(j));
       return;
     }
     std::string text;  // the chosen views, in this order, a blank line apart

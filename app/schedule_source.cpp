@@ -133,8 +133,9 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
   return std::move(parsed->schedule);
 }
 
-// Applies the lowering recipe; prints PyTorch's verdict and returns nullopt when it fails.
-std::optional<Schedule> lower(const Schedule& s, const std::string& recipe) {
+}  // namespace
+
+std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why) {
   try {
     if (recipe == "send-recv") return lower_send_recv(s);
     if (recipe == "runtime") {
@@ -144,7 +145,7 @@ std::optional<Schedule> lower(const Schedule& s, const std::string& recipe) {
     }
     return s;
   } catch (const PassError& e) {
-    std::string msg = std::string("cannot lower the schedule (--lower ") + recipe + "): " + e.what();
+    std::string msg = "cannot lower the schedule (" + why + "): " + e.what();
     if (e.grid_step()) msg += "\n\nFull pipeline schedule:\n" + format_pipeline_grid(s, *e.grid_step());
     for (const PassError::Stuck& stuck : e.stuck())
       msg += "\nnote: rank " + std::to_string(stuck.rank) + " cannot run its step " + std::to_string(stuck.step) +
@@ -154,8 +155,6 @@ std::optional<Schedule> lower(const Schedule& s, const std::string& recipe) {
     return std::nullopt;
   }
 }
-
-}  // namespace
 
 std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
   if (s.placement.style != PlacementStyle::Unspecified) return s.placement.stage_to_rank;
@@ -173,7 +172,7 @@ std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_give
   }
   std::optional<Schedule> source = source_schedule(opt, as_given);
   if (!source) return std::nullopt;
-  std::optional<Schedule> lowered = lower(*source, opt.lower);
+  std::optional<Schedule> lowered = lower_schedule(*source, opt.lower, "--lower " + opt.lower);
   if (as_given) as_given->schedule = std::move(*source);
   return lowered;
 }

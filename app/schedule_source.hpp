@@ -50,6 +50,11 @@ void add_source_options(CLI::App& sub, SourceOptions& opt);
 /// The placement the schedule states, else PyTorch's inference from its programs.
 std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s);
 
+/// Applies a lowering recipe ("none", "send-recv", "runtime"). Where PyTorch's passes reject the
+/// schedule, prints their verdict, prefixed with `why` (what asked for the lowering), with the
+/// step grid and the stuck ranks, and returns nullopt: bad input, not an internal error.
+std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why);
+
 /// The schedule before lowering, and where a file's actions are (empty for a synthesis).
 struct AsGiven {
   Schedule schedule;
