@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "report/json_text.hpp"
 #include "check/check.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
@@ -185,7 +186,7 @@ std::string json_report(const RunOptions& opt, const run::BenchmarkReport& rep) 
     }
     results.push_back(std::move(res));
   }
-  return j.dump(2) + "\n";
+  return json_text(j);
 }
 
 int run_run(RunOptions opt) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "report/json_text.hpp"
 #include "cli_support.hpp"
 #include "schedule_source.hpp"
 #include "commands.hpp"
@@ -246,7 +247,7 @@ int run_tune(const TuneOptions& opt) {
         if (t.family == "auto" && t.ran) row["auto_origin"] = t.note;
         rows.push_back(std::move(row));
       }
-      out.write(j.dump(2) + "\n");
+      out.write(json_text(j));
       return;
     }
     out.write(fmt::format("# ppsched tune: {} ranks, {}, memory cap {} ({}), costs {}\n", opt.ranks,

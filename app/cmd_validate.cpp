@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
 #include "check/check.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
@@ -322,7 +323,7 @@ int run_validate(const ValidateOptions& opt) {
   }
   if (opt.format == "json") {
     nlohmann::ordered_json doc{{"schema_version", 1}, {"tool", "ppsched validate"}, {"files", json_files}};
-    std::string text = doc.dump(2) + "\n";
+    std::string text = json_text(doc);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   return exit;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched {
@@ -145,7 +146,7 @@ std::string family_table_json(const std::optional<ListConfig>& config) {
     }
     list.push_back(j);
   }
-  return doc.dump(2) + "\n";
+  return json_text(doc);
 }
 
 }  // namespace ppsched

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
 #include "check/check.hpp"
 
 namespace ppsched {
@@ -128,7 +129,7 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::s
        {{{"tool", {{"driver", {{"name", "ppsched"}, {"semanticVersion", version}, {"informationUri", "docs/manual.md"}, {"rules", rules}}}}},
          {"columnKind", "utf16CodeUnits"},
          {"results", results}}}}};
-  return doc.dump(2) + "\n";
+  return json_text(doc);
 }
 
 std::string github_annotations(const std::vector<FileDiagnostics>& files) {

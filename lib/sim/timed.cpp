@@ -338,6 +338,9 @@ class Simulator {
     }
     const std::uint32_t partner = entry_at(pk);
     if (!posted(partner)) return wait(id, pk), false;
+    // A partner that is done while this end is not was paired with another end: this one is a
+    // duplicate, and nothing will ever match it (aggregate.cpp's model waits for good too).
+    if (done(partner) && !done(e)) return wait(id, pk), false;
     partner_rank_ = t_.rank_of(partner);
     if (!done(e)) {
       if (is_send)

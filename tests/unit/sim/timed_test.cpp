@@ -2,6 +2,7 @@
 // the Zero Bubble paper's Table 2 bubbles with random costs.
 #include "sim/timed.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "passes/passes.hpp"
@@ -118,6 +119,27 @@ TEST_CASE("a dropped receive is a deadlock that names the stuck rank") {
   } catch (const TimedDeadlock& d) {
     REQUIRE_FALSE(d.stuck().empty());
     CHECK(d.stuck()[0].rank == 0);
+  }
+}
+
+TEST_CASE("a duplicated send or receive waits for good: a deadlock, not a second pairing of its partner") {
+  for (ActionKind kind : {ActionKind::SendF, ActionKind::RecvF}) {
+    INFO(std::string(kind_name(kind)));
+    Schedule s = lower_send_recv(make("1F1B", 2, 2));
+    const std::uint32_t rank = kind == ActionKind::SendF ? 0 : 1;
+    auto& actions = s.ranks[rank].actions;
+    auto first = std::find_if(actions.begin(), actions.end(), [&](const Action& a) { return a.kind == kind; });
+    REQUIRE(first != actions.end());
+    actions.insert(first + 1, *first);
+    try {
+      run(s);
+      FAIL("no deadlock");
+    } catch (const TimedDeadlock& d) {
+      REQUIRE_FALSE(d.stuck().empty());
+      bool duplicate_stuck = false;
+      for (const auto& st : d.stuck()) duplicate_stuck |= st.rank == rank && actions[st.step].kind == kind;
+      CHECK(duplicate_stuck);
+    }
   }
 }
 
