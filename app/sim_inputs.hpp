@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/memory.hpp"
-#include "sim/timed.hpp"
+#include "sim/sim_inputs.hpp"
 
 namespace CLI {
 class App;
@@ -27,11 +26,6 @@ struct SimInputOptions {
 
 /// Adds --cost, --costs, --overlap-factor, --stage-spec, --topology and --blocking-comms.
 void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
-
-struct SimInputs {
-  TimedOptions sim;
-  MemoryModel memory;
-};
 
 /// Reads every input for a pipeline of `ranks` ranks and `stage_to_rank.size()` stages; prints
 /// each problem and returns nullopt on any.

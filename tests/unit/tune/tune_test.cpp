@@ -1,0 +1,145 @@
+#include "tune/tune.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "sim/aggregate.hpp"
+#include "support/catch.hpp"
+
+namespace ppsched {
+namespace {
+
+// Unit costs split over the stages of a rank, and (when `weights` is set) a stage spec's byte
+// model in which stage s weighs (s + 1) GB, so that where a stage is placed changes its rank's peak.
+struct Inputs {
+  bool weights = false;
+  std::vector<std::vector<std::uint32_t>> asked;  // the placements the engine asked for, in order
+
+  std::optional<SimInputs> operator()(std::uint32_t ranks, const std::vector<std::uint32_t>& stage_to_rank) {
+    asked.push_back(stage_to_rank);
+    const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
+    SimInputs in;
+    in.sim.costs = CostModel::uniform(stages, stages / ranks, unit_costs());
+    if (weights) {
+      std::vector<StageSpec> spec(stages);
+      for (std::uint32_t s = 0; s < stages; ++s) {
+        spec[s].activation_memory_bytes = 1e8;
+        spec[s].weight_grad_memory_bytes = 5e7;
+        spec[s].weight_bytes = (s + 1) * 1e9;
+      }
+      in.memory = MemoryModel::from_stage_spec(spec, stage_to_rank, ranks);
+    }
+    return in;
+  }
+};
+
+TuneRequest request(std::uint32_t ranks, std::uint32_t microbatches, std::vector<std::string> families) {
+  TuneRequest r;
+  r.ranks = ranks;
+  r.microbatches = microbatches;
+  r.families = std::move(families);
+  return r;
+}
+
+const TuneTrial& find(const TuneResult& r, const std::string& family, std::uint32_t v) {
+  auto it = std::find_if(r.trials.begin(), r.trials.end(),
+                         [&](const TuneTrial& t) { return t.family == family && t.stages_per_rank == v; });
+  REQUIRE(it != r.trials.end());
+  return *it;
+}
+
+TEST_CASE("tune: auto's two-chunk trial is simulated with V placement, the placement of the schedule it emits") {
+  // Regression: tune built the inputs of auto at two stages per rank with loop placement, so the
+  // weights it charged each rank were not those of the schedule it emitted.
+  Inputs inputs{.weights = true};
+  const TuneRequest req = request(4, 8, {"auto"});
+  auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
+  REQUIRE(result);
+  const TuneTrial& v2 = find(*result, "auto", 2);
+  REQUIRE(v2.ran);
+  CHECK(v2.schedule.placement.style == PlacementStyle::V);
+  CHECK(std::find(inputs.asked.begin(), inputs.asked.end(), v2.schedule.placement.stage_to_rank) != inputs.asked.end());
+  CHECK(std::find(inputs.asked.begin(), inputs.asked.end(), Placement::loop(4, 8).stage_to_rank) == inputs.asked.end());
+  // The peak tune reports is the one `simulate` finds for the emitted schedule: V puts 9 GB of
+  // weights on every rank (loop would put 12 GB on rank 3).
+  SimInputs own = Inputs{.weights = true}(4, v2.schedule.placement.stage_to_rank).value();
+  SimAnalysis a = simulate_aggregates(v2.schedule, v2.schedule.placement.stage_to_rank, own.sim, own.memory);
+  CHECK(v2.peak == a.memory.max_peak());
+  CHECK(v2.peak > 9e9);
+  CHECK(v2.peak < 10e9);
+}
+
+TEST_CASE("tune: one request for each distinct placement, trials in order, ranked by time with the unfit last") {
+  Inputs inputs;
+  TuneRequest req = request(4, 8, {"1F1B", "ZBH1", "ZBH2", "Interleaved1F1B"});
+  req.memory_cap = 4;
+  auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
+  REQUIRE(result);
+  // 1F1B, ZBH1, ZBH2 share loop placement with one stage per rank; Interleaved1F1B tries 2, 3, 4.
+  CHECK(inputs.asked.size() == 4);
+  CHECK(std::set(inputs.asked.begin(), inputs.asked.end()).size() == 4);
+  REQUIRE(result->trials.size() == 6);
+  REQUIRE(result->found());
+  const TuneTrial& best = result->trials.front();
+  bool over = false;
+  double last = 0;
+  for (const TuneTrial& t : result->trials) {
+    INFO(t.family << " v=" << t.stages_per_rank);
+    REQUIRE(t.ran);
+    CHECK(t.fits == (t.peak <= 4 + 1e-9));
+    if (t.fits) {
+      CHECK_FALSE(over);  // every fitting trial comes before the first one over the cap
+      CHECK(t.makespan >= last);
+      last = t.makespan;
+    }
+    over |= !t.fits;
+  }
+  // ZB-H2 holds 2p - 1 = 7 microbatches: over a cap of 4, with the verdict saying so.
+  const TuneTrial& zbh2 = find(*result, "ZBH2", 1);
+  CHECK_FALSE(zbh2.fits);
+  CHECK(tune_verdict(zbh2, best, 4) == "over the cap: peak 7 > 4");
+  CHECK(tune_verdict(best, best, 4) == "best");
+}
+
+TEST_CASE("tune: a global batch tries every divisor, with per-sample costs and sizes scaled by G/m") {
+  Inputs inputs;
+  TuneRequest req;
+  req.ranks = 2;
+  req.global_batch = 6;
+  req.families = {"1F1B"};
+  CHECK(tune_microbatch_counts(req) == std::vector<std::uint32_t>{1, 2, 3, 6});
+  auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
+  REQUIRE(result);
+  REQUIRE(result->trials.size() == 4);
+  for (const TuneTrial& t : result->trials) {
+    INFO("m=" << t.microbatches);
+    if (t.microbatches < req.ranks) {  // 1F1B needs at least as many microbatches as ranks
+      CHECK_FALSE(t.ran);
+      continue;
+    }
+    const double samples = 6.0 / t.microbatches;
+    // 1F1B at unit costs: (m + p - 1) x (F + B) = (m + 1) x 3, each cost times G/m.
+    CHECK(t.makespan == Approx((t.microbatches + 1) * 3 * samples));
+    CHECK(t.peak == Approx(std::min<double>(t.microbatches, 2) * samples));
+  }
+  CHECK(result->trials.front().microbatches == 6);  // the most microbatches has the least bubble
+}
+
+TEST_CASE("tune: bad requests are refused with the flag's message") {
+  TuneRequest both = request(4, 8, {});
+  both.global_batch = 8;
+  CHECK_THROWS_WITH(tune_trials(both), "give either --microbatches M or --global-batch G");
+  CHECK_THROWS_WITH(tune_trials(request(4, 8, {"ZBX"})), "--families: unknown schedule 'ZBX' (see ppsched list)");
+  // A family that cannot run the shape is a trial that did not run, with the family's reason.
+  auto result = tune_schedules(request(4, 2, {"DualPipeV"}), [](const auto&) { return std::optional<SimInputs>(SimInputs{}); });
+  REQUIRE(result);
+  REQUIRE(result->trials.size() == 1);
+  CHECK_FALSE(result->trials[0].ran);
+  CHECK_FALSE(result->found());
+  CHECK(tune_verdict(result->trials[0], result->trials[0], 0).rfind("cannot run: ", 0) == 0);
+  // Inputs that cannot be had stop the tuning.
+  CHECK_FALSE(tune_schedules(request(4, 8, {"1F1B"}), [](const auto&) { return std::optional<SimInputs>(); }));
+}
+
+}  // namespace
+}  // namespace ppsched
