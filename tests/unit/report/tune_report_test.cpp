@@ -1,0 +1,89 @@
+#include "report/tune_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "support/catch.hpp"
+
+namespace ppsched {
+namespace {
+
+TuneTrial trial(std::string family, std::uint32_t v, double makespan, double bubble, double peak, bool fits) {
+  TuneTrial t;
+  t.family = std::move(family);
+  t.stages_per_rank = v;
+  t.microbatches = 8;
+  t.ran = true;
+  t.fits = fits;
+  t.makespan = makespan;
+  t.bubble = bubble;
+  t.peak = peak;
+  return t;
+}
+
+// A result as the engine ranks it: the fitting by time, then the one over the cap, then one that
+// could not run.
+TuneResult ranked() {
+  TuneResult r;
+  r.trials.push_back(trial("auto", 1, 24, 0, 4, true));
+  r.trials.back().note = "greedy cap=4";
+  r.trials.push_back(trial("ZBH1", 1, 27, 0.111, 4, true));
+  r.trials.push_back(trial("ZBH2", 1, 24, 0, 7, false));
+  TuneTrial dead;
+  dead.family = "DualPipeV";
+  dead.stages_per_rank = 2;
+  dead.microbatches = 8;
+  dead.note = "DualPipeV needs at least 8 microbatches\nmore";
+  r.trials.push_back(dead);
+  return r;
+}
+
+TuneRequest request() {
+  TuneRequest q;
+  q.ranks = 4;
+  q.microbatches = 8;
+  q.memory_cap = 4;
+  return q;
+}
+
+TEST_CASE("tune_report: the text table ranks only what fits and gives each row its verdict") {
+  const std::string text = tune_text(request(), {"F=1,I=1,W=1,B=2 (unit)", "", "", ""}, ranked());
+  CHECK(text.rfind("# ppsched tune: 4 ranks, 8 microbatches, memory cap 4 (microbatches of activation per rank), "
+                   "costs F=1,I=1,W=1,B=2 (unit)\n",
+                   0) == 0);
+  CHECK(text.find("\n   1  auto                   v=1 m=8                24    0.0%         4  best\n") != std::string::npos);
+  CHECK(text.find("\n   2  ZBH1                   v=1 m=8                27   11.1%         4  +12.5% time, more bubble "
+                  "(11.1% vs 0.0%)\n") != std::string::npos);
+  CHECK(text.find("\n   -  ZBH2                   v=1 m=8                24    0.0%         7  over the cap: peak 7 > 4\n") !=
+        std::string::npos);
+  CHECK(text.find("\n   -  DualPipeV              v=2 m=8                 -       -         -  cannot run: DualPipeV needs "
+                  "at least 8 microbatches\n") != std::string::npos);
+  CHECK(text.find("# auto's schedule came from: greedy cap=4\n") != std::string::npos);
+}
+
+TEST_CASE("tune_report: JSON has the input, a rank only for fitting rows, and null for what was not given") {
+  const auto j = nlohmann::json::parse(tune_json(request(), {"F=2", "costs.csv", "", ""}, ranked()));
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["input"]["global_batch"].is_null());
+  CHECK(j["input"]["memory_cap"] == 4);
+  CHECK(j["input"]["costs_file"] == "costs.csv");
+  const auto& rows = j["results"];
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0]["rank"] == 1);
+  CHECK(rows[0]["auto_origin"] == "greedy cap=4");
+  CHECK(rows[2]["rank"].is_null());
+  CHECK(rows[2]["fits"] == false);
+  CHECK(rows[3]["ran"] == false);
+  CHECK_FALSE(rows[3].contains("iteration_time"));
+}
+
+TEST_CASE("tune_report: nothing fits says so, with bytes as the unit when a stage spec is given") {
+  TuneResult r = ranked();
+  r.trials.erase(r.trials.begin(), r.trials.begin() + 2);  // only the unfit and the dead are left
+  const std::string text = tune_text(request(), {"F=1", "", "", "spec.json"}, r);
+  CHECK(text.find("(bytes per rank)") != std::string::npos);
+  CHECK(text.find("# nothing fits the memory cap\n") != std::string::npos);
+  CHECK(text.find("auto's schedule came from") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace ppsched
