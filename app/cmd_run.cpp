@@ -62,8 +62,8 @@ std::vector<std::string> split_names(const std::string& list) {
 // Every stage placed (a stage nothing mentions goes to rank 0), as the plan and the memory
 // model index it.
 std::vector<std::uint32_t> full_placement(const Schedule& s) {
-  std::vector<std::uint32_t> p = stage_to_rank_of(s);
-  p.resize(std::max<std::size_t>(p.size(), std::max(s.num_stages, infer_stage_count(s))), 0);
+  std::vector<std::uint32_t> p = placement_of(s).stage_to_rank;
+  p.resize(std::max<std::size_t>(p.size(), stages_in_use(s)), 0);
   return p;
 }
 

@@ -74,9 +74,9 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
     if (!lowered) return kExitUsage;
     s = std::move(*lowered);
   }
-  std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
+  const std::uint32_t stages = stated_stages(s);
   try {
-    Schedule timeline = simulate_pytorch_steps(s, stage_to_rank_of(s), stages);
+    Schedule timeline = simulate_pytorch_steps(s, placement_of(s).stage_to_rank, stages);
     std::size_t steps = 0;
     for (const auto& r : timeline.ranks) steps = std::max(steps, r.actions.size());
     write_output(opt.output, [&](ByteSink& out) {
@@ -132,8 +132,8 @@ int run_simulate(SimulateOptions opt) {
   Schedule& s = *loaded;
   if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(s));
 
-  const std::uint32_t stages = std::max(s.num_stages, infer_stage_count(s));
-  std::vector<std::uint32_t> placement = stage_to_rank_of(s);
+  const std::uint32_t stages = stages_in_use(s);
+  std::vector<std::uint32_t> placement = placement_of(s).stage_to_rank;
   placement.resize(std::max<std::size_t>(placement.size(), stages), 0);
   auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), placement);
   if (!inputs) return kExitUsage;
@@ -142,7 +142,7 @@ int run_simulate(SimulateOptions opt) {
 
   Timeline t;
   SimAnalysis a;
-  const std::vector<std::uint32_t> stage_to_rank = stage_to_rank_of(s);  // as placed, not padded
+  const std::vector<std::uint32_t> stage_to_rank = placement_of(s).stage_to_rank;  // as placed, not padded
   try {
     if (opt.needs_timeline()) {
       t = simulate_timed(s, stage_to_rank, sim);

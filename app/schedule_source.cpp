@@ -156,11 +156,6 @@ std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& rec
   }
 }
 
-std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s) {
-  if (s.placement.style != PlacementStyle::Unspecified) return s.placement.stage_to_rank;
-  return infer_placement(s).stage_to_rank;
-}
-
 std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_given) {
   if (opt.input.empty() == opt.schedule.empty()) {
     print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");

@@ -47,9 +47,6 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
 /// --input-format, --lenient and --lower to a subcommand.
 void add_source_options(CLI::App& sub, SourceOptions& opt);
 
-/// The placement the schedule states, else PyTorch's inference from its programs.
-std::vector<std::uint32_t> stage_to_rank_of(const Schedule& s);
-
 /// Applies a lowering recipe ("none", "send-recv", "runtime"). Where PyTorch's passes reject the
 /// schedule, prints their verdict, prefixed with `why` (what asked for the lowering), with the
 /// step grid and the stuck ranks, and returns nullopt: bad input, not an internal error.

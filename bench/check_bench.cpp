@@ -36,7 +36,7 @@ CheckContext context(const Schedule& s, const SourceMap* src) {
   ctx.file = "bench.csv";
   ctx.ranks = 64;
   ctx.stages = 64;
-  ctx.microbatches = s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
+  ctx.microbatches = stated_microbatches(s);
   ctx.stage_to_rank = Placement::loop(64, 64).stage_to_rank;
   ctx.placement_inferred = false;
   ctx.has_comms = true;

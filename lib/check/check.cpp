@@ -104,9 +104,8 @@ CheckContext context_for(const Schedule& s, std::vector<std::uint32_t> stage_to_
   ctx.source = source && !source->rank_line.empty() ? source : nullptr;
   ctx.file = std::move(file);
   ctx.ranks = static_cast<std::uint32_t>(s.rank_count());
-  ctx.stages = std::max<std::uint32_t>(s.num_stages ? s.num_stages : infer_stage_count(s),
-                                       static_cast<std::uint32_t>(stage_to_rank.size()));
-  ctx.microbatches = s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
+  ctx.stages = std::max<std::uint32_t>(stated_stages(s), static_cast<std::uint32_t>(stage_to_rank.size()));
+  ctx.microbatches = stated_microbatches(s);
   ctx.stage_to_rank = std::move(stage_to_rank);
   ctx.placement_inferred = false;
   for (const auto& r : s.ranks)

@@ -73,6 +73,20 @@ Placement infer_placement(const Schedule& s) {
   return Placement::explicit_map(std::move(map));
 }
 
+std::uint32_t stated_stages(const Schedule& s) { return s.num_stages ? s.num_stages : infer_stage_count(s); }
+
+std::uint32_t stated_microbatches(const Schedule& s) {
+  return s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
+}
+
+std::uint32_t stages_in_use(const Schedule& s) { return std::max(s.num_stages, infer_stage_count(s)); }
+
+std::uint32_t microbatches_in_use(const Schedule& s) { return std::max(s.num_microbatches, infer_microbatch_count(s)); }
+
+Placement placement_of(const Schedule& s) {
+  return s.placement.style != PlacementStyle::Unspecified ? s.placement : infer_placement(s);
+}
+
 bool same_schedule(const Schedule& a, const Schedule& b) {
   if (a.num_stages != b.num_stages || a.num_microbatches != b.num_microbatches ||
       !(a.placement == b.placement) || a.ranks.size() != b.ranks.size())

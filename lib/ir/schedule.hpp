@@ -39,7 +39,8 @@ struct RankProgram {
 };
 
 /// A pipeline schedule. num_stages and num_microbatches are 0 when the source did not state
-/// them (a CSV file does not); stated_or_inferred_* give a usable value either way.
+/// them (a CSV file does not); stated_stages and stages_in_use (and their microbatch twins) give
+/// a usable value either way.
 struct Schedule {
   std::vector<RankProgram> ranks;
   SubActionTable sub_actions;
@@ -65,11 +66,25 @@ std::uint32_t infer_stage_count(const Schedule& s);
 /// 1 + the largest microbatch index mentioned anywhere; 0 if none.
 std::uint32_t infer_microbatch_count(const Schedule& s);
 
+/// The stage count as the schedule states it, else as its actions imply (PyTorch's num_stages:
+/// what a pass or a check treats as the pipeline's size, so a stage beyond it is an error).
+std::uint32_t stated_stages(const Schedule& s);
+/// The microbatch count as stated, else as its actions imply.
+std::uint32_t stated_microbatches(const Schedule& s);
+/// Every stage an array indexed by stage must hold: the stated count, or more when an action
+/// names a stage beyond it (a simulator or the runner sizes its state by this, and reports the
+/// stray action rather than indexing past its arrays).
+std::uint32_t stages_in_use(const Schedule& s);
+/// Every microbatch an array indexed by microbatch must hold (as stages_in_use).
+std::uint32_t microbatches_in_use(const Schedule& s);
+
 /// PyTorch's inference when it loads a schedule: each stage goes to the first rank (in rank
 /// order, then step order) whose program mentions it. Stages never mentioned map to
 /// kUnplaced. The result's style is Explicit.
 inline constexpr std::uint32_t kUnplaced = 0xFFFFFFFF;
 Placement infer_placement(const Schedule& s);
+/// The placement the schedule states, else infer_placement's: where PyTorch runs each stage.
+Placement placement_of(const Schedule& s);
 
 /// True when both schedules have the same programs, action for action, with containers
 /// compared by their sub-actions (group numbers may differ), and the same stated sizes

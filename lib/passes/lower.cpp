@@ -7,18 +7,12 @@
 
 namespace ppsched {
 
-namespace {
-
-std::uint32_t stage_count(const Schedule& s) { return s.num_stages ? s.num_stages : infer_stage_count(s); }
-
-}  // namespace
-
 // `_PipelineScheduleRuntime._prepare_schedule_with_comms(format="compute_only")`: validation
 // (which also yields the stage-to-rank map), then the compute-only check, then per rank
 // `_add_unshard_reshard` and `_add_reduce_grad`, then `_add_send_recv` over all ranks.
 Schedule lower_runtime(const Schedule& s) {
-  const std::uint32_t num_stages = stage_count(s);
-  const std::uint32_t num_microbatches = s.num_microbatches ? s.num_microbatches : infer_microbatch_count(s);
+  const std::uint32_t num_stages = stated_stages(s);
+  const std::uint32_t num_microbatches = stated_microbatches(s);
   const auto ranks = static_cast<std::uint32_t>(s.rank_count());
   std::vector<std::uint32_t> stage_to_rank = pytorch_validate(s, ranks, num_stages, num_microbatches);
 
@@ -43,9 +37,7 @@ Schedule lower_runtime(const Schedule& s) {
 // PyTorch's tests pass the mapping they built the schedule with; a CSV does not state one, so
 // it is inferred the way PyTorch's loader would (first rank that mentions each stage).
 Schedule lower_send_recv(const Schedule& s) {
-  if (s.placement.style != PlacementStyle::Unspecified)
-    return add_send_recv(s, s.placement.stage_to_rank, stage_count(s));
-  return add_send_recv(s, infer_placement(s).stage_to_rank, stage_count(s));
+  return add_send_recv(s, placement_of(s).stage_to_rank, stated_stages(s));
 }
 
 }  // namespace ppsched

@@ -102,7 +102,7 @@ Schedule lower_runtime(const Schedule& s);
 Schedule strip_kind(const Schedule& s, ActionKind kind);
 
 /// The test-style lowering of PyTorch's test_schedule.py: add_send_recv alone, with the
-/// schedule's placement when it states one, else infer_placement (first rank per stage).
+/// schedule's placement when it states one, else infer_placement (placement_of).
 Schedule lower_send_recv(const Schedule& s);
 
 }  // namespace ppsched

@@ -101,8 +101,7 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
           sim.costs.per_stage[k.stage][static_cast<std::size_t>(k.kind)] = k.stats.median;
       res.simulated_us = simulate_timed(req.schedule, req.stage_to_rank, sim).makespan;
     }
-    res.microbatches = req.schedule.num_microbatches ? req.schedule.num_microbatches
-                                                     : infer_microbatch_count(req.schedule);
+    res.microbatches = stated_microbatches(req.schedule);
     res.schedule = std::move(req.schedule);
     if (res.measured.stop == StopReason::Interrupted) report.interrupted = true;
     report.results.push_back(std::move(res));

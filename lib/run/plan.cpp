@@ -82,8 +82,8 @@ class PlanBuilder {
       : s_(s),
         placement_(stage_to_rank),
         opt_(opt),
-        stages_(std::max<std::uint32_t>(s.num_stages, infer_stage_count(s))),
-        microbatches_(std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s))),
+        stages_(stages_in_use(s)),
+        microbatches_(microbatches_in_use(s)),
         published_(stages_, microbatches_),
         entry_of_(stages_, microbatches_) {
     for (const auto& r : s.ranks)

@@ -49,7 +49,7 @@ MemoryModel MemoryModel::from_stage_spec(const std::vector<StageSpec>& spec,
 
 MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryModel& model) {
   const std::size_t R = s.rank_count();
-  const std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
+  const std::uint32_t stages = stated_stages(s);
   auto act = [&](std::uint16_t stage) { return model.activation_of(stage, R, stages); };
   auto wgt = [&](std::uint16_t stage) { return model.weight_grad_of(stage, R, stages); };
   MemoryProfile out;
@@ -105,7 +105,7 @@ MemoryProfile compute_memory(const Schedule& s, const Timeline& t, const MemoryM
 
 double sequential_peak(const Schedule& s, const MemoryModel& model) {
   const std::size_t R = s.rank_count();
-  const std::uint32_t stages = s.num_stages ? s.num_stages : infer_stage_count(s);
+  const std::uint32_t stages = stated_stages(s);
   std::vector<double> act(stages), wgt(stages);
   for (std::uint32_t st = 0; st < stages; ++st) {
     act[st] = model.activation_of(st, R, stages);

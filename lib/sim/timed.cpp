@@ -50,8 +50,8 @@ class Simulator {
   Simulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt,
             bool times = true)
       : s_(s), placement_(stage_to_rank), opt_(opt), times_(times) {
-    stages_ = std::max<std::uint32_t>(s.num_stages, infer_stage_count(s));
-    microbatches_ = std::max<std::uint32_t>(s.num_microbatches, infer_microbatch_count(s));
+    stages_ = stages_in_use(s);
+    microbatches_ = microbatches_in_use(s);
     for (const auto& r : s.ranks)
       explicit_comms_ = explicit_comms_ || std::any_of(r.actions.begin(), r.actions.end(),
                                                        [](const Action& a) { return is_send_recv(a.kind); });

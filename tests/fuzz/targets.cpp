@@ -114,7 +114,7 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   const Schedule& s = parsed->schedule;
   if (s.action_count() > 20000) return;  // keep each input fast; size limits are the readers' job
   Placement placement = infer_placement(s);
-  const std::uint32_t stages = std::max<std::uint32_t>(s.num_stages, infer_stage_count(s));
+  const std::uint32_t stages = stages_in_use(s);
   std::vector<std::uint32_t> stage_to_rank = placement.stage_to_rank;
   stage_to_rank.resize(stages, 0);
   for (auto& r : stage_to_rank)
@@ -150,11 +150,9 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
     try {
       Schedule lowered = pass(s);
       TimedOptions lo;
-      lo.costs = CostModel::uniform(std::max<std::uint32_t>(lowered.num_stages, infer_stage_count(lowered)), 1,
-                                    unit_costs());
-      std::vector<std::uint32_t> map = lowered.placement.stage_to_rank;
-      if (map.empty()) map = infer_placement(lowered).stage_to_rank;
-      map.resize(std::max<std::size_t>(map.size(), infer_stage_count(lowered)), 0);
+      lo.costs = CostModel::uniform(stages_in_use(lowered), 1, unit_costs());
+      std::vector<std::uint32_t> map = placement_of(lowered).stage_to_rank;
+      map.resize(std::max<std::size_t>(map.size(), stages_in_use(lowered)), 0);
       for (auto& r : map)
         if (r >= lowered.rank_count()) r = 0;
       try {

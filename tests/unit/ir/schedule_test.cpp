@@ -32,6 +32,34 @@ TEST_CASE("inferred placement takes the first rank that mentions a stage") {
   CHECK(p.stage_to_rank == std::vector<std::uint32_t>{0, 1, kUnplaced, 1});
 }
 
+TEST_CASE("stated sizes win over the actions; sizes in use cover every action either way") {
+  Schedule s = two_ranks();  // actions name stages 0..3 and microbatches 0..4
+  CHECK(stated_stages(s) == 4);
+  CHECK(stated_microbatches(s) == 5);
+  s.num_stages = 8;
+  s.num_microbatches = 6;
+  CHECK(stated_stages(s) == 8);
+  CHECK(stages_in_use(s) == 8);
+  CHECK(stated_microbatches(s) == 6);
+  // A stated size too small for the actions: passes and checks keep it (and report the stray
+  // action); arrays indexed by stage or microbatch must still hold every one.
+  s.num_stages = 2;
+  s.num_microbatches = 3;
+  CHECK(stated_stages(s) == 2);
+  CHECK(stages_in_use(s) == 4);
+  CHECK(stated_microbatches(s) == 3);
+  CHECK(microbatches_in_use(s) == 5);
+}
+
+TEST_CASE("placement_of: the stated placement, else PyTorch's inference") {
+  Schedule s = two_ranks();
+  CHECK(placement_of(s) == infer_placement(s));
+  s.placement = Placement::loop(2, 4);
+  CHECK(placement_of(s) == Placement::loop(2, 4));
+  CHECK(Placement::for_shape(PlacementStyle::V, 2, 2) == *Placement::v(2, 4));
+  CHECK(Placement::for_shape(PlacementStyle::Loop, 2, 2) == Placement::loop(2, 4));
+}
+
 TEST_CASE("same_schedule compares containers by content, not group number") {
   Schedule a = two_ranks();
   Schedule b;
