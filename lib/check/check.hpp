@@ -2,10 +2,9 @@
 //
 // A rule is a row of one table (rules()): a stable kebab-case id, a default level, a one-line
 // summary, help that says how to fix it, and the function that checks it. The same table feeds
-// `validate --list-rules` and docs/rules.md. Rules read a CheckContext: the schedule, where its
-// actions came from, and what it is expected to be (ranks, stages, microbatches, placement).
-//
-// Not here yet (issue 7 continues): UNSHARD/RESHARD and REDUCE_GRAD rules, SARIF/GitHub output.
+// `validate --list-rules`, SARIF's rules[] and docs/rules.md. Rules read a CheckContext: the
+// schedule, where its actions came from, and what it is expected to be (ranks, stages,
+// microbatches, placement). The output faces (text, JSON, SARIF, GitHub) are in lib/report.
 #pragma once
 
 #include <cstdint>
