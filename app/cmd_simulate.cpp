@@ -143,9 +143,9 @@ int run_simulate(SimulateOptions opt) {
   try {
     if (opt.needs_timeline()) {
       t = simulate_timed(s, stage_to_rank, sim);
-      a = analyze(s, t, memory, opt.memory_cap);
+      a = analyze(s, t, memory);
     } else {
-      a = simulate_aggregates(s, stage_to_rank, sim, memory, opt.memory_cap);
+      a = simulate_aggregates(s, stage_to_rank, sim, memory);
     }
   } catch (const TimedDeadlock& d) {
     std::string msg = "the schedule deadlocks: no remaining action can start";
@@ -163,6 +163,7 @@ int run_simulate(SimulateOptions opt) {
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
+  const SimReportOptions report{opt.memory_cap};
   if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
@@ -176,18 +177,18 @@ int run_simulate(SimulateOptions opt) {
                          {"costs_file", opt.inputs.costs},
                          {"topology", opt.inputs.topology},
                          {"stage_spec", opt.inputs.stage_spec}};
-      if (opt.wants("summary")) j["summary"] = summary_json(a);
+      if (opt.wants("summary")) j["summary"] = summary_json(a, report);
       if (opt.wants("bubbles")) j["bubbles"] = bubbles_json(a);
       if (opt.wants("critical-path")) j["critical_path"] = critical_path_json(s, t);
-      if (opt.wants("memory")) j["memory"] = memory_json(a);
+      if (opt.wants("memory")) j["memory"] = memory_json(a, report);
       out.write(j.dump(2) + "\n");
       return;
     }
     std::string text;  // the chosen views, in this order, a blank line apart
     auto add = [&](const std::string& view) { text += (text.empty() ? "" : "\n") + view; };
-    if (opt.wants("summary")) add(summary_text(a));
+    if (opt.wants("summary")) add(summary_text(a, report));
     if (opt.wants("bubbles")) add(bubbles_text(a));
-    if (opt.wants("memory")) add(memory_text(a));
+    if (opt.wants("memory")) add(memory_text(a, report));
     if (opt.wants("critical-path")) add(critical_path_text(s, t));
     out.write(text);
     if (opt.gantt_width) {

@@ -127,8 +127,7 @@ class Tuner {
       return true;
     }
     try {
-      SimAnalysis a = simulate_aggregates(t.schedule, t.schedule.placement.stage_to_rank, in->sim, in->memory,
-                                          opt_.memory_cap);
+      SimAnalysis a = simulate_aggregates(t.schedule, t.schedule.placement.stage_to_rank, in->sim, in->memory);
       t.ran = true;
       t.makespan = a.makespan;
       t.bubble = a.bubble_global;

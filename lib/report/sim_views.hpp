@@ -22,8 +22,14 @@
 
 namespace ppsched {
 
-std::string summary_text(const SimAnalysis& a);
-nlohmann::ordered_json summary_json(const SimAnalysis& a);
+/// What the report is asked about a simulated schedule beyond what the simulator computed: the
+/// simulator knows nothing of a cap, the summary and memory views say which peaks are over it.
+struct SimReportOptions {
+  double memory_cap = 0;  ///< per rank, in the memory model's unit; <= 0: none
+};
+
+std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt = {});
+nlohmann::ordered_json summary_json(const SimAnalysis& a, const SimReportOptions& opt = {});
 
 std::string bubbles_text(const SimAnalysis& a);
 nlohmann::ordered_json bubbles_json(const SimAnalysis& a);
@@ -32,7 +38,9 @@ nlohmann::ordered_json bubbles_json(const SimAnalysis& a);
 std::string critical_path_text(const Schedule& s, const Timeline& t, std::size_t max_lines = 40);
 nlohmann::ordered_json critical_path_json(const Schedule& s, const Timeline& t);
 
-std::string memory_text(const SimAnalysis& a);
-nlohmann::ordered_json memory_json(const SimAnalysis& a, bool with_timeline = true);
+std::string memory_text(const SimAnalysis& a, const SimReportOptions& opt = {});
+/// With `with_timeline`, each rank's memory over time too (the step function, which only the
+/// Timeline path fills in).
+nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt = {}, bool with_timeline = true);
 
 }  // namespace ppsched
