@@ -23,7 +23,8 @@
 namespace ppsched {
 
 /// What the report is asked about a simulated schedule beyond what the simulator computed: the
-/// simulator knows nothing of a cap, the summary and memory views say which peaks are over it.
+/// simulator knows nothing of a cap, the summary and memory views say which peaks are over it
+/// (by fits_under_cap, sim/memory.hpp: the same test as simulate's exit code).
 struct SimReportOptions {
   double memory_cap = 0;  ///< per rank, in the memory model's unit; <= 0: none
 };

@@ -28,7 +28,7 @@ std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
   if (!a.memory.peak.empty())
     out += fmt::format("peak memory        {:g} {} (rank {} at t={:g}){}\n", a.memory.peak[peak_rank],
                        a.memory.in_bytes ? "bytes" : "microbatches", peak_rank, a.memory.peak_time[peak_rank],
-                       opt.memory_cap > 0 && a.memory.peak[peak_rank] > opt.memory_cap
+                       !fits_under_cap(a.memory.peak[peak_rank], opt.memory_cap)
                            ? fmt::format("  EXCEEDS the cap of {:g}", opt.memory_cap)
                            : "");
   out += "\nrank     busy     idle   busy%\n";
@@ -52,7 +52,7 @@ nlohmann::ordered_json summary_json(const SimAnalysis& a, const SimReportOptions
   j["memory_unit"] = a.memory.in_bytes ? "bytes" : "microbatches";
   if (opt.memory_cap > 0) {
     j["memory_cap"] = opt.memory_cap;
-    j["memory_cap_exceeded"] = a.memory.max_peak() > opt.memory_cap;
+    j["memory_cap_exceeded"] = !fits_under_cap(a.memory.max_peak(), opt.memory_cap);
   }
   auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
   for (const RankUsage& u : a.ranks)
