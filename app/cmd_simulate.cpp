@@ -36,13 +36,15 @@ struct SimulateOptions {
   std::string output = "-";
   std::string trace, svg;
   std::size_t gantt_width = 0;
-  std::vector<std::string> views{"summary", "bubbles", "memory", "critical-path"};
+  std::vector<std::string> views = sim_view_names();
 
   bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
   /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
   bool needs_timeline() const {
-    return !trace.empty() || !svg.empty() || gantt_width > 0 || wants("critical-path") ||
-           (format == "json" && wants("memory"));  // the JSON memory view carries the step function
+    if (!trace.empty() || !svg.empty() || gantt_width > 0) return true;
+    for (const SimView& v : sim_views())
+      if (wants(v.name) && (format == "json" ? v.json_needs_timeline : v.text_needs_timeline)) return true;
+    return false;
   }
 };
 
@@ -146,9 +148,9 @@ int run_simulate(SimulateOptions opt) {
   try {
     if (opt.needs_timeline()) {
       t = simulate_timed(s, stage_to_rank, sim);
-      a = analyze(s, t, memory, opt.memory_cap);
+      a = analyze(s, t, memory);
     } else {
-      a = simulate_aggregates(s, stage_to_rank, sim, memory, opt.memory_cap);
+      a = simulate_aggregates(s, stage_to_rank, sim, memory);
     }
   } catch (const TimedDeadlock& d) {
     std::string msg = "the schedule deadlocks: no remaining action can start";
@@ -166,6 +168,7 @@ int run_simulate(SimulateOptions opt) {
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
+  const SimViewInput view_input{s, t, a, SimReportOptions{opt.memory_cap}};
   if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
@@ -179,19 +182,17 @@ int run_simulate(SimulateOptions opt) {
                          {"costs_file", opt.inputs.costs},
                          {"topology", opt.inputs.topology},
                          {"stage_spec", opt.inputs.stage_spec}};
-      if (opt.wants("summary")) j["summary"] = summary_json(a);
-      if (opt.wants("bubbles")) j["bubbles"] = bubbles_json(a);
-      if (opt.wants("critical-path")) j["critical_path"] = critical_path_json(s, t);
-      if (opt.wants("memory")) j["memory"] = memory_json(a);
+      std::vector<const SimView*> in_json_order(sim_views().size());
+      for (const SimView& v : sim_views()) in_json_order.at(v.json_position) = &v;
+      for (const SimView* v : in_json_order)
+        if (opt.wants(v->name)) j[std::string(v->json_key)] = v->json(view_input);
       out.write(json_text(j));
       return;
     }
     std::string text;  // the chosen views, in this order, a blank line apart
     auto add = [&](const std::string& view) { text += (text.empty() ? "" : "\n") + view; };
-    if (opt.wants("summary")) add(summary_text(a));
-    if (opt.wants("bubbles")) add(bubbles_text(a));
-    if (opt.wants("memory")) add(memory_text(a));
-    if (opt.wants("critical-path")) add(critical_path_text(s, t));
+    for (const SimView& v : sim_views())
+      if (opt.wants(v.name)) add(v.text(view_input));
     out.write(text);
     if (opt.gantt_width) {
       AsciiOptions g;
@@ -226,7 +227,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
                   "The report's views, comma-separated (default: all). Without critical-path, a trace, an SVG or "
                   "a Gantt chart (and, in JSON, memory) no timeline is built: fast and small at any length")
       ->delimiter(',')
-      ->check(CLI::IsMember({"summary", "bubbles", "memory", "critical-path"}))
+      ->check(CLI::IsMember(sim_view_names()))
       ->option_text("LIST");
   sub->add_option("--gantt", opt->gantt_width, "Add an ASCII Gantt chart this many columns wide")
       ->check(CLI::Range(std::size_t{10}, std::size_t{1000}));

@@ -83,7 +83,7 @@ void run_aggregates(benchmark::State& state, std::uint32_t ranks, std::uint32_t 
   const MemoryModel memory;
   AggregateStats stats;
   for (auto _ : state) {
-    SimAnalysis a = simulate_aggregates(s, s.placement.stage_to_rank, opt, memory, 0, &stats);
+    SimAnalysis a = simulate_aggregates(s, s.placement.stage_to_rank, opt, memory, &stats);
     benchmark::DoNotOptimize(&a.makespan);
   }
   if (stats.fell_back) state.SkipWithError("simulate_aggregates fell back to the Timeline path");

@@ -5,23 +5,23 @@
 
 namespace ppsched {
 
-std::string memory_text(const SimAnalysis& a) {
+std::string memory_text(const SimAnalysis& a, const SimReportOptions& opt) {
   const auto& m = a.memory;
   std::string out = fmt::format("peak activation memory per rank ({})\nrank      peak    at time\n",
                                 m.in_bytes ? "bytes" : "microbatches");
   for (std::size_t r = 0; r < m.peak.size(); ++r)
     out += fmt::format("{:>4} {:>9g} {:>10g}{}\n", r, m.peak[r], m.peak_time[r],
-                       a.memory_cap > 0 && m.peak[r] > a.memory_cap ? "  over the cap" : "");
+                       !fits_under_cap(m.peak[r], opt.memory_cap) ? "  over the cap" : "");
   return out;
 }
 
-nlohmann::ordered_json memory_json(const SimAnalysis& a, bool with_timeline) {
+nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt, bool with_timeline) {
   nlohmann::ordered_json j;
   j["unit"] = a.memory.in_bytes ? "bytes" : "microbatches";
   auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < a.memory.peak.size(); ++r) {
     nlohmann::ordered_json rank{{"peak", a.memory.peak[r]}, {"peak_time", a.memory.peak_time[r]}};
-    if (a.memory_cap > 0) rank["over_cap"] = a.memory.peak[r] > a.memory_cap;
+    if (opt.memory_cap > 0) rank["over_cap"] = !fits_under_cap(a.memory.peak[r], opt.memory_cap);
     if (with_timeline) {
       auto& pts = rank["timeline"] = nlohmann::ordered_json::array();
       for (const MemoryPoint& p : a.memory.per_rank[r]) pts.push_back({p.time, p.value});

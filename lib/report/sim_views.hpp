@@ -1,6 +1,8 @@
 // Views of a simulated schedule, each with a text face for people and a JSON face for tools.
-// Every one reads (schedule, timeline) and nothing else; `simulate --format json` gathers their
-// JSON faces into one document keyed by view name.
+// Every one reads (schedule, timeline, analysis) and the report's options, nothing else;
+// `simulate --format json` gathers their JSON faces into one document keyed by view name. The
+// table sim_views() lists them once, for simulate's --views, its default, the JSON document's
+// keys and the text report's order.
 //
 // summary        makespan; per rank busy and idle time; the bubble ratio under both
 //                definitions; peak memory
@@ -11,7 +13,11 @@
 // memory         per rank: the peak, when it is reached, and the memory over time
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +28,15 @@
 
 namespace ppsched {
 
-std::string summary_text(const SimAnalysis& a);
-nlohmann::ordered_json summary_json(const SimAnalysis& a);
+/// What the report is asked about a simulated schedule beyond what the simulator computed: the
+/// simulator knows nothing of a cap, the summary and memory views say which peaks are over it
+/// (by fits_under_cap, sim/memory.hpp: the same test as simulate's exit code).
+struct SimReportOptions {
+  double memory_cap = 0;  ///< per rank, in the memory model's unit; <= 0: none
+};
+
+std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt = {});
+nlohmann::ordered_json summary_json(const SimAnalysis& a, const SimReportOptions& opt = {});
 
 std::string bubbles_text(const SimAnalysis& a);
 nlohmann::ordered_json bubbles_json(const SimAnalysis& a);
@@ -32,7 +45,38 @@ nlohmann::ordered_json bubbles_json(const SimAnalysis& a);
 std::string critical_path_text(const Schedule& s, const Timeline& t, std::size_t max_lines = 40);
 nlohmann::ordered_json critical_path_json(const Schedule& s, const Timeline& t);
 
-std::string memory_text(const SimAnalysis& a);
-nlohmann::ordered_json memory_json(const SimAnalysis& a, bool with_timeline = true);
+std::string memory_text(const SimAnalysis& a, const SimReportOptions& opt = {});
+/// With `with_timeline`, each rank's memory over time too (the step function, which only the
+/// Timeline path fills in).
+nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt = {}, bool with_timeline = true);
+
+/// What every view reads. `timeline` may be empty (the aggregates run) unless a chosen face
+/// needs it (SimView::text_needs_timeline, json_needs_timeline).
+struct SimViewInput {
+  const Schedule& schedule;
+  const Timeline& timeline;
+  const SimAnalysis& analysis;
+  SimReportOptions options;
+};
+
+/// One view: its name in --views, its key in the JSON document, its two faces, and whether each
+/// face reads when the actions ran (else the aggregates, which need no Timeline, serve).
+struct SimView {
+  std::string_view name;      ///< "critical-path"
+  std::string_view json_key;  ///< "critical_path"
+  std::string (*text)(const SimViewInput&);
+  nlohmann::ordered_json (*json)(const SimViewInput&);
+  bool text_needs_timeline;
+  bool json_needs_timeline;  ///< the memory view's JSON carries each rank's step function
+  /// Where the view goes in the JSON document. The text report follows the table's order, which
+  /// ends with the critical path (up to 40 lines); the JSON document ends with the memory view,
+  /// whose step functions are its long part.
+  std::uint8_t json_position;
+};
+
+/// Every view, in the text report's order: summary, bubbles, memory, critical-path.
+std::span<const SimView> sim_views();
+/// Their names, in the same order (simulate's --views choices and default).
+std::vector<std::string> sim_view_names();
 
 }  // namespace ppsched

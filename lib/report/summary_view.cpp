@@ -1,4 +1,4 @@
-// analyze() and the summary view (sim_views.hpp).
+// The summary view (sim_views.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +16,7 @@ double finite(double v) { return std::isfinite(v) ? v : 0.0; }
 
 }  // namespace
 
-std::string summary_text(const SimAnalysis& a) {
+std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
   std::string out = fmt::format("makespan           {:g}\n", a.makespan);
   out += fmt::format("bubble ratio       {:.2f}% global (1 - compute / (ranks x makespan))\n",
                      100 * a.bubble_global);
@@ -28,8 +28,8 @@ std::string summary_text(const SimAnalysis& a) {
   if (!a.memory.peak.empty())
     out += fmt::format("peak memory        {:g} {} (rank {} at t={:g}){}\n", a.memory.peak[peak_rank],
                        a.memory.in_bytes ? "bytes" : "microbatches", peak_rank, a.memory.peak_time[peak_rank],
-                       a.memory_cap > 0 && a.memory.peak[peak_rank] > a.memory_cap
-                           ? fmt::format("  EXCEEDS the cap of {:g}", a.memory_cap)
+                       !fits_under_cap(a.memory.peak[peak_rank], opt.memory_cap)
+                           ? fmt::format("  EXCEEDS the cap of {:g}", opt.memory_cap)
                            : "");
   out += "\nrank     busy     idle   busy%\n";
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {
@@ -40,7 +40,7 @@ std::string summary_text(const SimAnalysis& a) {
   return out;
 }
 
-nlohmann::ordered_json summary_json(const SimAnalysis& a) {
+nlohmann::ordered_json summary_json(const SimAnalysis& a, const SimReportOptions& opt) {
   nlohmann::ordered_json j;
   j["makespan"] = finite(a.makespan);
   j["bubble_ratio_global"] = finite(a.bubble_global);
@@ -50,9 +50,9 @@ nlohmann::ordered_json summary_json(const SimAnalysis& a) {
       {"per_stage", "Zero Bubble paper: max over ranks of (span - compute) / max span; span = last compute end - first compute start"}};
   j["peak_memory"] = finite(a.memory.max_peak());
   j["memory_unit"] = a.memory.in_bytes ? "bytes" : "microbatches";
-  if (a.memory_cap > 0) {
-    j["memory_cap"] = a.memory_cap;
-    j["memory_cap_exceeded"] = a.memory.max_peak() > a.memory_cap;
+  if (opt.memory_cap > 0) {
+    j["memory_cap"] = opt.memory_cap;
+    j["memory_cap_exceeded"] = !fits_under_cap(a.memory.max_peak(), opt.memory_cap);
   }
   auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
   for (const RankUsage& u : a.ranks)

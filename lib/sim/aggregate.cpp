@@ -98,7 +98,7 @@ class AggregateRun {
 
   std::uint32_t window() const { return window_; }
 
-  SimAnalysis run(double memory_cap) {
+  SimAnalysis run() {
     scan();
     fill_queue_table();
     plain_ = plain_ && !opt_.blocking_comms;
@@ -137,7 +137,7 @@ class AggregateRun {
     }
     for (const Stream& st : streams_)
       if (st.cursor != kNone) throw Stuck{};
-    return finish_analysis(memory_cap);
+    return finish_analysis();
   }
 
  private:
@@ -632,13 +632,12 @@ class AggregateRun {
     }
   }
 
-  SimAnalysis finish_analysis(double memory_cap) {
+  SimAnalysis finish_analysis() {
     SimAnalysis a;
     // The latest end of any action: each rank's latest, folded as its actions finished.
     double makespan = 0;
     for (const RankFold& f : folds_) makespan = std::max(makespan, f.usage.last_action_end);
     a.makespan = makespan;
-    a.memory_cap = memory_cap;
     const std::size_t R = folds_.size();
     a.ranks.resize(R);
     a.memory.in_bytes = memory_.in_bytes;
@@ -691,8 +690,8 @@ namespace {
 
 // The Timeline path, for the cases the ring does not handle.
 SimAnalysis timeline_path(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt,
-                          const MemoryModel& memory, double memory_cap) {
-  SimAnalysis a = analyze(s, simulate_timed(s, stage_to_rank, opt), memory, memory_cap);
+                          const MemoryModel& memory) {
+  SimAnalysis a = analyze(s, simulate_timed(s, stage_to_rank, opt), memory);
   for (auto& points : a.memory.per_rank) points.clear();
   return a;
 }
@@ -704,12 +703,11 @@ namespace {
 // The ring run; nullopt when it cannot give the answer, with `st` saying why (stuck, or a case
 // it does not handle).
 std::optional<SimAnalysis> ring_run(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                    const TimedOptions& opt, const MemoryModel& memory, double memory_cap,
-                                    AggregateStats& st) {
+                                    const TimedOptions& opt, const MemoryModel& memory, AggregateStats& st) {
   st = AggregateStats{};
   try {
     AggregateRun run(s, stage_to_rank, opt, memory);
-    SimAnalysis a = run.run(memory_cap);
+    SimAnalysis a = run.run();
     st.window = run.window();
     return a;
   } catch (const Stuck&) {
@@ -722,25 +720,24 @@ std::optional<SimAnalysis> ring_run(const Schedule& s, const std::vector<std::ui
 }  // namespace
 
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                const TimedOptions& opt, const MemoryModel& memory, double memory_cap,
-                                AggregateStats* stats) {
+                                const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats) {
   AggregateStats ignored;
   AggregateStats& st = stats ? *stats : ignored;
-  if (auto a = ring_run(s, stage_to_rank, opt, memory, memory_cap, st)) return *std::move(a);
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, st)) return *std::move(a);
   st.fell_back = true;  // when stuck, simulate_timed throws TimedDeadlock naming the stuck actions
-  return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
+  return timeline_path(s, stage_to_rank, opt, memory);
 }
 
 std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                                    const TimedOptions& opt, const MemoryModel& memory,
-                                                   double memory_cap, AggregateStats* stats) {
+                                                   AggregateStats* stats) {
   AggregateStats ignored;
   AggregateStats& st = stats ? *stats : ignored;
-  if (auto a = ring_run(s, stage_to_rank, opt, memory, memory_cap, st)) return a;
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, st)) return a;
   if (st.stuck) return std::nullopt;
   st.fell_back = true;
   try {
-    return timeline_path(s, stage_to_rank, opt, memory, memory_cap);
+    return timeline_path(s, stage_to_rank, opt, memory);
   } catch (const TimedDeadlock&) {
     return std::nullopt;
   }

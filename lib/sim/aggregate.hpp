@@ -11,7 +11,7 @@
 // dependency in the model is between actions of the same microbatch), and folds each finished
 // action into the aggregates at once.
 //
-// Contract: the result equals analyze(s, simulate_timed(s, ...), memory, cap) field for field,
+// Contract: the result equals analyze(s, simulate_timed(s, ...), memory) field for field,
 // bit for bit (same_aggregates), except that memory.per_rank (the step function) is left empty.
 // The ring run handles schedules whose every action sits on its stage's rank and whose events
 // are each raised once (as validate requires); anything else (a duplicated action, a stage on a
@@ -46,8 +46,7 @@ struct AggregateStats {
 };
 
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                const TimedOptions& opt, const MemoryModel& memory, double memory_cap = 0,
-                                AggregateStats* stats = nullptr);
+                                const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats = nullptr);
 
 /// The same, for searches that try many candidates: a schedule that cannot finish gives nullopt,
 /// without the second run that would name its stuck actions. For a schedule with a duplicated
@@ -55,6 +54,6 @@ SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32
 /// reorder a valid schedule never make one.
 std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                                    const TimedOptions& opt, const MemoryModel& memory,
-                                                   double memory_cap = 0, AggregateStats* stats = nullptr);
+                                                   AggregateStats* stats = nullptr);
 
 }  // namespace ppsched

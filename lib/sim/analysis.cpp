@@ -5,10 +5,9 @@
 
 namespace ppsched {
 
-SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory, double memory_cap) {
+SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory) {
   SimAnalysis a;
   a.makespan = t.makespan;
-  a.memory_cap = memory_cap;
   const std::size_t R = t.rank_count();
   a.ranks.resize(R);
   double total_busy = 0, max_span = 0, max_gap = 0;
@@ -68,7 +67,7 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
 
 bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b) {
   if (a.makespan != b.makespan || a.bubble_global != b.bubble_global || a.bubble_per_stage != b.bubble_per_stage ||
-      a.memory_cap != b.memory_cap || a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak ||
+      a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak ||
       a.memory.peak_time != b.memory.peak_time || a.memory.in_bytes != b.memory.in_bytes)
     return false;
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {

@@ -27,10 +27,9 @@ struct SimAnalysis {
   double bubble_global = 0;     ///< 1 - total compute / (ranks x makespan)
   double bubble_per_stage = 0;  ///< Zero Bubble paper: max over ranks of (span - busy) / max span
   MemoryProfile memory;
-  double memory_cap = 0;        ///< 0: none
 };
 
-SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory, double memory_cap = 0);
+SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory);
 
 /// Whether two analyses agree exactly on every aggregate (the memory step function aside): what
 /// simulate_aggregates (aggregate.hpp) promises against analyze().

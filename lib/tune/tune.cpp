@@ -48,8 +48,7 @@ class Tuner {
       return true;
     }
     try {
-      SimAnalysis a = simulate_aggregates(t.schedule, t.schedule.placement.stage_to_rank, in->sim, in->memory,
-                                          req_.memory_cap);
+      SimAnalysis a = simulate_aggregates(t.schedule, t.schedule.placement.stage_to_rank, in->sim, in->memory);
       t.ran = true;
       t.makespan = a.makespan;
       t.bubble = a.bubble_global;

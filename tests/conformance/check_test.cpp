@@ -162,7 +162,7 @@ bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::
       Timeline t = simulate_timed(s, placement, opt);
       CHECK(verdict.empty());
       AggregateStats stats;
-      CHECK(same_aggregates(analyze(s, t, memory), simulate_aggregates(s, placement, opt, memory, 0, &stats)));
+      CHECK(same_aggregates(analyze(s, t, memory), simulate_aggregates(s, placement, opt, memory, &stats)));
       // The ring run never stops short of a schedule that finishes, unless an action is duplicated
       // (a second SEND finds its RECV long gone: simulate_timed pairs it with that RECV again).
       if (file.filename().string().find("duplicate") == std::string::npos) CHECK_FALSE(stats.stuck);

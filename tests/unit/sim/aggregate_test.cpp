@@ -19,7 +19,6 @@ void require_same(const SimAnalysis& want, const SimAnalysis& got) {
   CHECK(got.makespan == want.makespan);
   CHECK(got.bubble_global == want.bubble_global);
   CHECK(got.bubble_per_stage == want.bubble_per_stage);
-  CHECK(got.memory_cap == want.memory_cap);
   CHECK(got.memory.in_bytes == want.memory.in_bytes);
   REQUIRE(got.ranks.size() == want.ranks.size());
   for (std::size_t r = 0; r < want.ranks.size(); ++r) {
@@ -78,10 +77,10 @@ Setup uneven(const Schedule& s, unsigned seed, bool blocking) {
   return out;
 }
 
-void compare(const Schedule& s, const Setup& setup, double cap = 0) {
-  SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, setup.opt), setup.memory, cap);
+void compare(const Schedule& s, const Setup& setup) {
+  SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, setup.opt), setup.memory);
   AggregateStats stats;
-  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory, cap, &stats);
+  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory, &stats);
   CHECK_FALSE(stats.fell_back);
   require_same(want, got);
   CHECK(got.memory.per_rank.size() == s.rank_count());
@@ -97,7 +96,7 @@ TEST_CASE("aggregates equal analyze(simulate_timed) on every family, with unit a
       INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
       Setup unit;
       unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
-      compare(keep, unit, 3.0);
+      compare(keep, unit);
       for (bool blocking : {false, true}) {
         INFO("blocking " << blocking);
         compare(keep, uneven(keep, m * 7 + static_cast<unsigned>(lowered), blocking));
@@ -131,7 +130,7 @@ TEST_CASE("aggregates: the ring grows when a schedule keeps many microbatches in
   Setup setup = uneven(s, 1, false);
   AggregateStats stats;
   SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, setup.opt), setup.memory);
-  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory, 0, &stats);
+  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory, &stats);
   CHECK_FALSE(stats.fell_back);
   CHECK(stats.window >= 256);
   require_same(want, got);
@@ -141,7 +140,7 @@ TEST_CASE("aggregates: the ring grows when a schedule keeps many microbatches in
   Schedule one = lower_send_recv(synthesize("1F1B", p));
   Setup unit;
   unit.opt.costs = CostModel::uniform(one.num_stages, 1, unit_costs());
-  got = simulate_aggregates(one, one.placement.stage_to_rank, unit.opt, unit.memory, 0, &stats);
+  got = simulate_aggregates(one, one.placement.stage_to_rank, unit.opt, unit.memory, &stats);
   CHECK_FALSE(stats.fell_back);
   CHECK(stats.window <= 16);
   CHECK(got.makespan == 3 * 2000 + 3 * (4 - 1));  // 1F1B: m (F + B) + (p - 1)(F + B)
@@ -158,7 +157,7 @@ TEST_CASE("aggregates: a duplicated action falls back and still agrees, and a de
   unit.opt.costs = CostModel::uniform(s.num_stages, 1, unit_costs());
   AggregateStats stats;
   SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, unit.opt), unit.memory);
-  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, unit.opt, unit.memory, 0, &stats);
+  SimAnalysis got = simulate_aggregates(s, s.placement.stage_to_rank, unit.opt, unit.memory, &stats);
   CHECK(stats.fell_back);
   require_same(want, got);
 

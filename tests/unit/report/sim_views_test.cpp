@@ -1,0 +1,66 @@
+// The table of simulate's views (report/sim_views.cpp): one row per view, faces that are the
+// views' own, and the needs-a-timeline flags that decide whether simulate builds a Timeline.
+#include "report/sim_views.hpp"
+
+#include <algorithm>
+
+#include "sim/analysis.hpp"
+#include "sim/timed.hpp"
+#include "support/catch.hpp"
+#include "synth/synth.hpp"
+
+using namespace ppsched;
+
+namespace {
+
+const SimView& view(std::string_view name) {
+  const auto views = sim_views();
+  const auto it = std::find_if(views.begin(), views.end(), [&](const SimView& v) { return v.name == name; });
+  REQUIRE(it != views.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("sim views: every view once, in the text report's order, each with a JSON key and place") {
+  REQUIRE(sim_view_names() == std::vector<std::string>{"summary", "bubbles", "memory", "critical-path"});
+  std::vector<std::string_view> keys;
+  std::vector<int> positions;
+  for (const SimView& v : sim_views()) {
+    keys.push_back(v.json_key);
+    positions.push_back(v.json_position);
+  }
+  CHECK(keys == std::vector<std::string_view>{"summary", "bubbles", "memory", "critical_path"});
+  // The JSON document: summary, bubbles, critical_path, then memory with its step functions.
+  CHECK(positions == std::vector<int>{0, 1, 3, 2});
+}
+
+TEST_CASE("sim views: only the critical path, and the memory view's JSON, need a timeline") {
+  CHECK_FALSE(view("summary").text_needs_timeline);
+  CHECK_FALSE(view("summary").json_needs_timeline);
+  CHECK_FALSE(view("bubbles").text_needs_timeline);
+  CHECK_FALSE(view("bubbles").json_needs_timeline);
+  CHECK_FALSE(view("memory").text_needs_timeline);
+  CHECK(view("memory").json_needs_timeline);
+  CHECK(view("critical-path").text_needs_timeline);
+  CHECK(view("critical-path").json_needs_timeline);
+}
+
+TEST_CASE("sim views: the table's faces are the views' own, with the report's options") {
+  const Schedule s = synthesize("ZBH1", {4, 8});
+  TimedOptions opt;
+  opt.costs = CostModel::uniform(4, 1, unit_costs());
+  const Timeline t = simulate_timed(s, s.placement.stage_to_rank, opt);
+  const SimAnalysis a = analyze(s, t, MemoryModel{});
+  const SimReportOptions cap{3};
+  const SimViewInput in{s, t, a, cap};
+  CHECK(view("summary").text(in) == summary_text(a, cap));
+  CHECK(view("summary").json(in) == summary_json(a, cap));
+  CHECK(view("bubbles").text(in) == bubbles_text(a));
+  CHECK(view("bubbles").json(in) == bubbles_json(a));
+  CHECK(view("memory").text(in) == memory_text(a, cap));
+  CHECK(view("memory").json(in) == memory_json(a, cap));
+  CHECK(view("critical-path").text(in) == critical_path_text(s, t));
+  CHECK(view("critical-path").json(in) == critical_path_json(s, t));
+  CHECK(view("memory").text(in).find("over the cap") != std::string::npos);  // ZB-H1 holds 4 on rank 0
+}
