@@ -25,7 +25,7 @@ namespace {
 using auto_detail::greedy_run;
 using auto_detail::GreedyRun;
 using auto_detail::kNever;
-using auto_detail::kSlack;
+using auto_detail::kSameMemory;
 using auto_detail::Shape;
 using auto_detail::WorkBudget;
 
@@ -76,7 +76,7 @@ bool better(const AutoCandidate& a, const AutoCandidate& b) {
   const double eps = 1e-12 * std::max(1.0, b.makespan);
   if (std::abs(a.makespan - b.makespan) > eps) return a.makespan < b.makespan;
   if (std::abs(a.span - b.span) > eps) return a.span < b.span;  // less bubble inside the ranks
-  return a.peak < b.peak - kSlack;
+  return a.peak < b.peak - kSameMemory;
 }
 
 // One search: the best candidate so far, the budget, and the candidates in the order that lets
@@ -256,7 +256,7 @@ class Search {
       const Schedule& s = v ? whole(index) : one_chunk;
       // With every cost positive, a rank's memory events happen in program order, so
       // sequential_peak is the simulated peak: a family over the cap is ruled out unsimulated.
-      if (positive_costs_ && p_.memory_cap > 0 && sequential_peak(s, p_.memory) > p_.memory_cap + kSlack)
+      if (positive_costs_ && p_.memory_cap > 0 && !fits_under_cap(sequential_peak(s, p_.memory), p_.memory_cap))
         return over_the_cap(family, s);
       if (consider(auto_detail::simulate_candidate(family, s, p_))) keep_family();
     } catch (const SynthError& e) {
@@ -446,7 +446,7 @@ AutoResult auto_schedule(const AutoParams& p) {
   for (std::uint32_t r = 0; r < p.ranks; ++r) {
     double need = shape.base[r];
     for (std::uint32_t s : shape.own[r]) need += shape.act[s];
-    if (p.memory_cap > 0 && need > p.memory_cap + kSlack)
+    if (!fits_under_cap(need, p.memory_cap))
       throw std::invalid_argument(fmt::format(
           "auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})", p.memory_cap, r, need));
   }
