@@ -233,10 +233,11 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
   SynthParams sp;
   sp.ranks = a.ranks;
   sp.microbatches = a.microbatches;
-  for (const char* family : {"ZBH1", "ZBH2", "1F1B", "GPipe", "ZBVZeroBubble", "VHalf", "VMin"}) {
+  for (const Family& family : families()) {
+    if (family.auto_search_order == 0) continue;  // not one of the search's candidates
     Schedule h;
     try {
-      h = synthesize(family, sp);
+      h = synthesize(family.name, sp);
     } catch (const SynthError&) {
       continue;
     }

@@ -62,6 +62,20 @@ double makespan_lower_bound(const Shape& sh) {
   return bound;
 }
 
+// The families of this shape that the search measures (Family::auto_search_order), in its order.
+std::vector<std::string_view> search_families(std::uint32_t stages_per_rank) {
+  std::vector<const Family*> chosen;
+  for (const Family& f : families())
+    if (f.auto_search_order != 0 && f.default_stages_per_rank == stages_per_rank &&
+        f.placement == auto_placement(stages_per_rank))
+      chosen.push_back(&f);
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [](const Family* a, const Family* b) { return a->auto_search_order < b->auto_search_order; });
+  std::vector<std::string_view> names;
+  for (const Family* f : chosen) names.push_back(f->name);
+  return names;
+}
+
 // Whether every action is F, I, W or an idle step: what the greedy can replay.
 bool only_split_backwards(const Schedule& s) {
   for (const RankProgram& rank : s.ranks)
@@ -88,8 +102,7 @@ class Search {
         cap_(auto_detail::target_caps(p, shape_).front()), policies_(auto_detail::greedy_variants(p, shape_)) {
     sp_.ranks = p.ranks;
     sp_.microbatches = p.microbatches;
-    families_ = p.stages_per_rank == 1 ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
-                                       : std::vector<std::string_view>{"ZBVZeroBubble", "VHalf", "VMin"};
+    families_ = search_families(p.stages_per_rank);
     // Whether every cost is positive (measure_family says why it matters).
     for (std::uint32_t st = 0; st < shape_.stages; ++st)
       for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
@@ -107,8 +120,8 @@ class Search {
   // first: it reaches the bound under unit costs, where ZB-H1 does not.
   AutoResult run() {
     std::size_t next_family = 0;
-    if (p_.stages_per_rank == 2) {
-      measure_family(families_[next_family++]);  // ZBV
+    if (p_.stages_per_rank == 2 && !families_.empty()) {
+      measure_family(families_[next_family++]);  // the first in the registry's order: ZBV
       if (!guides_.empty() && !result_.tried.empty() && result_.tried.back().fits) squeeze_next();
     }
     if (!perfect()) run_variant(policies_[0]);

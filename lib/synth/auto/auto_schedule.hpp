@@ -11,8 +11,9 @@
 //     first-chunk forward keeps, and whether a rank waits for a due I (GreedyPolicy); for V the
 //     same scheduler also follows a handcrafted pattern's order, its bubbles squeezed. The
 //     search runs them in order until its time budget is spent.
-//   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
-//     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
+//   - the handcrafted families of the same shape that the registry marks for the search
+//     (Family::auto_search_order: ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per rank; ZBV, V-Half
+//     and V-Min for two), kept when their simulated peak fits the cap.
 // For V, when it costs at most a tenth of the budget left, an exploration round then runs the greedy's
 // other switch combinations and squeezes each pattern with more windows; last comes a local search
 // on the best schedule (local_search.hpp).
