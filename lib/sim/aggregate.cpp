@@ -24,6 +24,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/timed_rules.hpp"
+
 namespace ppsched {
 
 namespace {
@@ -40,17 +42,16 @@ constexpr std::uint32_t kQueues = 2;  // compute, and all point-to-point comms (
 struct Fallback {};  // thrown inside the run: a case it does not handle; use the Timeline path
 struct Stuck {};     // thrown at the end of the run: the schedule cannot finish
 
-// Who released an action, as much of it as analyze() looks at. Two aligned 8-byte words, written
-// and read whole: a By is copied on every step, and field-wise stores followed by a wider load
-// stall store forwarding (measured: 14% of the run).
-enum class ByClass : std::uint8_t { None, Comm, Other };
+// Who released an action, as much of it as analyze() looks at (split_idle_gap). Two aligned 8-byte
+// words, written and read whole: a By is copied on every step, and field-wise stores followed by a
+// wider load stall store forwarding (measured: 14% of the run).
 struct By {
   double end = 0;
-  std::uint64_t rank_cls = std::uint64_t{kNone};  ///< rank in the low 32 bits, ByClass above
+  std::uint64_t rank_cls = std::uint64_t{kNone};  ///< rank in the low 32 bits, the cause above
   By() = default;
-  By(double e, std::uint32_t rank, ByClass cls) : end(e), rank_cls(rank | (std::uint64_t(cls) << 32)) {}
+  By(double e, std::uint32_t rank, ReleaseCause cls) : end(e), rank_cls(rank | (std::uint64_t(cls) << 32)) {}
   std::uint32_t rank() const { return static_cast<std::uint32_t>(rank_cls); }
-  ByClass cls() const { return static_cast<ByClass>(rank_cls >> 32); }
+  ReleaseCause cls() const { return static_cast<ReleaseCause>(rank_cls >> 32); }
 };
 
 // The time a dependency is met and who met it; the rule of timed.cpp's Ready::take.
@@ -58,7 +59,7 @@ struct Ready {
   double time = 0;
   By by;
   void take(double t, const By& b) {
-    if (by.cls() == ByClass::None ? t >= time : t > time) {
+    if (by.cls() == ReleaseCause::None ? t >= time : t > time) {
       time = t;
       by = b;
     }
@@ -78,7 +79,7 @@ struct Stream {
   double head_start = 0, head_end = 0;
   By head_by;  ///< what released the head
   double free_at = 0;  ///< when the previous action on this stream ended
-  ByClass last_cls = ByClass::None;  ///< that action as a releaser (None before the first)
+  ReleaseCause last_cls = ReleaseCause::None;  ///< that action as a releaser (None before the first)
 };
 
 struct RankFold {
@@ -288,8 +289,8 @@ class AggregateRun {
   }
 
   // Needs the event done; `extra` (a transfer) is added to its time. Sets `missing_`.
-  [[gnu::always_inline]] inline bool need_done(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb, std::uint32_t producer, ByClass cls,
-                 double extra = 0) {
+  [[gnu::always_inline]] inline bool need_done(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb,
+                                               std::uint32_t producer, ReleaseCause cls, double extra = 0) {
     const double t = cell(kind, stage, mb);
     if (absent(t)) {
       missing_ = key(kind, stage, mb);
@@ -316,26 +317,26 @@ class AggregateRun {
         if (s == 0) return true;
         const std::uint32_t from = placement_[s - 1];
         if (from == rank || !explicit_comms_)
-          return need(kF, s - 1, m, from, ByClass::Other, transfer(s - 1, true, from, rank));
-        return need(kRecvF, s, m, rank, ByClass::Comm, 0.0);
+          return need(kF, s - 1, m, from, ReleaseCause::Other, transfer(s - 1, true, from, rank));
+        return need(kRecvF, s, m, rank, ReleaseCause::Comm, 0.0);
       }
       case ActionKind::I:
       case ActionKind::B: {
-        if (!need(kF, s, m, rank, ByClass::Other, 0.0)) return false;
+        if (!need(kF, s, m, rank, ReleaseCause::Other, 0.0)) return false;
         if (s + 1 >= stages_) return true;
         const std::uint32_t from = placement_[s + 1];
         if (from == rank || !explicit_comms_)
-          return need(kBwd, s + 1, m, from, ByClass::Other, transfer(s + 1, false, from, rank));
-        return need(kRecvB, s, m, rank, ByClass::Comm, 0.0);
+          return need(kBwd, s + 1, m, from, ReleaseCause::Other, transfer(s + 1, false, from, rank));
+        return need(kRecvB, s, m, rank, ReleaseCause::Comm, 0.0);
       }
-      case ActionKind::W: return need(kBwd, s, m, rank, ByClass::Other, 0.0);
+      case ActionKind::W: return need(kBwd, s, m, rank, ReleaseCause::Other, 0.0);
       default: return true;
     }
   }
   // The same, folded into `r` (need_done records a missing event in missing_).
   [[gnu::always_inline]] inline bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
     return compute_deps(a, rank, [&](KeyKind kind, std::uint32_t stage, std::uint32_t m, std::uint32_t producer,
-                                     ByClass cls, double extra) {
+                                     ReleaseCause cls, double extra) {
       return need_done(r, kind, stage, m, producer, cls, extra);
     });
   }
@@ -362,9 +363,9 @@ class AggregateRun {
       const Action& a = st.program[st.cursor];
       if (st.head != kDone && !step(st, a, rank)) return;
       if (st.head != kDone) return;  // posted, waiting for its partner
-      fold(rank, q, a, st.head_start, st.head_end, st.head_by, st.last_cls == ByClass::None);
+      fold(rank, q, a, st.head_start, st.head_end, st.head_by, st.last_cls == ReleaseCause::None);
       st.free_at = st.head_end;
-      st.last_cls = is_send_recv(a.kind) ? ByClass::Comm : ByClass::Other;
+      st.last_cls = is_send_recv(a.kind) ? ReleaseCause::Comm : ReleaseCause::Other;
       st.head = kNew;
       st.cursor = next_on_queue(st, q, st.cursor + 1);
     }
@@ -380,7 +381,7 @@ class AggregateRun {
     const Action* const program = st.program;
     std::uint32_t cursor = st.cursor;
     double free_at = st.free_at;
-    ByClass last_cls = st.last_cls;
+    ReleaseCause last_cls = st.last_cls;
     while (cursor != kNone) {
       const Action a = program[cursor];
       Ready r;  // what the previous action leaves, built from locals (see By)
@@ -393,11 +394,11 @@ class AggregateRun {
         st.waiting_on = missing_;
         return;
       }
-      const double end = r.time + opt_.costs.cost(a.stage, a.kind);
+      const double end = r.time + action_duration(opt_.costs, s_, a);
       publish_compute(a, end);
-      fold(rank, 0, program[cursor], r.time, end, r.by, last_cls == ByClass::None);
+      fold(rank, 0, program[cursor], r.time, end, r.by, last_cls == ReleaseCause::None);
       free_at = end;
-      last_cls = ByClass::Other;  // with non-blocking comms this queue holds no SEND or RECV
+      last_cls = ReleaseCause::Other;  // with non-blocking comms this queue holds no SEND or RECV
       cursor = next_on_queue(st, 0, cursor + 1);
     }
     st.cursor = kNone;
@@ -434,9 +435,9 @@ class AggregateRun {
         }
       }
       if (st.head != kDone && !pair(st, a, rank)) return;
-      fold(rank, 1, a, st.head_start, st.head_end, By(), st.last_cls == ByClass::None);
+      fold(rank, 1, a, st.head_start, st.head_end, By(), st.last_cls == ReleaseCause::None);
       st.free_at = st.head_end;
-      st.last_cls = ByClass::Comm;
+      st.last_cls = ReleaseCause::Comm;
       st.head = kNew;
       st.cursor = next_on_queue(st, 1, st.cursor + 1);
     }
@@ -453,8 +454,7 @@ class AggregateRun {
     } else if (!compute_deps(r, a, rank)) {
       return wait(st, missing_);
     }
-    // CostModel::duration, with its common case inlined: a plain action costs its kind's cost.
-    const double end = r.time + (a.is_container() ? opt_.costs.duration(s_, a) : opt_.costs.cost(a.stage, a.kind));
+    const double end = r.time + action_duration(opt_.costs, s_, a);
     st.head = kDone;
     st.head_start = r.time;
     st.head_end = end;
@@ -481,7 +481,8 @@ class AggregateRun {
     const bool forward = a.kind == ActionKind::SendF || a.kind == ActionKind::RecvF;
     const bool is_send = a.kind == ActionKind::SendF || a.kind == ActionKind::SendB;
     if (is_send && st.head == kNew) {
-      if (!need_done(r, forward ? kF : kBwd, static_cast<std::uint32_t>(s), m, rank, ByClass::Other)) return wait(st, missing_);
+      if (!need_done(r, forward ? kF : kBwd, static_cast<std::uint32_t>(s), m, rank, ReleaseCause::Other))
+        return wait(st, missing_);
     }
     if (st.head == kNew) {
       st.head = kPosted;
@@ -544,26 +545,15 @@ class AggregateRun {
     }
     f.usage.last_action_end = std::max(f.usage.last_action_end, end);
     if (q != 0) return;
-    const double dur = end - start;
-    if (dur > 0 && !is_send_recv(a.kind)) {
+    const double dur = busy_time(a.kind, start, end);
+    if (dur > 0) {
       RankUsage& u = f.usage;
       if (!f.any) {
         u.first_start = start;
         u.warmup = start;
         f.any = true;
       } else if (start > f.prev_end) {
-        const double gap = start - f.prev_end;
-        // analyze()'s causes: released by a SEND/RECV, a transfer; by another rank's action that
-        // ended before this start, its transfer time covers the end of the gap; else a dependency.
-        if (by.cls() == ByClass::Comm) {
-          u.comm_wait += gap;
-        } else if (by.cls() == ByClass::Other && by.rank() != rank && by.end < start) {
-          const double transfer = std::min(gap, start - by.end);
-          u.comm_wait += transfer;
-          u.dependency_wait += gap - transfer;
-        } else {
-          u.dependency_wait += gap;
-        }
+        split_idle_gap(u, start - f.prev_end, start, by.cls(), by.rank() != rank, by.end);
       }
       u.busy += dur;
       f.prev_end = std::max(f.prev_end, end);

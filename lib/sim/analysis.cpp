@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sim/timed_rules.hpp"
+
 namespace ppsched {
 
 SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& memory) {
@@ -20,34 +22,25 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
     double prev_end = 0;
     for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) {
       if (t.stream[e] != Stream::Compute) continue;
-      double dur = t.end[e] - t.start[e];
-      const Action& act = s.ranks[r].actions[t.step[e]];
-      if (dur <= 0 || is_send_recv(act.kind)) continue;  // bookkeeping, or a blocking comm
+      const double dur = busy_time(s.ranks[r].actions[t.step[e]].kind, t.start[e], t.end[e]);
+      if (dur <= 0) continue;  // bookkeeping, or a blocking comm
       if (!any) {
         u.first_start = t.start[e];
         u.warmup = t.start[e];
         any = true;
       } else if (t.start[e] > prev_end) {
-        const double gap = t.start[e] - prev_end;
-        // Who released this action decides the cause: a RECV means a transfer; a dependency on
-        // another rank that ended before this start means its transfer time (implicit comms)
-        // covers the end of the gap; anything else is waiting for a dependency.
+        // Who released this action decides the cause (split_idle_gap).
         const std::uint32_t by = t.released_by[e];
-        if (by == Timeline::kNone) {
-          u.dependency_wait += gap;
-        } else {
+        ReleaseCause cause = ReleaseCause::None;
+        bool by_other_rank = false;
+        double by_end = 0;
+        if (by != Timeline::kNone) {
           const std::uint32_t br = t.rank_of(by);
-          const Action& ba = s.ranks[br].actions[t.step[by]];
-          if (is_send_recv(ba.kind)) {
-            u.comm_wait += gap;
-          } else if (br != r && t.end[by] < t.start[e]) {
-            const double transfer = std::min(gap, t.start[e] - t.end[by]);
-            u.comm_wait += transfer;
-            u.dependency_wait += gap - transfer;
-          } else {
-            u.dependency_wait += gap;
-          }
+          cause = is_send_recv(s.ranks[br].actions[t.step[by]].kind) ? ReleaseCause::Comm : ReleaseCause::Other;
+          by_other_rank = br != r;
+          by_end = t.end[by];
         }
+        split_idle_gap(u, t.start[e] - prev_end, t.start[e], cause, by_other_rank, by_end);
       }
       u.busy += dur;
       prev_end = std::max(prev_end, t.end[e]);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ir/action_text.hpp"
+#include "sim/timed_rules.hpp"
 
 namespace ppsched {
 
@@ -294,7 +295,7 @@ class Simulator {
     } else if (!compute_deps(r, a, rank)) {
       return wait(id, r.missing), false;
     }
-    finish(e, r.time, times_ ? r.time + opt_.costs.duration(s_, a) : 0.0, r.by);
+    finish(e, r.time, times_ ? r.time + action_duration(opt_.costs, s_, a) : 0.0, r.by);
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) publish_compute(sub, e);
     } else {

@@ -19,7 +19,10 @@
 // (PyTorch's runtime: compute waits for its receive).
 //
 // Linear time: each stream waits on one missing dependency at a time and is woken when it
-// arrives. A schedule that cannot finish is reported as SimDeadlock with the stuck heads.
+// arrives. A schedule that cannot finish is reported as TimedDeadlock with the stuck heads.
+//
+// aggregate.cpp and synth/auto/greedy.cpp implement this same timed model: change them with it.
+// The per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp.
 #pragma once
 
 #include <cstdint>

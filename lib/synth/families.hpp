@@ -18,8 +18,9 @@ Schedule zb_h1(const SynthParams& p);
 Schedule zb_h2(const SynthParams& p);
 Schedule v_half(const SynthParams& p);
 Schedule v_min(const SynthParams& p);
-/// V-Half (half) or V-Min cut after the first `slots` slots of every rank (v_patterns.cpp).
-Schedule v_pattern_prefix(const SynthParams& p, bool half, std::uint64_t slots, bool& complete);
+/// V-Half or V-Min cut after the first `slots` slots of every rank (Family::build_prefix).
+Schedule v_half_prefix(const SynthParams& p, std::uint64_t slots, bool& complete);
+Schedule v_min_prefix(const SynthParams& p, std::uint64_t slots, bool& complete);
 
 /// An empty schedule of p.ranks ranks with sizes and placement filled in.
 Schedule make_schedule(const SynthParams& p, std::uint32_t stages_per_rank, PlacementStyle style);

@@ -1,3 +1,4 @@
+// The family registry (synth.hpp): one row per family, and the lookups and builders over it.
 #include <array>
 #include <limits>
 #include <vector>
@@ -10,42 +11,49 @@ namespace ppsched {
 namespace {
 
 // Bubble formulas are per stage, from the papers that introduced each schedule; T_B is a full
-// backward (T_I + T_W), v the stages per rank.
+// backward (T_I + T_W), v the stages per rank. The last three columns: the prefix builder (null:
+// built whole), whether `ppsched tune` tries it by default, and its place in the automatic
+// search's order (0: not used; the one-chunk families ZB-H1, ZB-H2, 1F1B, GPipe, the two-chunk
+// ZBV, V-Half, V-Min).
 constexpr std::array<Family, 11> kFamilies = {{
     {"GPipe", "", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
-     "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe},
+     "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe, nullptr,
+     true, 4},
     {"1F1B", "OneFOneB", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true,
      "p", "(p-1)(T_F+T_B)", "Narayanan et al. 2021 (PipeDream-Flush); PyTorch Schedule1F1B",
-     "m >= p", &synth::one_f_one_b},
+     "m >= p", &synth::one_f_one_b, nullptr, true, 3},
     {"Interleaved1F1B", "", "1F1B over v looped stages per rank, depth first", PlacementStyle::Loop, 2,
      false, "p + (p-1)/v when p divides m", "(p-1)(T_F+T_B)/v",
      "Narayanan et al. 2021 (Megatron-LM); PyTorch ScheduleInterleaved1F1B",
-     "m a multiple of max(1, m div p)", &synth::interleaved_1f1b},
+     "m a multiple of max(1, m div p)", &synth::interleaved_1f1b, nullptr, true, 0},
     {"LoopedBFS", "", "every microbatch of a stage before the next stage (breadth first)",
      PlacementStyle::Loop, 2, false, "m", "(p-1)(T_F+T_B)/v",
-     "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", "", &synth::looped_bfs},
+     "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", "", &synth::looped_bfs, nullptr,
+     false, 0},
     {"InterleavedZeroBubble", "InterleavedZB ZB1P", "interleaved 1F1B with I/W split, W filling bubbles",
      PlacementStyle::Loop, 2, false, "p when p divides m", "(p-1)(T_F+T_I-T_W)/v",
      "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble",
-     "m a multiple of max(1, m div p)", &synth::interleaved_zero_bubble},
+     "m a multiple of max(1, m div p)", &synth::interleaved_zero_bubble, nullptr, true, 0},
     {"ZBVZeroBubble", "ZBV ZB-V", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
      true, "p", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W",
-     "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble", "", &synth::zbv_zero_bubble},
+     "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble", "", &synth::zbv_zero_bubble, nullptr, true, 1},
     {"DualPipeV", "", "DeepSeek's DualPipe folded into a V, overlapping F and B",
      PlacementStyle::V, 2, true, "p+1/2", "(p/2-1)(T_F&B+T_B-3T_W)",
-     "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", "m >= 2p", &synth::dualpipev},
+     "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", "m >= 2p", &synth::dualpipev, nullptr, true, 0},
     {"ZBH1", "ZB-H1", "1F1B with I/W split; W deferred by r to fill the cool-down",
      PlacementStyle::Loop, 1, true, "p", "(p-1)(T_F+T_I-T_W)",
-     "Qi et al. 2024 (ZB-H1), handcrafted", "", &synth::zb_h1},
+     "Qi et al. 2024 (ZB-H1), handcrafted", "", &synth::zb_h1, nullptr, true, 1},
     {"ZBH2", "ZB-H2", "ZB-H1 with 2(p-r)-1 warm-up forwards: no bubble in steady state",
      PlacementStyle::Loop, 1, true, "2p-1", "(p-1)(T_F+T_I-2T_W)",
-     "Qi et al. 2024 (ZB-H2), handcrafted", "", &synth::zb_h2},
+     "Qi et al. 2024 (ZB-H2), handcrafted", "", &synth::zb_h2, nullptr, true, 2},
     {"VHalf", "V-Half", "V-shaped building block at about half of 1F1B's activation memory",
      PlacementStyle::V, 2, true, "about p/2+1", "no closed form (pattern)",
-     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Half pattern)", "", &synth::v_half},
+     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Half pattern)", "", &synth::v_half,
+     &synth::v_half_prefix, true, 2},
     {"VMin", "V-Min", "V-shaped building block at about a third of 1F1B's activation memory",
      PlacementStyle::V, 2, true, "about p/3+1", "no closed form (pattern)",
-     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Min pattern)", "", &synth::v_min},
+     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Min pattern)", "", &synth::v_min,
+     &synth::v_min_prefix, true, 3},
 }};
 
 bool same_name(std::string_view a, std::string_view b) {
@@ -60,6 +68,15 @@ bool same_name(std::string_view a, std::string_view b) {
 }  // namespace
 
 std::span<const Family> families() { return kFamilies; }
+
+std::vector<std::string_view> tune_default_families() {
+  std::vector<std::string_view> names;
+  for (const Family& f : kFamilies)
+    if (f.tune_default) names.push_back(f.name);
+  return names;
+}
+
+bool is_auto_schedule(std::string_view name) { return same_name(name, "auto"); }
 
 const Family* find_family(std::string_view name) {
   for (const Family& f : kFamilies) {
@@ -133,8 +150,7 @@ Schedule synthesize(std::string_view name, SynthParams params) { return checked_
 Schedule synthesize_prefix(std::string_view name, SynthParams params, std::uint64_t slots, bool& complete) {
   const Family& family = checked_family(name, params);
   complete = true;
-  if (family.build == &synth::v_half || family.build == &synth::v_min)
-    return synth::v_pattern_prefix(params, family.build == &synth::v_half, slots, complete);
+  if (family.build_prefix) return family.build_prefix(params, slots, complete);
   return family.build(params);
 }
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/schedule.hpp"
 
@@ -30,7 +31,9 @@ struct SynthParams {
   bool pytorch_compat = false;
 };
 
-/// A schedule family: its names, shape and what the literature says it costs.
+/// A schedule family: its names, shape, what the literature says it costs, how it is built, and
+/// which commands use it by default. One row of the registry (registry.cpp) per family: a family
+/// is added, or joins tune's defaults or the automatic search, by its row alone.
 struct Family {
   std::string_view name;     ///< as PyTorch's get_schedule_class spells it ("ZBVZeroBubble")
   std::string_view aliases;  ///< other accepted names, space-separated
@@ -43,6 +46,16 @@ struct Family {
   std::string_view source;       ///< where the schedule comes from
   std::string_view requires_;    ///< constraints on ranks/microbatches beyond ranks, m >= 1
   Schedule (*build)(const SynthParams&);
+  /// The start of the schedule: every rank's program cut after its first `slots` slots, an exact
+  /// prefix of build's; `complete` says whether nothing was cut. Null: the family is built whole
+  /// (synthesize_prefix then calls build).
+  Schedule (*build_prefix)(const SynthParams&, std::uint64_t slots, bool& complete);
+  bool tune_default;  ///< in `ppsched tune`'s default set (tune_default_families)
+  /// Whether the automatic search (synth/auto) uses it: 0 not; else its place, 1 first, among the
+  /// families of its shape (one stage per rank in loop placement, or two in V) that the search
+  /// measures as candidates; with two stages per rank it also squeezes them as patterns. The
+  /// likely best goes first: it sets the mark that lets the others give up early.
+  std::uint8_t auto_search_order;
 };
 
 std::span<const Family> families();
@@ -50,15 +63,24 @@ std::span<const Family> families();
 /// Case-insensitive lookup by name or alias; nullptr when unknown.
 const Family* find_family(std::string_view name);
 
+/// The names of the families in `ppsched tune`'s default set (Family::tune_default), in registry
+/// order. The automatic schedule, not a family, is not among them.
+std::vector<std::string_view> tune_default_families();
+
+/// Whether `name` asks for the automatic schedule (synth/auto) rather than a family: "auto", in
+/// any case. The one test for it, wherever a schedule name may be "auto".
+bool is_auto_schedule(std::string_view name);
+
 /// Builds a schedule. Throws SynthError for an unknown family ("did you mean ...?") or for
 /// parameters the family does not accept, with PyTorch's wording where PyTorch has a rule.
 Schedule synthesize(std::string_view family, SynthParams params);
 
 /// The start of a family's schedule, for a caller that may read only that (the automatic
-/// search's replays of V-Half and V-Min usually give up within the warm-up): V-Half and V-Min,
-/// which place one action or weight gradient per slot, are cut after the first `slots` slots of
-/// every rank, each program an exact prefix of synthesize's; `complete` says whether nothing was
-/// cut. Any other family is built whole (complete = true). Same checks and errors as synthesize.
+/// search's replays of V-Half and V-Min usually give up within the warm-up): a family with a
+/// prefix builder (Family::build_prefix; V-Half and V-Min, which place one action or weight
+/// gradient per slot) is cut after the first `slots` slots of every rank, each program an exact
+/// prefix of synthesize's; `complete` says whether nothing was cut. Any other family is built
+/// whole (complete = true). Same checks and errors as synthesize.
 Schedule synthesize_prefix(std::string_view family, SynthParams params, std::uint64_t slots, bool& complete);
 
 }  // namespace ppsched

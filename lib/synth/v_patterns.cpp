@@ -80,8 +80,11 @@ Schedule v_min(const SynthParams& p) {
   bool complete = true;
   return v_pattern(p, false, UINT64_MAX, complete);
 }
-Schedule v_pattern_prefix(const SynthParams& p, bool half, std::uint64_t slots, bool& complete) {
-  return v_pattern(p, half, slots, complete);
+Schedule v_half_prefix(const SynthParams& p, std::uint64_t slots, bool& complete) {
+  return v_pattern(p, true, slots, complete);
+}
+Schedule v_min_prefix(const SynthParams& p, std::uint64_t slots, bool& complete) {
+  return v_pattern(p, false, slots, complete);
 }
 
 }  // namespace ppsched::synth

@@ -16,6 +16,7 @@
 #include "sim/analysis.hpp"
 #include "sim/comm.hpp"
 #include "sim/costs.hpp"
+#include "sim/memory.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 #include "synth/auto/auto_schedule.hpp"
@@ -222,7 +223,7 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
   if (!again) fuzz_fail("auto's schedule does not finish when simulated again");
   if (std::abs(again->makespan - r.best.makespan) > 1e-9 * std::max(1.0, r.best.makespan))
     fuzz_fail("auto's reported makespan is not its schedule's");
-  if (a.memory_cap > 0 && again->memory.max_peak() > a.memory_cap + 1e-9) fuzz_fail("auto's schedule is over the cap");
+  if (!fits_under_cap(again->memory.max_peak(), a.memory_cap)) fuzz_fail("auto's schedule is over the cap");
   CheckContext ctx = context_for(s, s.placement.stage_to_rank, "auto", nullptr);
   DiagnosticSink findings(1000000);
   run_checks(ctx, findings);
@@ -230,16 +231,17 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
   SynthParams sp;
   sp.ranks = a.ranks;
   sp.microbatches = a.microbatches;
-  for (const char* family : {"ZBH1", "ZBH2", "1F1B", "GPipe", "ZBVZeroBubble", "VHalf", "VMin"}) {
+  for (const Family& family : families()) {
+    if (family.auto_search_order == 0) continue;  // not one of the search's candidates
     Schedule h;
     try {
-      h = synthesize(family, sp);
+      h = synthesize(family.name, sp);
     } catch (const SynthError&) {
       continue;
     }
     if (h.num_stages != stages) continue;
     auto hm = try_simulate_aggregates(h, h.placement.stage_to_rank, a.sim, a.memory);
-    if (!hm || (a.memory_cap > 0 && hm->memory.max_peak() > a.memory_cap + 1e-9)) continue;
+    if (!hm || !fits_under_cap(hm->memory.max_peak(), a.memory_cap)) continue;
     if (again->makespan > hm->makespan * (1 + 1e-12) + 1e-12) fuzz_fail("auto is slower than a family that fits");
   }
 }

@@ -25,7 +25,7 @@ namespace {
 using auto_detail::greedy_run;
 using auto_detail::GreedyRun;
 using auto_detail::kNever;
-using auto_detail::kSlack;
+using auto_detail::kSameMemory;
 using auto_detail::Shape;
 using auto_detail::WorkBudget;
 
@@ -62,6 +62,20 @@ double makespan_lower_bound(const Shape& sh) {
   return bound;
 }
 
+// The families of this shape that the search measures (Family::auto_search_order), in its order.
+std::vector<std::string_view> search_families(std::uint32_t stages_per_rank) {
+  std::vector<const Family*> chosen;
+  for (const Family& f : families())
+    if (f.auto_search_order != 0 && f.default_stages_per_rank == stages_per_rank &&
+        f.placement == auto_placement(stages_per_rank))
+      chosen.push_back(&f);
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [](const Family* a, const Family* b) { return a->auto_search_order < b->auto_search_order; });
+  std::vector<std::string_view> names;
+  for (const Family* f : chosen) names.push_back(f->name);
+  return names;
+}
+
 // Whether every action is F, I, W or an idle step: what the greedy can replay.
 bool only_split_backwards(const Schedule& s) {
   for (const RankProgram& rank : s.ranks)
@@ -76,7 +90,7 @@ bool better(const AutoCandidate& a, const AutoCandidate& b) {
   const double eps = 1e-12 * std::max(1.0, b.makespan);
   if (std::abs(a.makespan - b.makespan) > eps) return a.makespan < b.makespan;
   if (std::abs(a.span - b.span) > eps) return a.span < b.span;  // less bubble inside the ranks
-  return a.peak < b.peak - kSlack;
+  return a.peak < b.peak - kSameMemory;
 }
 
 // One search: the best candidate so far, the budget, and the candidates in the order that lets
@@ -88,8 +102,7 @@ class Search {
         cap_(auto_detail::target_caps(p, shape_).front()), policies_(auto_detail::greedy_variants(p, shape_)) {
     sp_.ranks = p.ranks;
     sp_.microbatches = p.microbatches;
-    families_ = p.stages_per_rank == 1 ? std::vector<std::string_view>{"ZBH1", "ZBH2", "1F1B", "GPipe"}
-                                       : std::vector<std::string_view>{"ZBVZeroBubble", "VHalf", "VMin"};
+    families_ = search_families(p.stages_per_rank);
     // Whether every cost is positive (measure_family says why it matters).
     for (std::uint32_t st = 0; st < shape_.stages; ++st)
       for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
@@ -107,8 +120,8 @@ class Search {
   // first: it reaches the bound under unit costs, where ZB-H1 does not.
   AutoResult run() {
     std::size_t next_family = 0;
-    if (p_.stages_per_rank == 2) {
-      measure_family(families_[next_family++]);  // ZBV
+    if (p_.stages_per_rank == 2 && !families_.empty()) {
+      measure_family(families_[next_family++]);  // the first in the registry's order: ZBV
       if (!guides_.empty() && !result_.tried.empty() && result_.tried.back().fits) squeeze_next();
     }
     if (!perfect()) run_variant(policies_[0]);
@@ -256,7 +269,7 @@ class Search {
       const Schedule& s = v ? whole(index) : one_chunk;
       // With every cost positive, a rank's memory events happen in program order, so
       // sequential_peak is the simulated peak: a family over the cap is ruled out unsimulated.
-      if (positive_costs_ && p_.memory_cap > 0 && sequential_peak(s, p_.memory) > p_.memory_cap + kSlack)
+      if (positive_costs_ && p_.memory_cap > 0 && !fits_under_cap(sequential_peak(s, p_.memory), p_.memory_cap))
         return over_the_cap(family, s);
       if (consider(auto_detail::simulate_candidate(family, s, p_))) keep_family();
     } catch (const SynthError& e) {
@@ -446,7 +459,7 @@ AutoResult auto_schedule(const AutoParams& p) {
   for (std::uint32_t r = 0; r < p.ranks; ++r) {
     double need = shape.base[r];
     for (std::uint32_t s : shape.own[r]) need += shape.act[s];
-    if (p.memory_cap > 0 && need > p.memory_cap + kSlack)
+    if (!fits_under_cap(need, p.memory_cap))
       throw std::invalid_argument(fmt::format(
           "auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})", p.memory_cap, r, need));
   }

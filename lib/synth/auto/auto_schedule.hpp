@@ -11,8 +11,9 @@
 //     first-chunk forward keeps, and whether a rank waits for a due I (GreedyPolicy); for V the
 //     same scheduler also follows a handcrafted pattern's order, its bubbles squeezed. The
 //     search runs them in order until its time budget is spent.
-//   - the handcrafted families of the same shape (ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per
-//     rank; ZBV, V-Half and V-Min for two), kept when their simulated peak fits the cap.
+//   - the handcrafted families of the same shape that the registry marks for the search
+//     (Family::auto_search_order: ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per rank; ZBV, V-Half
+//     and V-Min for two), kept when their simulated peak fits the cap.
 // For V, when it costs at most a tenth of the budget left, an exploration round then runs the greedy's
 // other switch combinations and squeezes each pattern with more windows; last comes a local search
 // on the best schedule (local_search.hpp).
@@ -64,7 +65,7 @@ struct AutoCandidate {
   double makespan = 0;  ///< simulated; 0 when it did not finish
   double peak = 0;      ///< highest per-rank peak memory
   double span = 0;      ///< longest time from a rank's first start to its last end (bubble inside)
-  bool fits = false;    ///< peak <= cap and it finished
+  bool fits = false;    ///< it finished and fits_under_cap(peak, the cap)
   std::string why_not;  ///< when it does not fit or could not be built
 };
 
@@ -76,7 +77,8 @@ struct AutoResult {
 
 /// A greedy variant (see the file comment).
 struct GreedyPolicy {
-  double target_cap = 0;        ///< the memory it aims to stay under (<= the real cap)
+  /// The memory it aims to stay under (<= the real cap; <= 0: none, as fits_under_cap reads a cap).
+  double target_cap = 0;
   bool weight_first = false;    ///< W before F when no I is ready
   bool late_chunk_first = true; ///< V: the forward of the higher stage first
   /// V: a first-chunk forward keeps room for its own second-chunk forward (each microbatch in

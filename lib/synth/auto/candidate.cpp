@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "sim/aggregate.hpp"
+#include "sim/memory.hpp"
 #include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
@@ -27,7 +28,7 @@ AutoCandidate simulate_candidate(std::string origin, const Schedule& s, const Au
 }
 
 void judge_fit(AutoCandidate& c, const AutoParams& p) {
-  c.fits = p.memory_cap <= 0 || c.peak <= p.memory_cap + kSlack;
+  c.fits = fits_under_cap(c.peak, p.memory_cap);
   if (!c.fits) c.why_not = fmt::format("peak memory {:.4g} is over the cap {:.4g}", c.peak, p.memory_cap);
 }
 

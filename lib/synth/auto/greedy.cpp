@@ -323,7 +323,7 @@ class Greedy {
 
   bool f_fits(std::uint32_t r, std::uint32_t s) const {
     if (sh_.v == 2 && !sh_.first_chunk_of_v(s))  // a second chunk: reserved, or it must fit
-      return pol_.reserve_each || rank_[r].mem + stage_[s].act <= pol_.target_cap + kSlack;
+      return pol_.reserve_each || fits_under_cap(rank_[r].mem + stage_[s].act, pol_.target_cap);
     double need = stage_[s].act;
     if (sh_.first_chunk_of_v(s)) {
       const std::uint32_t partner = sh_.partner(s);
@@ -337,7 +337,7 @@ class Greedy {
         need += stage_[partner].act * (held < want ? want - held : 0);
       }
     }
-    return rank_[r].mem + rank_[r].reserved + need <= pol_.target_cap + kSlack;
+    return fits_under_cap(rank_[r].mem + rank_[r].reserved + need, pol_.target_cap);
   }
 
   // The guided decision (GreedyPolicy::guide): the guide's order first, then any ready action
@@ -402,7 +402,7 @@ class Greedy {
   // fill a rank with half-finished microbatches; in the guide's order it needs only to fit.
   bool guided_f_fits(std::uint32_t r, std::uint32_t s, bool in_order) const {
     double need = stage_[s].act + (!in_order && sh_.first_chunk_of_v(s) ? stage_[sh_.partner(s)].act : 0.0);
-    return rank_[r].mem + need <= pol_.target_cap + kSlack;
+    return fits_under_cap(rank_[r].mem + need, pol_.target_cap);
   }
 
   void decide(double t, std::uint32_t r) {
@@ -419,7 +419,7 @@ class Greedy {
     }
     // With wait_for_input_grad: nothing that would still run when the next known I is ready.
     const double i_due = pol_.wait_for_input_grad ? next : kNever;
-    auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSlack; };
+    auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSameTime; };
     // 2. W before F when the policy says so
     std::uint32_t w_stage = oldest_w(r);
     if (pol_.weight_first && w_stage != kNoStage && ends_in_time(stage_[w_stage].w)) return run_w(t, r, w_stage);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "sim/aggregate.hpp"
+#include "sim/memory.hpp"
 #include "synth/auto/candidate.hpp"
 #include "synth/auto/shape.hpp"
 
@@ -33,7 +34,7 @@ Score score_of(const Schedule& s, const AutoParams& p, bool& fits) {
   if (!a) return {kNever, kNever};
   double sum = 0;
   for (const RankUsage& u : a->ranks) sum += u.last_action_end;
-  fits = p.memory_cap <= 0 || a->memory.max_peak() <= p.memory_cap + kSlack;
+  fits = fits_under_cap(a->memory.max_peak(), p.memory_cap);
   return {a->makespan, sum};
 }
 

@@ -13,7 +13,13 @@
 namespace ppsched::auto_detail {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
-constexpr double kSlack = 1e-9;  // memory comparisons: sums of fractions such as 1/2 are exact, 1/3 is not
+// Whether a peak fits under a cap is fits_under_cap's question (sim/memory.hpp), never these.
+// Two amounts of memory (two candidates' peaks, two caps the greedy could aim for) this close
+// count as equal: sums of fractions such as 1/2 are exact, 1/3 is not.
+constexpr double kSameMemory = 1e-9;
+// An action that ends this close after the time a rank waits for counts as ending in time
+// (GreedyPolicy::wait_for_input_grad): the same rounding in sums of durations.
+constexpr double kSameTime = 1e-9;
 
 // The pipeline's shape and what each action costs and holds, resolved once per search.
 struct Shape {

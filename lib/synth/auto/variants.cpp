@@ -25,8 +25,9 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
   if (p.stages_per_rank == 2) shapes.push_back((p.ranks + 2) / 2.0);
   for (double k : shapes) {
     // Each cap once: at p = 2, ZB-H1's p and V-Half's (p+2)/2 are the same 2 microbatches.
-    const bool seen = std::any_of(caps.begin(), caps.end(), [&](double c) { return std::abs(c - k * unit) <= kSlack; });
-    if (k * unit < cap - kSlack && k * unit >= unit && !seen) caps.push_back(k * unit);
+    const bool seen =
+        std::any_of(caps.begin(), caps.end(), [&](double c) { return std::abs(c - k * unit) <= kSameMemory; });
+    if (k * unit < cap - kSameMemory && k * unit >= unit && !seen) caps.push_back(k * unit);
   }
   return caps;
 }

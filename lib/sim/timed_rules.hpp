@@ -1,0 +1,57 @@
+// The timed model's per-action rules that more than one file applies (timed.hpp says which files
+// implement the model): how long an action runs, which actions count as busy compute time, and
+// how the idle gap before a compute action is split into its causes. Shared here so that the
+// Timeline run (timed.cpp, then analysis.cpp) and the aggregate run (aggregate.cpp) agree bit for
+// bit, the way memory_delta (memory.hpp) is the one memory rule. Not for the scheduling rules
+// (who waits for what): those are the simulators' own loops.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ir/schedule.hpp"
+#include "sim/analysis.hpp"
+#include "sim/costs.hpp"
+
+namespace ppsched {
+
+/// How long `a` runs once started: a plain action its kind's cost on its stage, a container
+/// (OVERLAP_F_B) its sub-actions' summed cost times the overlap factor (CostModel::duration,
+/// with the plain case inline, as the simulators' inner loops take it).
+inline double action_duration(const CostModel& costs, const Schedule& s, const Action& a) {
+  return a.is_container() ? costs.duration(s, a) : costs.cost(a.stage, a.kind);
+}
+
+/// The busy time an action of a compute stream that ran from `start` to `end` adds to its rank:
+/// its length, or 0 when it does not count (a zero-length bookkeeping action, or a SEND or RECV
+/// that blocking comms put on the compute stream). Positive exactly when it counts.
+constexpr double busy_time(ActionKind kind, double start, double end) {
+  const double length = end - start;
+  return length > 0 && !is_send_recv(kind) ? length : 0.0;
+}
+
+/// What released a compute action (Timeline::released_by), as far as the bubble split asks.
+enum class ReleaseCause : std::uint8_t {
+  None,   ///< nothing: the action waited for no event
+  Comm,   ///< a SEND or RECV
+  Other,  ///< a compute action (its own rank's, or another's under implicit comms)
+};
+
+/// Adds the idle gap (> 0) before a compute action that starts at `start` to its rank's causes.
+/// Released by a SEND or RECV: waiting for a transfer. Released by another rank's action that
+/// ended before `start` (implicit comms): its transfer time covers the end of the gap, the rest
+/// is waiting for a dependency. Anything else: waiting for a dependency.
+constexpr void split_idle_gap(RankUsage& u, double gap, double start, ReleaseCause by, bool by_other_rank,
+                              double by_end) {
+  if (by == ReleaseCause::Comm) {
+    u.comm_wait += gap;
+  } else if (by == ReleaseCause::Other && by_other_rank && by_end < start) {
+    const double transfer = std::min(gap, start - by_end);
+    u.comm_wait += transfer;
+    u.dependency_wait += gap - transfer;
+  } else {
+    u.dependency_wait += gap;
+  }
+}
+
+}  // namespace ppsched
