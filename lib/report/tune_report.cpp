@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/json_text.hpp"
+#include "synth/synth.hpp"
 
 namespace ppsched {
 
@@ -46,7 +47,7 @@ std::string tune_json(const TuneRequest& request, const TuneSources& sources, co
       row["peak_memory"] = t.peak;
     }
     row["verdict"] = tune_verdict(t, best, request.memory_cap);
-    if (t.family == "auto" && t.ran) row["auto_origin"] = t.note;
+    if (is_auto_schedule(t.family) && t.ran) row["auto_origin"] = t.note;
     rows.push_back(std::move(row));
   }
   return json_text(j);
@@ -78,7 +79,7 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
       out += fmt::format("{:>4}  {:<22} {:<12} {:>12} {:>7} {:>9}  {}\n", pos, t.family, shape(t), "-", "-", "-",
                          verdict);
   }
-  if (result.found() && best.family == "auto") out += "# auto's schedule came from: " + best.note + "\n";
+  if (result.found() && is_auto_schedule(best.family)) out += "# auto's schedule came from: " + best.note + "\n";
   if (!result.found()) out += "# nothing fits the memory cap\n";
   return out;
 }

@@ -14,7 +14,13 @@ namespace ppsched {
 
 namespace {
 
-bool is_auto(const std::string& name) { return name == "auto"; }
+// The families of the registry's default set (Family::tune_default), then the automatic schedule.
+std::vector<std::string> default_families() {
+  std::vector<std::string> out;
+  for (std::string_view name : tune_default_families()) out.emplace_back(name);
+  out.emplace_back("auto");
+  return out;
+}
 
 // Evaluates trials, asking for each distinct placement's inputs once.
 class Tuner {
@@ -24,7 +30,7 @@ class Tuner {
   // Fills the trial's results; false when the inputs could not be had.
   bool evaluate(TuneTrial& t) {
     const PlacementStyle style =
-        is_auto(t.family) ? auto_placement(t.stages_per_rank) : find_family(t.family)->placement;
+        is_auto_schedule(t.family) ? auto_placement(t.stages_per_rank) : find_family(t.family)->placement;
     const Placement placement = Placement::for_shape(style, req_.ranks, t.stages_per_rank);
     const SimInputs* base = inputs(placement.stage_to_rank);
     if (!base) return false;
@@ -63,7 +69,7 @@ class Tuner {
 
  private:
   Schedule build(TuneTrial& t, const SimInputs& in) const {
-    if (is_auto(t.family)) {
+    if (is_auto_schedule(t.family)) {
       AutoParams p;
       p.ranks = req_.ranks;
       p.microbatches = t.microbatches;
@@ -111,10 +117,6 @@ void rank_trials(std::vector<TuneTrial>& trials) {
 
 }  // namespace
 
-std::vector<std::string> tune_default_families() {
-  return {"GPipe", "1F1B", "Interleaved1F1B", "ZBH1", "ZBH2", "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV", "VHalf", "VMin", "auto"};
-}
-
 std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request) {
   if ((request.microbatches == 0) == (request.global_batch == 0))
     throw std::invalid_argument("give either --microbatches M or --global-batch G");
@@ -127,9 +129,9 @@ std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request) {
 
 std::vector<TuneTrial> tune_trials(const TuneRequest& request) {
   const std::vector<std::uint32_t> counts = tune_microbatch_counts(request);
-  const std::vector<std::string> families = request.families.empty() ? tune_default_families() : request.families;
+  const std::vector<std::string> families = request.families.empty() ? default_families() : request.families;
   for (const std::string& f : families)
-    if (!is_auto(f) && !find_family(f))
+    if (!is_auto_schedule(f) && !find_family(f))
       throw std::invalid_argument("--families: unknown schedule '" + f + "' (see ppsched list)");
   std::vector<TuneTrial> out;
   auto trial = [&](std::string family, std::uint32_t v, std::uint32_t m) {
@@ -141,8 +143,8 @@ std::vector<TuneTrial> tune_trials(const TuneRequest& request) {
   };
   for (std::uint32_t m : counts)
     for (const std::string& name : families) {
-      if (is_auto(name)) {
-        for (std::uint32_t v : {1u, 2u}) trial(name, v, m);
+      if (is_auto_schedule(name)) {
+        for (std::uint32_t v : {1u, 2u}) trial("auto", v, m);
         continue;
       }
       const Family& f = *find_family(name);

@@ -26,7 +26,7 @@ struct TuneRequest {
   std::uint32_t microbatches = 0;
   std::uint32_t global_batch = 0;
   double memory_cap = 0;              ///< 0: none
-  std::vector<std::string> families;  ///< names, aliases or "auto"; empty: tune_default_families()
+  std::vector<std::string> families;  ///< names, aliases or "auto"; empty: tune's default set and auto
   double time_budget_s = 1.0;         ///< of each automatic search
 };
 
@@ -48,9 +48,6 @@ struct TuneResult {
   std::vector<TuneTrial> trials;
   bool found() const { return !trials.empty() && trials.front().fits; }
 };
-
-/// tune's default comparison: every family of the registry's default set, then "auto".
-std::vector<std::string> tune_default_families();
 
 /// The microbatch counts a request tries, ascending. Requires exactly one of microbatches and
 /// global_batch to be set.
