@@ -56,12 +56,6 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
   return false;
 }
 
-bool is_auto_family(const std::string& name) {
-  constexpr std::string_view kAuto = "auto";
-  return std::equal(name.begin(), name.end(), kAuto.begin(), kAuto.end(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-}
-
 namespace {
 
 // `--schedule auto`: the search of synth/auto, with the command's costs and memory cap.
@@ -102,7 +96,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
                             "--max-schedule-gib"))
       return std::nullopt;
   }
-  if (is_auto_family(opt.schedule)) return auto_source(opt);
+  if (is_auto_schedule(opt.schedule)) return auto_source(opt);
   if (!opt.schedule.empty()) {
     SynthParams p;
     p.ranks = opt.ranks;

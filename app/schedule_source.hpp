@@ -33,9 +33,6 @@ struct SourceOptions {
   const SimInputOptions* sim_inputs = nullptr;
 };
 
-/// "auto", in any case: the automatic schedule rather than a family.
-bool is_auto_family(const std::string& name);
-
 /// Refuses (prints why and returns false) a synthesis of `ranks` x `stages_per_rank` stages and
 /// `microbatches` microbatches whose schedule would exceed `max_gib`, estimated as three compute
 /// actions per stage and microbatch (F, I, W), three times that when lowered with comms, at 8
