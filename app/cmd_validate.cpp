@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "check/check.hpp"
+#include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "diag/render.hpp"
@@ -112,86 +112,30 @@ std::vector<Diagnostic> with_snippets(const std::vector<Diagnostic>& in, const s
   return out;
 }
 
+// What a readable file is checked against: what the flags say, the rest read off the file (each
+// guess noted in `inferred`); nullopt, having said why, when the flags cannot be read or hold.
 std::optional<CheckContext> make_context(const ValidateOptions& opt, const ParsedSchedule& p, const std::string& name,
-                                         std::vector<std::string>& notes, std::vector<std::string>& pins) {
-  CheckContext ctx;
-  const Schedule& s = p.schedule;
-  ctx.schedule = &s;
-  ctx.source = p.source.rank_line.empty() ? nullptr : &p.source;
-  ctx.file = name;
-  ctx.ranks = opt.ranks ? opt.ranks : static_cast<std::uint32_t>(s.rank_count());
-  if (!opt.ranks) {
-    notes.push_back(fmt::format("{} ranks (the row count)", ctx.ranks));
-    pins.emplace_back("--ranks");
-  }
-  std::uint32_t spr = opt.stages_per_rank;
-  PlacementStyle style = PlacementStyle::Unspecified;
+                                         std::vector<Inference>& inferred) {
+  Expectations want{.ranks = opt.ranks, .stages_per_rank = opt.stages_per_rank, .microbatches = opt.microbatches};
+  want.expect_compute_only = opt.expect == "compute-only";
   if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     if (!f) {
       print_error("unknown schedule '" + opt.schedule + "' (see ppsched list)");
       return std::nullopt;
     }
-    if (!spr) spr = f->default_stages_per_rank;
-    style = f->placement;
+    if (!want.stages_per_rank) want.stages_per_rank = f->default_stages_per_rank;
+    want.style = f->placement;
   }
-  if (opt.placement == "loop") style = PlacementStyle::Loop;
-  if (opt.placement == "v") style = PlacementStyle::V;
-  if (spr) {
-    ctx.stages = spr * ctx.ranks;
-  } else if (s.num_stages) {
-    ctx.stages = s.num_stages;
-  } else {
-    ctx.stages = infer_stage_count(s);
-    notes.push_back(fmt::format("{} stages (the highest stage used)", ctx.stages));
-    pins.emplace_back("--stages-per-rank");
+  try {
+    parse_placement(opt.placement, want);
+    ResolvedContext resolved = resolve_context(p.schedule, &p.source, name, want);
+    inferred = std::move(resolved.inferred);
+    return std::move(resolved.context);
+  } catch (const std::invalid_argument& e) {  // not a placement, or a v placement the stages do not allow
+    print_error(e.what());
+    return std::nullopt;
   }
-  if (opt.microbatches) {
-    ctx.microbatches = opt.microbatches;
-  } else if (s.num_microbatches) {
-    ctx.microbatches = s.num_microbatches;
-  } else {
-    ctx.microbatches = infer_microbatch_count(s);
-    notes.push_back(fmt::format("{} microbatches (the highest used)", ctx.microbatches));
-    pins.emplace_back("--microbatches");
-  }
-  if (!opt.placement.empty() && opt.placement != "loop" && opt.placement != "v") {
-    std::stringstream list(opt.placement);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      try {
-        ctx.stage_to_rank.push_back(static_cast<std::uint32_t>(std::stoul(item)));
-      } catch (const std::exception&) {
-        print_error("--placement: '" + item + "' is not a rank (give loop, v, or a list like 0,1,1,0)");
-        return std::nullopt;
-      }
-    }
-    ctx.placement_inferred = false;
-  } else if (style == PlacementStyle::Loop) {
-    ctx.stage_to_rank = Placement::loop(ctx.ranks, ctx.stages).stage_to_rank;
-    ctx.placement_inferred = false;
-  } else if (style == PlacementStyle::V) {
-    auto v = Placement::v(ctx.ranks, ctx.stages);
-    if (!v) {
-      print_error(fmt::format("a v placement needs stages ({}) to be a multiple of ranks ({})", ctx.stages, ctx.ranks));
-      return std::nullopt;
-    }
-    ctx.stage_to_rank = v->stage_to_rank;
-    ctx.placement_inferred = false;
-  } else if (s.placement.style != PlacementStyle::Unspecified) {
-    ctx.stage_to_rank = s.placement.stage_to_rank;
-    ctx.placement_inferred = false;
-  } else {
-    ctx.stage_to_rank = infer_placement(s).stage_to_rank;
-    notes.push_back("each stage on the first rank that runs it (PyTorch's inference)");
-    pins.emplace_back("--placement");
-    pins.emplace_back("--schedule");
-  }
-  if (ctx.stage_to_rank.size() < ctx.stages) ctx.stage_to_rank.resize(ctx.stages, 0);
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
-  ctx.expect_compute_only = opt.expect == "compute-only";
-  return ctx;
 }
 
 int run_validate(const ValidateOptions& opt) {
@@ -230,11 +174,10 @@ int run_validate(const ValidateOptions& opt) {
     read_opt.format = *schedule_format_from_name(opt.input_format);
     read_opt.lenient = opt.lenient;
     auto parsed = read_schedule(file, read_opt, sink);
-    std::vector<std::string> notes;
-    std::vector<std::string> pins;  // the flags that would set what the notes say was inferred
+    std::vector<Inference> inferred;
     std::optional<CheckContext> ctx;
     if (parsed) {
-      ctx = make_context(opt, *parsed, display_name(file), notes, pins);
+      ctx = make_context(opt, *parsed, display_name(file), inferred);
       if (!ctx) return kExitUsage;
       std::optional<std::vector<StageSpec>> spec;
       if (!opt.stage_spec.empty()) {
@@ -280,7 +223,8 @@ int run_validate(const ValidateOptions& opt) {
       f["readable"] = parsed.has_value();
       f["errors"] = errors;
       f["warnings"] = warnings;
-      f["notes"] = notes;
+      auto& notes = f["notes"] = nlohmann::ordered_json::array();
+      for (const Inference& i : inferred) notes.push_back(i.what);
       auto& list = f["diagnostics"] = nlohmann::ordered_json::array();
       for (const Diagnostic& d : diags) {
         nlohmann::ordered_json j{{"rule", d.rule},
@@ -300,15 +244,19 @@ int run_validate(const ValidateOptions& opt) {
     }
     std::string out;
     for (const Diagnostic& d : diags) out += render_text(d, RenderOptions{color});
-    if (!notes.empty()) {
+    if (!inferred.empty()) {
+      std::vector<std::string_view> pins;  // the flags that would set what the notes say was inferred
       std::string joined, flags;
-      for (const std::string& n : notes) joined += (joined.empty() ? "" : "; ") + n;
+      for (const Inference& i : inferred) {
+        joined += (joined.empty() ? "" : "; ") + i.what;
+        pins.insert(pins.end(), i.flags.begin(), i.flags.end());
+      }
       for (std::size_t i = 0; i < pins.size(); ++i)
-        flags += (i == 0 ? "" : i + 1 == pins.size() ? " or " : ", ") + pins[i];
+        flags += fmt::format("{}{}", i == 0 ? "" : i + 1 == pins.size() ? " or " : ", ", pins[i]);
       // Only the flags that set what was inferred: --schedule given alone still leaves the
       // ranks and microbatches to the file.
       out += fmt::format("{}: note: inferred {} (pass {} to check against {})\n", display_name(file), joined, flags,
-                         notes.size() == 1 ? "it" : "them");
+                         inferred.size() == 1 ? "it" : "them");
     }
     out += fmt::format("{}: {}\n", display_name(file),
                        !parsed ? "unreadable"
