@@ -1,21 +1,20 @@
 // `ppsched validate`: lint schedules for what a GPU run would hit, before a job is queued.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include <memory>
-
-#include <nlohmann/json.hpp>
 
 #include "check/check.hpp"
 #include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
-#include "diag/render.hpp"
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
 #include "parse/schedule_reader.hpp"
+#include "report/source_snippets.hpp"
 #include "report/validate_formats.hpp"
+#include "report/validate_json.hpp"
+#include "report/validate_text.hpp"
 #include "sim/costs.hpp"
 #include "synth/synth.hpp"
 
@@ -43,19 +42,8 @@ struct ValidateOptions {
   std::string pytorch_version;
 };
 
-std::string rule_level_name(RuleLevel l) {
-  switch (l) {
-    case RuleLevel::Off: return "off";
-    case RuleLevel::Note: return "note";
-    case RuleLevel::Warning: return "warning";
-    case RuleLevel::Error: return "error";
-  }
-  return "error";
-}
-
 int list_rules() {
-  std::string out;
-  for (const Rule& r : rules()) out += fmt::format("{:<26} {:<8} {}\n", r.id, rule_level_name(r.level), r.summary);
+  const std::string out = rules_text();
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }
@@ -70,46 +58,9 @@ int explain(const std::string& id) {
     print_error(msg + " (see --list-rules)");
     return kExitUsage;
   }
-  std::string out = fmt::format("{} ({} by default)\n  {}\n  how to fix: {}\n  docs/rules.md#{}\n", r->id,
-                                rule_level_name(r->level), r->summary, r->help, r->id);
+  const std::string out = rule_explanation_text(*r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
-}
-
-// Fills in each diagnostic's source line and caret from the file's text.
-std::vector<Diagnostic> with_snippets(const std::vector<Diagnostic>& in, const std::string& path) {
-  std::vector<Diagnostic> out = in;
-  bool located = false;
-  for (const Diagnostic& d : in) located |= d.loc.line != 0 && d.snippet.text.empty();
-  if (!located) return out;  // a clean file is not read twice
-  std::string text;
-  try {
-    text = read_whole_input(path, std::size_t{1} << 30);
-  } catch (const IoError&) {
-    return out;
-  }
-  std::vector<std::size_t> starts{0};
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') starts.push_back(i + 1);
-  auto line_text = [&](std::uint32_t line) -> std::string_view {
-    if (line == 0 || line > starts.size()) return {};
-    std::size_t b = starts[line - 1];
-    std::size_t e = line < starts.size() ? starts[line] - 1 : text.size();
-    if (e > b && text[e - 1] == '\r') --e;
-    return std::string_view(text).substr(b, e - b);
-  };
-  auto fill = [&](const SourceLoc& loc, Snippet& snip) {
-    if (!loc.line || !loc.column) return;
-    std::string_view l = line_text(loc.line);
-    std::size_t col0 = loc.column - 1;
-    std::size_t end = l.find(',', col0);
-    snip = make_snippet(l, col0, (end == std::string_view::npos ? l.size() : end) - col0);
-  };
-  for (Diagnostic& d : out) {
-    fill(d.loc, d.snippet);
-    for (Note& n : d.notes) fill(n.loc, n.snippet);
-  }
-  return out;
 }
 
 // What a readable file is checked against: what the flags say, the rest read off the file (each
@@ -164,20 +115,20 @@ int run_validate(const ValidateOptions& opt) {
     if (filters_non_grad_inputs)
       levels.insert(levels.begin(), {"input-grad-without-requires-grad", RuleLevel::Warning});
   }
-  bool color = false;
   int exit = kExitOk;
-  nlohmann::ordered_json json_files = nlohmann::ordered_json::array();
-  std::vector<FileDiagnostics> all;
+  std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
   for (const std::string& file : opt.files) {
     DiagnosticSink sink;
     ScheduleReadOptions read_opt;
     read_opt.format = *schedule_format_from_name(opt.input_format);
     read_opt.lenient = opt.lenient;
     auto parsed = read_schedule(file, read_opt, sink);
-    std::vector<Inference> inferred;
+    FileDiagnostics f;
+    f.file = display_name(file);
+    f.readable = parsed.has_value();
     std::optional<CheckContext> ctx;
     if (parsed) {
-      ctx = make_context(opt, *parsed, display_name(file), inferred);
+      ctx = make_context(opt, *parsed, display_name(file), f.inferred);
       if (!ctx) return kExitUsage;
       std::optional<std::vector<StageSpec>> spec;
       if (!opt.stage_spec.empty()) {
@@ -204,74 +155,28 @@ int run_validate(const ValidateOptions& opt) {
       }
       run_checks(*ctx, sink, levels);
     }
-    std::vector<Diagnostic> diags = file == "-" ? sink.diagnostics() : with_snippets(sink.diagnostics(), file);
-    std::size_t errors = 0, warnings = 0;
-    for (const Diagnostic& d : diags) {
-      bool as_error = d.severity == Severity::Error || (opt.werror && d.severity == Severity::Warning);
-      errors += as_error;
-      warnings += !as_error && d.severity == Severity::Warning;
+    f.diagnostics = sink.diagnostics();
+    if (file != "-" && needs_snippets(f.diagnostics)) {  // a clean file is not read twice
+      try {
+        fill_snippets(f.diagnostics, read_whole_input(file, std::size_t{1} << 30));
+      } catch (const IoError&) {
+      }
     }
-    if (!parsed) exit = std::max(exit, static_cast<int>(kExitUsage));
-    else if (errors) exit = std::max(exit, static_cast<int>(kExitFindings));
-    if (opt.format == "sarif" || opt.format == "github") {
-      all.push_back({display_name(file), diags});
+    count_findings(f, opt.werror);
+    if (!f.readable) exit = std::max(exit, static_cast<int>(kExitUsage));
+    else if (f.errors) exit = std::max(exit, static_cast<int>(kExitFindings));
+    if (opt.format != "text") {
+      files.push_back(std::move(f));
       continue;
     }
-    if (opt.format == "json") {
-      nlohmann::ordered_json f;
-      f["file"] = display_name(file);
-      f["readable"] = parsed.has_value();
-      f["errors"] = errors;
-      f["warnings"] = warnings;
-      auto& notes = f["notes"] = nlohmann::ordered_json::array();
-      for (const Inference& i : inferred) notes.push_back(i.what);
-      auto& list = f["diagnostics"] = nlohmann::ordered_json::array();
-      for (const Diagnostic& d : diags) {
-        nlohmann::ordered_json j{{"rule", d.rule},
-                                 {"severity", severity_name(d.severity)},
-                                 {"message", d.message},
-                                 {"file", d.loc.file},
-                                 {"line", d.loc.line},
-                                 {"column", d.loc.column}};
-        if (!d.loc.path.empty()) j["path"] = d.loc.path;
-        auto& ns = j["notes"] = nlohmann::ordered_json::array();
-        for (const Note& n : d.notes)
-          ns.push_back({{"message", n.message}, {"line", n.loc.line}, {"column", n.loc.column}});
-        list.push_back(std::move(j));
-      }
-      json_files.push_back(std::move(f));
-      continue;
-    }
-    std::string out;
-    for (const Diagnostic& d : diags) out += render_text(d, RenderOptions{color});
-    if (!inferred.empty()) {
-      std::vector<std::string_view> pins;  // the flags that would set what the notes say was inferred
-      std::string joined, flags;
-      for (const Inference& i : inferred) {
-        joined += (joined.empty() ? "" : "; ") + i.what;
-        pins.insert(pins.end(), i.flags.begin(), i.flags.end());
-      }
-      for (std::size_t i = 0; i < pins.size(); ++i)
-        flags += fmt::format("{}{}", i == 0 ? "" : i + 1 == pins.size() ? " or " : ", ", pins[i]);
-      // Only the flags that set what was inferred: --schedule given alone still leaves the
-      // ranks and microbatches to the file.
-      out += fmt::format("{}: note: inferred {} (pass {} to check against {})\n", display_name(file), joined, flags,
-                         inferred.size() == 1 ? "it" : "them");
-    }
-    out += fmt::format("{}: {}\n", display_name(file),
-                       !parsed ? "unreadable"
-                               : errors || warnings ? fmt::format("{} error(s), {} warning(s)", errors, warnings)
-                                                    : std::string("ok"));
+    const std::string out = validate_text(f);  // file by file, as each is checked
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
-  if (opt.format == "sarif" || opt.format == "github") {
-    std::string text = opt.format == "sarif" ? sarif_report(all, PPSCHED_VERSION) : github_annotations(all);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  }
-  if (opt.format == "json") {
-    nlohmann::ordered_json doc{{"schema_version", 1}, {"tool", "ppsched validate"}, {"files", json_files}};
-    std::string text = doc.dump(2) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
+  if (opt.format != "text") {
+    const std::string out = opt.format == "json"    ? validate_json(files)
+                            : opt.format == "sarif" ? sarif_report(files, PPSCHED_VERSION)
+                                                    : github_annotations(files);
+    std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return exit;
 }
