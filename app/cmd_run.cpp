@@ -1,23 +1,22 @@
 // `ppsched run`: execute schedules on this node's GPUs, time them the nvbench way, and compare the
-// measured iteration with the simulated one. The work is in lib/run; this file binds flags,
-// discovers devices once (through run_benchmarks), and writes the table, JSON, trace and cost table.
+// measured iteration with the simulated one. The work is in lib/run and the faces in
+// report/run_report.hpp; this file binds flags, checks each schedule, runs them (run_benchmarks
+// discovers the devices once) and writes the report, the trace and the cost table.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
-#include "report/json_text.hpp"
 #include "check/check.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/output_file.hpp"
-#include "report/trace_view.hpp"
+#include "report/run_report.hpp"
 #include "run/benchmark.hpp"
 #include "run/fake_device.hpp"
 #include "schedule_source.hpp"
@@ -36,8 +35,7 @@ struct RunOptions {
   run::GemmShape shape;
   std::string dtype = "bf16";
   std::uint64_t activation_bytes = 0;
-  std::size_t warmup = 5, iters = 0, min_samples = 10;
-  double min_time = 0.5, max_noise = 0.5, timeout = 15;
+  run::MeasureOptions measure;  // the warm-up and the stop rule
   std::string format = "text", output = "-", trace, cost_out;
   double min_ratio = 0, max_ratio = 0;
   double fake_jitter = 0.02;
@@ -59,14 +57,6 @@ std::vector<std::string> split_names(const std::string& list) {
   return out;
 }
 
-// Every stage placed (a stage nothing mentions goes to rank 0), as the plan and the memory
-// model index it.
-std::vector<std::uint32_t> full_placement(const Schedule& s) {
-  std::vector<std::uint32_t> p = placement_of(s).stage_to_rank;
-  p.resize(std::max<std::size_t>(p.size(), stages_in_use(s)), 0);
-  return p;
-}
-
 // The validator's verdict on the schedule as given (a file before lowering, with its line and
 // column positions); a schedule with errors is refused before any device work.
 bool passes_validation(const AsGiven& given, const std::string& name, const std::vector<std::uint32_t>& placement,
@@ -83,112 +73,6 @@ bool passes_validation(const AsGiven& given, const std::string& name, const std:
   return false;
 }
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20)); }
-
-std::string text_report(const RunOptions& opt, const run::BenchmarkReport& rep) {
-  const run::Discovery& d = rep.discovery;
-  std::string out = fmt::format("# ppsched {} run: backend {}, driver {}, runtime {}\n", PPSCHED_VERSION, d.backend,
-                                d.driver_version, d.runtime_version);
-  for (int o : rep.ordinals) {
-    const run::DeviceInfo& dev = d.devices.at(o);
-    out += dev.total_memory_bytes ? fmt::format("# device {}: {}, {} MiB, {} SMs\n", o, dev.name,
-                                                dev.total_memory_bytes >> 20, dev.sm_count)
-                                  : fmt::format("# device {}: {}\n", o, dev.name);
-  }
-  if (opt.workload == "gemm")
-    out += fmt::format("# workload gemm: {} layers of {}x{}, {} tokens per microbatch, {}\n", opt.shape.layers,
-                       opt.shape.hidden, opt.shape.hidden, opt.shape.tokens, opt.dtype);
-  else
-    out += "# workload synthetic: each action spins for its cost (" + cost_description(opt.inputs) + ")\n";
-  out += fmt::format("# warm-up {}; stop: {}\n", opt.warmup,
-                     opt.iters ? fmt::format("{} iterations", opt.iters)
-                               : fmt::format(">= {} samples and {} s, then noise <= {}%, timeout {} s", opt.min_samples,
-                                             opt.min_time, opt.max_noise, opt.timeout));
-  out += fmt::format("# sim_us: {}; times per iteration in microseconds; p99 by nearest rank\n",
-                     opt.inputs.cost.empty() && opt.inputs.costs.empty() && opt.workload == "gemm"
-                         ? "the simulator with this run's measured cost table"
-                         : "the simulator with the given costs");
-  out += fmt::format("#{:>19} {:>5} {:>4} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>6} {:>11} {:>6}  {}\n",
-                     "schedule", "ranks", "mbs", "warmup", "iters", "median_us", "p99_us", "min_us", "max_us", "cv%",
-                     "sim_us", "ratio", "stop");
-  for (const run::RunResult& r : rep.results) {
-    const run::SampleStats& s = r.measured.iteration;
-    out += fmt::format(" {:>19} {:>5} {:>4} {:>6} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f} {:>6.2f} {:>11.1f} {:>6.3f}  {}\n",
-                       r.name, r.plan.device.device_of_rank.size(), r.microbatches,
-                       r.measured.warmup, s.count, s.median, s.p99, s.min, s.max, s.cv_pct, r.simulated_us, r.ratio(),
-                       run::stop_reason_name(r.measured.stop));
-  }
-  out += "# peak memory per device, MiB: measured (buffers) / predicted (memory model) / fixed (weights)\n";
-  for (const run::RunResult& r : rep.results)
-    for (std::size_t i = 0; i < rep.ordinals.size(); ++i) {
-      const int o = rep.ordinals[i];
-      const auto& m = r.measured.memory;
-      out += fmt::format("#{:>19} device {}: {} / {} / {}\n", r.name, o,
-                         mib(o < static_cast<int>(m.peak_buffer_bytes.size()) ? m.peak_buffer_bytes[o] : 0),
-                         mib(o < static_cast<int>(r.predicted_peak.size()) ? r.predicted_peak[o] : 0),
-                         mib(o < static_cast<int>(m.fixed_bytes.size()) ? m.fixed_bytes[o] : 0));
-    }
-  return out;
-}
-
-nlohmann::ordered_json stats_json(const run::SampleStats& s) {
-  return {{"count", s.count},   {"p50_us", s.median}, {"p99_us", s.p99},   {"min_us", s.min},
-          {"max_us", s.max},    {"avg_us", s.mean},   {"stdev_us", s.stdev}, {"cv_pct", s.cv_pct}};
-}
-
-std::string json_report(const RunOptions& opt, const run::BenchmarkReport& rep) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = 1;
-  j["config"] = {{"backend", opt.backend},
-                 {"workload", opt.workload},
-                 {"layers", opt.shape.layers},
-                 {"hidden", opt.shape.hidden},
-                 {"tokens", opt.shape.tokens},
-                 {"dtype", opt.dtype},
-                 {"warmup", opt.warmup},
-                 {"iters", opt.iters},
-                 {"min_samples", opt.min_samples},
-                 {"min_time_s", opt.min_time},
-                 {"max_noise_pct", opt.max_noise},
-                 {"timeout_s", opt.timeout},
-                 {"cost", cost_description(opt.inputs)},
-                 {"costs_file", opt.inputs.costs},
-                 {"p99_method", "nearest-rank"}};
-  j["env"] = {{"ppsched_version", PPSCHED_VERSION},
-              {"driver_version", rep.discovery.driver_version},
-              {"runtime_version", rep.discovery.runtime_version}};
-  auto& devs = j["devices"] = nlohmann::ordered_json::array();
-  for (int o : rep.ordinals) {
-    const run::DeviceInfo& d = rep.discovery.devices.at(o);
-    devs.push_back({{"ordinal", o}, {"name", d.name}, {"total_memory_bytes", d.total_memory_bytes}, {"sm_count", d.sm_count}});
-  }
-  auto& results = j["results"] = nlohmann::ordered_json::array();
-  for (const run::RunResult& r : rep.results) {
-    nlohmann::ordered_json res;
-    res["schedule"] = r.name;
-    res["ranks"] = r.plan.device.device_of_rank.size();
-    res["microbatches"] = r.microbatches;
-    res["device_of_rank"] = r.plan.device.device_of_rank;
-    res["warmup"] = r.measured.warmup;
-    res["stop"] = run::stop_reason_name(r.measured.stop);
-    res["iteration"] = stats_json(r.measured.iteration);
-    res["times_us"] = r.measured.iteration_us;
-    res["simulated_us"] = r.simulated_us;
-    res["measured_over_simulated"] = r.ratio();
-    res["memory"] = {{"measured_peak_bytes", r.measured.memory.peak_buffer_bytes},
-                     {"predicted_peak_bytes", r.predicted_peak},
-                     {"fixed_bytes", r.measured.memory.fixed_bytes}};
-    auto& actions = res["actions"] = nlohmann::ordered_json::array();
-    for (const run::KindTiming& k : r.measured.kinds) {
-      nlohmann::ordered_json a = {{"stage", k.stage}, {"kind", std::string(kind_name(k.kind))}};
-      a.update(stats_json(k.stats));
-      actions.push_back(std::move(a));
-    }
-    results.push_back(std::move(res));
-  }
-  return json_text(j);
-}
-
 int run_run(RunOptions opt) {
   const std::vector<std::string> names = split_names(opt.source.schedule);
   if (names.size() > 1 && (!opt.trace.empty() || !opt.cost_out.empty())) {
@@ -196,6 +80,9 @@ int run_run(RunOptions opt) {
     return kExitUsage;
   }
   opt.shape.element_bytes = opt.dtype == "fp32" ? 4 : 2;
+  // The GEMM workload without a given cost table: does the simulator, given the run's own
+  // measured per-action times, predict the measured iteration?
+  const bool predict_from_measurement = opt.workload == "gemm" && opt.inputs.cost.empty() && opt.inputs.costs.empty();
   // Read and check every schedule before touching a device.
   std::vector<run::RunRequest> requests;
   std::vector<std::string> sources = names.empty() ? std::vector<std::string>{""} : names;
@@ -208,7 +95,7 @@ int run_run(RunOptions opt) {
     if (!s) return kExitUsage;
     run::RunRequest req;
     req.name = name.empty() ? opt.source.input : name;
-    req.stage_to_rank = full_placement(*s);
+    req.stage_to_rank = stage_to_rank_in_use(*s);
     auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s->rank_count()), req.stage_to_rank);
     if (!inputs) return kExitUsage;
     if (!passes_validation(given, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;
@@ -219,8 +106,7 @@ int run_run(RunOptions opt) {
     req.plan.costs = inputs->sim.costs;
     req.plan.comm = inputs->sim.comm;
     req.plan.activation_bytes = opt.activation_bytes;
-    req.predict_from_measurement =
-        opt.workload == "gemm" && opt.inputs.cost.empty() && opt.inputs.costs.empty();
+    req.predict_from_measurement = predict_from_measurement;
     req.schedule = std::move(*s);
     requests.push_back(std::move(req));
   }
@@ -231,9 +117,7 @@ int run_run(RunOptions opt) {
   else
     runtime = run::make_cuda_runtime();
 
-  run::MeasureOptions measure;
-  measure.warmup = opt.warmup;
-  measure.rule = {opt.min_samples, opt.min_time, opt.max_noise, opt.timeout, opt.iters};
+  run::MeasureOptions measure = opt.measure;
   measure.interrupted = &g_interrupted;
   // Ctrl-C stops at the next iteration boundary; the outputs are written afterwards with the
   // usual protection (install_output_signal_handlers) back in place.
@@ -264,25 +148,22 @@ int run_run(RunOptions opt) {
   }
   install_output_signal_handlers();
   if (rep.discovery.status != run::Discovery::Status::Ok) {
-    static constexpr const char* kWhy[] = {"ok", "built without CUDA", "no GPU driver", "no GPU device", "CUDA error"};
-    print_error(fmt::format("no usable GPU ({}): {}", kWhy[static_cast<int>(rep.discovery.status)], rep.discovery.message));
+    print_error(no_gpu_message(rep.discovery));
     return kExitNoGpu;
   }
   if (!rep.results.empty()) {
     const run::RunResult& first = rep.results.front();
-    if (!opt.trace.empty()) {
-      const Timeline t = run::measured_timeline(first.plan, first.measured);
-      TraceOptions trace;
-      trace.flows = TraceFlows::V2;
-      trace.label = "measured by ppsched run (" + rep.discovery.backend + "), last timed iteration";
-      trace.thread_prefix = "gpu ";  // "gpu compute", "gpu send", "gpu recv": measured device streams
-      write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(first.schedule, t, nullptr, out, trace); });
-    }
+    if (!opt.trace.empty())
+      write_output(opt.trace, [&](ByteSink& out) { write_measured_trace(first, rep.discovery.backend, out); });
     if (!opt.cost_out.empty())
       write_output(opt.cost_out, [&](ByteSink& out) { out.write(run::cost_table_csv(first.measured)); });
   }
+  const RunReportConfig config{.version = PPSCHED_VERSION, .backend = opt.backend, .workload = opt.workload,
+                               .dtype = opt.dtype, .shape = opt.shape, .warmup = opt.measure.warmup,
+                               .stop = opt.measure.rule, .cost = cost_description(opt.inputs),
+                               .costs_file = opt.inputs.costs, .sim_from_measured_costs = predict_from_measurement};
   write_output(opt.output, [&](ByteSink& out) {
-    out.write(opt.format == "json" ? json_report(opt, rep) : text_report(opt, rep));
+    out.write(opt.format == "json" ? run_report_json(config, rep) : run_report_text(config, rep));
   });
   if (rep.interrupted) return g_signal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
   for (const run::RunResult& r : rep.results) {
@@ -319,14 +200,14 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--dtype", opt->dtype, "gemm: bf16 or fp32")->check(CLI::IsMember({"bf16", "fp32"}));
   sub->add_option("--activation-bytes", opt->activation_bytes,
                   "Bytes per transfer when the stage spec gives none (default: tokens x hidden)");
-  sub->add_option("-w,--warmup", opt->warmup, "Untimed iterations first (default 5)");
-  sub->add_option("-n,--iters", opt->iters, "Exactly this many timed iterations (default: the stop rule)");
-  sub->add_option("--min-samples", opt->min_samples, "Stop rule: at least this many iterations (default 10)");
-  sub->add_option("--min-time", opt->min_time, "Stop rule: at least this much measured time, s (default 0.5)")
+  sub->add_option("-w,--warmup", opt->measure.warmup, "Untimed iterations first (default 5)");
+  sub->add_option("-n,--iters", opt->measure.rule.max_iters, "Exactly this many timed iterations (default: the stop rule)");
+  sub->add_option("--min-samples", opt->measure.rule.min_samples, "Stop rule: at least this many iterations (default 10)");
+  sub->add_option("--min-time", opt->measure.rule.min_time_s, "Stop rule: at least this much measured time, s (default 0.5)")
       ->check(finite_non_negative());
-  sub->add_option("--max-noise", opt->max_noise, "Stop rule: stop when the CV% is at most this (default 0.5)")
+  sub->add_option("--max-noise", opt->measure.rule.max_noise_pct, "Stop rule: stop when the CV% is at most this (default 0.5)")
       ->check(finite_non_negative());
-  sub->add_option("--timeout", opt->timeout, "Stop rule: give up timing after this many seconds (default 15)")
+  sub->add_option("--timeout", opt->measure.rule.timeout_s, "Stop rule: give up timing after this many seconds (default 15)")
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text (a table with # headers) or json")
       ->check(CLI::IsMember({"text", "json"}));

@@ -134,10 +134,7 @@ int run_simulate(SimulateOptions opt) {
   Schedule& s = *loaded;
   if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(s));
 
-  const std::uint32_t stages = stages_in_use(s);
-  std::vector<std::uint32_t> placement = placement_of(s).stage_to_rank;
-  placement.resize(std::max<std::size_t>(placement.size(), stages), 0);
-  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), placement);
+  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s));
   if (!inputs) return kExitUsage;
   const TimedOptions& sim = inputs->sim;
   const MemoryModel& memory = inputs->memory;

@@ -1,22 +1,20 @@
 // `ppsched validate`: lint schedules for what a GPU run would hit, before a job is queued.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include <memory>
-#include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "report/json_text.hpp"
 #include "check/check.hpp"
+#include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
-#include "diag/render.hpp"
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
 #include "parse/schedule_reader.hpp"
+#include "report/source_snippets.hpp"
 #include "report/validate_formats.hpp"
+#include "report/validate_json.hpp"
+#include "report/validate_text.hpp"
 #include "sim/costs.hpp"
 #include "synth/synth.hpp"
 
@@ -44,19 +42,8 @@ struct ValidateOptions {
   std::string pytorch_version;
 };
 
-std::string rule_level_name(RuleLevel l) {
-  switch (l) {
-    case RuleLevel::Off: return "off";
-    case RuleLevel::Note: return "note";
-    case RuleLevel::Warning: return "warning";
-    case RuleLevel::Error: return "error";
-  }
-  return "error";
-}
-
 int list_rules() {
-  std::string out;
-  for (const Rule& r : rules()) out += fmt::format("{:<26} {:<8} {}\n", r.id, rule_level_name(r.level), r.summary);
+  const std::string out = rules_text();
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }
@@ -71,128 +58,35 @@ int explain(const std::string& id) {
     print_error(msg + " (see --list-rules)");
     return kExitUsage;
   }
-  std::string out = fmt::format("{} ({} by default)\n  {}\n  how to fix: {}\n  docs/rules.md#{}\n", r->id,
-                                rule_level_name(r->level), r->summary, r->help, r->id);
+  const std::string out = rule_explanation_text(*r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }
 
-// Fills in each diagnostic's source line and caret from the file's text.
-std::vector<Diagnostic> with_snippets(const std::vector<Diagnostic>& in, const std::string& path) {
-  std::vector<Diagnostic> out = in;
-  bool located = false;
-  for (const Diagnostic& d : in) located |= d.loc.line != 0 && d.snippet.text.empty();
-  if (!located) return out;  // a clean file is not read twice
-  std::string text;
-  try {
-    text = read_whole_input(path, std::size_t{1} << 30);
-  } catch (const IoError&) {
-    return out;
-  }
-  std::vector<std::size_t> starts{0};
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') starts.push_back(i + 1);
-  auto line_text = [&](std::uint32_t line) -> std::string_view {
-    if (line == 0 || line > starts.size()) return {};
-    std::size_t b = starts[line - 1];
-    std::size_t e = line < starts.size() ? starts[line] - 1 : text.size();
-    if (e > b && text[e - 1] == '\r') --e;
-    return std::string_view(text).substr(b, e - b);
-  };
-  auto fill = [&](const SourceLoc& loc, Snippet& snip) {
-    if (!loc.line || !loc.column) return;
-    std::string_view l = line_text(loc.line);
-    std::size_t col0 = loc.column - 1;
-    std::size_t end = l.find(',', col0);
-    snip = make_snippet(l, col0, (end == std::string_view::npos ? l.size() : end) - col0);
-  };
-  for (Diagnostic& d : out) {
-    fill(d.loc, d.snippet);
-    for (Note& n : d.notes) fill(n.loc, n.snippet);
-  }
-  return out;
-}
-
+// What a readable file is checked against: what the flags say, the rest read off the file (each
+// guess noted in `inferred`); nullopt, having said why, when the flags cannot be read or hold.
 std::optional<CheckContext> make_context(const ValidateOptions& opt, const ParsedSchedule& p, const std::string& name,
-                                         std::vector<std::string>& notes, std::vector<std::string>& pins) {
-  CheckContext ctx;
-  const Schedule& s = p.schedule;
-  ctx.schedule = &s;
-  ctx.source = p.source.rank_line.empty() ? nullptr : &p.source;
-  ctx.file = name;
-  ctx.ranks = opt.ranks ? opt.ranks : static_cast<std::uint32_t>(s.rank_count());
-  if (!opt.ranks) {
-    notes.push_back(fmt::format("{} ranks (the row count)", ctx.ranks));
-    pins.emplace_back("--ranks");
-  }
-  std::uint32_t spr = opt.stages_per_rank;
-  PlacementStyle style = PlacementStyle::Unspecified;
+                                         std::vector<Inference>& inferred) {
+  Expectations want{.ranks = opt.ranks, .stages_per_rank = opt.stages_per_rank, .microbatches = opt.microbatches};
+  want.expect_compute_only = opt.expect == "compute-only";
   if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     if (!f) {
       print_error("unknown schedule '" + opt.schedule + "' (see ppsched list)");
       return std::nullopt;
     }
-    if (!spr) spr = f->default_stages_per_rank;
-    style = f->placement;
+    if (!want.stages_per_rank) want.stages_per_rank = f->default_stages_per_rank;
+    want.style = f->placement;
   }
-  if (opt.placement == "loop") style = PlacementStyle::Loop;
-  if (opt.placement == "v") style = PlacementStyle::V;
-  if (spr) {
-    ctx.stages = spr * ctx.ranks;
-  } else if (s.num_stages) {
-    ctx.stages = s.num_stages;
-  } else {
-    ctx.stages = infer_stage_count(s);
-    notes.push_back(fmt::format("{} stages (the highest stage used)", ctx.stages));
-    pins.emplace_back("--stages-per-rank");
+  try {
+    parse_placement(opt.placement, want);
+    ResolvedContext resolved = resolve_context(p.schedule, &p.source, name, want);
+    inferred = std::move(resolved.inferred);
+    return std::move(resolved.context);
+  } catch (const std::invalid_argument& e) {  // not a placement, or a v placement the stages do not allow
+    print_error(e.what());
+    return std::nullopt;
   }
-  if (opt.microbatches) {
-    ctx.microbatches = opt.microbatches;
-  } else if (s.num_microbatches) {
-    ctx.microbatches = s.num_microbatches;
-  } else {
-    ctx.microbatches = infer_microbatch_count(s);
-    notes.push_back(fmt::format("{} microbatches (the highest used)", ctx.microbatches));
-    pins.emplace_back("--microbatches");
-  }
-  if (!opt.placement.empty() && opt.placement != "loop" && opt.placement != "v") {
-    std::stringstream list(opt.placement);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      try {
-        ctx.stage_to_rank.push_back(static_cast<std::uint32_t>(std::stoul(item)));
-      } catch (const std::exception&) {
-        print_error("--placement: '" + item + "' is not a rank (give loop, v, or a list like 0,1,1,0)");
-        return std::nullopt;
-      }
-    }
-    ctx.placement_inferred = false;
-  } else if (style == PlacementStyle::Loop) {
-    ctx.stage_to_rank = Placement::loop(ctx.ranks, ctx.stages).stage_to_rank;
-    ctx.placement_inferred = false;
-  } else if (style == PlacementStyle::V) {
-    auto v = Placement::v(ctx.ranks, ctx.stages);
-    if (!v) {
-      print_error(fmt::format("a v placement needs stages ({}) to be a multiple of ranks ({})", ctx.stages, ctx.ranks));
-      return std::nullopt;
-    }
-    ctx.stage_to_rank = v->stage_to_rank;
-    ctx.placement_inferred = false;
-  } else if (s.placement.style != PlacementStyle::Unspecified) {
-    ctx.stage_to_rank = s.placement.stage_to_rank;
-    ctx.placement_inferred = false;
-  } else {
-    ctx.stage_to_rank = infer_placement(s).stage_to_rank;
-    notes.push_back("each stage on the first rank that runs it (PyTorch's inference)");
-    pins.emplace_back("--placement");
-    pins.emplace_back("--schedule");
-  }
-  if (ctx.stage_to_rank.size() < ctx.stages) ctx.stage_to_rank.resize(ctx.stages, 0);
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
-  ctx.expect_compute_only = opt.expect == "compute-only";
-  return ctx;
 }
 
 int run_validate(const ValidateOptions& opt) {
@@ -221,21 +115,20 @@ int run_validate(const ValidateOptions& opt) {
     if (filters_non_grad_inputs)
       levels.insert(levels.begin(), {"input-grad-without-requires-grad", RuleLevel::Warning});
   }
-  bool color = false;
   int exit = kExitOk;
-  nlohmann::ordered_json json_files = nlohmann::ordered_json::array();
-  std::vector<FileDiagnostics> all;
+  std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
   for (const std::string& file : opt.files) {
     DiagnosticSink sink;
     ScheduleReadOptions read_opt;
     read_opt.format = *schedule_format_from_name(opt.input_format);
     read_opt.lenient = opt.lenient;
     auto parsed = read_schedule(file, read_opt, sink);
-    std::vector<std::string> notes;
-    std::vector<std::string> pins;  // the flags that would set what the notes say was inferred
+    FileDiagnostics f;
+    f.file = display_name(file);
+    f.readable = parsed.has_value();
     std::optional<CheckContext> ctx;
     if (parsed) {
-      ctx = make_context(opt, *parsed, display_name(file), notes, pins);
+      ctx = make_context(opt, *parsed, display_name(file), f.inferred);
       if (!ctx) return kExitUsage;
       std::optional<std::vector<StageSpec>> spec;
       if (!opt.stage_spec.empty()) {
@@ -262,69 +155,28 @@ int run_validate(const ValidateOptions& opt) {
       }
       run_checks(*ctx, sink, levels);
     }
-    std::vector<Diagnostic> diags = file == "-" ? sink.diagnostics() : with_snippets(sink.diagnostics(), file);
-    std::size_t errors = 0, warnings = 0;
-    for (const Diagnostic& d : diags) {
-      bool as_error = d.severity == Severity::Error || (opt.werror && d.severity == Severity::Warning);
-      errors += as_error;
-      warnings += !as_error && d.severity == Severity::Warning;
-    }
-    if (!parsed) exit = std::max(exit, static_cast<int>(kExitUsage));
-    else if (errors) exit = std::max(exit, static_cast<int>(kExitFindings));
-    if (opt.format == "sarif" || opt.format == "github") {
-      all.push_back({display_name(file), diags});
-      continue;
-    }
-    if (opt.format == "json") {
-      nlohmann::ordered_json f;
-      f["file"] = display_name(file);
-      f["readable"] = parsed.has_value();
-      f["errors"] = errors;
-      f["warnings"] = warnings;
-      f["notes"] = notes;
-      auto& list = f["diagnostics"] = nlohmann::ordered_json::array();
-      for (const Diagnostic& d : diags) {
-        nlohmann::ordered_json j{{"rule", d.rule},
-                                 {"severity", severity_name(d.severity)},
-                                 {"message", d.message},
-                                 {"file", d.loc.file},
-                                 {"line", d.loc.line},
-                                 {"column", d.loc.column}};
-        if (!d.loc.path.empty()) j["path"] = d.loc.path;
-        auto& ns = j["notes"] = nlohmann::ordered_json::array();
-        for (const Note& n : d.notes)
-          ns.push_back({{"message", n.message}, {"line", n.loc.line}, {"column", n.loc.column}});
-        list.push_back(std::move(j));
+    f.diagnostics = sink.diagnostics();
+    if (file != "-" && needs_snippets(f.diagnostics)) {  // a clean file is not read twice
+      try {
+        fill_snippets(f.diagnostics, read_whole_input(file, std::size_t{1} << 30));
+      } catch (const IoError&) {
       }
-      json_files.push_back(std::move(f));
+    }
+    count_findings(f, opt.werror);
+    if (!f.readable) exit = std::max(exit, static_cast<int>(kExitUsage));
+    else if (f.errors) exit = std::max(exit, static_cast<int>(kExitFindings));
+    if (opt.format != "text") {
+      files.push_back(std::move(f));
       continue;
     }
-    std::string out;
-    for (const Diagnostic& d : diags) out += render_text(d, RenderOptions{color});
-    if (!notes.empty()) {
-      std::string joined, flags;
-      for (const std::string& n : notes) joined += (joined.empty() ? "" : "; ") + n;
-      for (std::size_t i = 0; i < pins.size(); ++i)
-        flags += (i == 0 ? "" : i + 1 == pins.size() ? " or " : ", ") + pins[i];
-      // Only the flags that set what was inferred: --schedule given alone still leaves the
-      // ranks and microbatches to the file.
-      out += fmt::format("{}: note: inferred {} (pass {} to check against {})\n", display_name(file), joined, flags,
-                         notes.size() == 1 ? "it" : "them");
-    }
-    out += fmt::format("{}: {}\n", display_name(file),
-                       !parsed ? "unreadable"
-                               : errors || warnings ? fmt::format("{} error(s), {} warning(s)", errors, warnings)
-                                                    : std::string("ok"));
+    const std::string out = validate_text(f);  // file by file, as each is checked
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
-  if (opt.format == "sarif" || opt.format == "github") {
-    std::string text = opt.format == "sarif" ? sarif_report(all, PPSCHED_VERSION) : github_annotations(all);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  }
-  if (opt.format == "json") {
-    nlohmann::ordered_json doc{{"schema_version", 1}, {"tool", "ppsched validate"}, {"files", json_files}};
-    std::string text = json_text(doc);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+  if (opt.format != "text") {
+    const std::string out = opt.format == "json"    ? validate_json(files)
+                            : opt.format == "sarif" ? sarif_report(files, PPSCHED_VERSION)
+                                                    : github_annotations(files);
+    std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return exit;
 }

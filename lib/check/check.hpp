@@ -28,7 +28,7 @@ struct Simulation;
 }
 
 /// What the schedule is checked against. Values the caller did not know are inferred by
-/// make_context (and a note says so).
+/// resolve_context (check/expectations.hpp), and a note says so.
 struct CheckContext {
   const Schedule* schedule = nullptr;
   const SourceMap* source = nullptr;  ///< may be null (synthesized schedules)

@@ -87,6 +87,12 @@ Placement placement_of(const Schedule& s) {
   return s.placement.style != PlacementStyle::Unspecified ? s.placement : infer_placement(s);
 }
 
+std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s) {
+  std::vector<std::uint32_t> map = placement_of(s).stage_to_rank;
+  map.resize(std::max<std::size_t>(map.size(), stages_in_use(s)), 0);
+  return map;
+}
+
 bool same_schedule(const Schedule& a, const Schedule& b) {
   if (a.num_stages != b.num_stages || a.num_microbatches != b.num_microbatches ||
       !(a.placement == b.placement) || a.ranks.size() != b.ranks.size())

@@ -85,6 +85,9 @@ inline constexpr std::uint32_t kUnplaced = 0xFFFFFFFF;
 Placement infer_placement(const Schedule& s);
 /// The placement the schedule states, else infer_placement's: where PyTorch runs each stage.
 Placement placement_of(const Schedule& s);
+/// placement_of's stage -> rank map, long enough for stages_in_use: a stage beyond it goes to
+/// rank 0. What arrays indexed by stage (a memory model, a run plan) are built from.
+std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s);
 
 /// True when both schedules have the same programs, action for action, with containers
 /// compared by their sub-actions (group numbers may differ), and the same stated sizes

@@ -226,49 +226,36 @@ class LanePainter {
   std::string text_;
 };
 
-}  // namespace
-
-void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const SvgOptions& opt) {
+void check_options(const SvgOptions& opt) {
   if (!std::isfinite(opt.width) || opt.width <= 0 || !std::isfinite(opt.row_height) || opt.row_height < 0 ||
       !std::isfinite(opt.max_chart_height) || opt.max_chart_height <= 0 || opt.max_boxes == 0)
     throw std::invalid_argument("svg gantt: width, row height, chart height and max boxes must be positive");
-  check_timeline_shape(s, t, "svg gantt");
-  const std::size_t n = t.size();
-  const std::size_t ranks = s.rank_count();
-  auto rank_begin = [&](std::size_t r) -> std::uint32_t {
-    return t.rank_begin.empty() ? 0 : t.rank_begin[r];
-  };
+}
 
-  // Per rank and stream, the entries in time order (program order is usually that already).
-  // Entries with times that cannot be drawn (NaN, infinite, reversed) are left out.
-  const bool stated_makespan = std::isfinite(t.makespan) && t.makespan > 0;
-  double makespan = stated_makespan ? t.makespan : 0;
-  bool has_comm_streams = false;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    const std::size_t steps = s.ranks[r].actions.size();
-    for (std::uint32_t e = rank_begin(r); e < rank_begin(r + 1); ++e) {
-      if (t.step[e] >= steps || static_cast<unsigned>(t.stream[e]) >= kStreamCount)
-        throw std::logic_error(
-            fmt::format("svg gantt: timeline entry {} of rank {} names step {} (of {}) or "
-                        "stream {}",
-                        e, r, t.step[e], steps, static_cast<unsigned>(t.stream[e])));
-      if (t.stream[e] != Stream::Compute) has_comm_streams = true;
-      if (!stated_makespan && std::isfinite(t.end[e])) makespan = std::max(makespan, t.end[e]);
-    }
+/// Where everything goes, in px, computed before the first byte is written.
+struct Layout {
+  std::size_t ranks = 0;
+  double makespan = 0;
+  double width = 0, height = 0;
+  double left = 0, right = 16, top = 32;
+  double chart_w = 0, chart_h = 0, axis_y = 0;
+  double pitch = 0;  ///< px per rank
+  bool lanes = false;  ///< send and recv lanes under each compute row
+  double label_font = 0;
+  bool labels = false;
+  double px_per_unit = 0;
+  double min_px = 0;  ///< boxes narrower than this merge
+  struct Item {
+    double x, y;
+    int colour;
+  };
+  std::vector<Item> legend;
+
+  std::uint32_t rank_begin(const Timeline& t, std::size_t r) const {
+    return t.rank_begin.empty() ? 0 : t.rank_begin[r];
   }
 
-  // Geometry.
-  const std::size_t digits = std::to_string(ranks == 0 ? 0 : ranks - 1).size();
-  const double left = std::max(60.0, 20.0 + 7.0 * static_cast<double>(5 + digits));
-  const double right = 16;
-  const double width = std::max(opt.width, left + right + 50);
-  const double chart_w = width - left - right;
-  const double top = 32;
-  const double pitch =
-      opt.row_height > 0 ? opt.row_height : std::min(28.0, opt.max_chart_height / std::max<double>(1, ranks));
-  const bool lanes = opt.comm_lanes.value_or(has_comm_streams && pitch >= 14);
-  const double chart_h = pitch * static_cast<double>(ranks);
-  auto lane_of = [&](std::size_t r, int stream) -> Lane {
+  Lane lane_of(std::size_t r, int stream) const {
     const double y0 = top + pitch * static_cast<double>(r);
     if (lanes) {
       if (stream == 0) return {y0 + 0.08 * pitch, 0.56 * pitch};
@@ -276,61 +263,94 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
     }
     if (pitch < 4) return {y0, pitch};
     return {y0 + 0.1 * pitch, 0.8 * pitch};
-  };
-  const double compute_h = lane_of(0, 0).h;
-  const double label_font = std::min(12.0, compute_h * 0.75);
-  const bool labels = opt.labels && compute_h >= 10;
-  const double px_per_unit = makespan > 0 ? chart_w / makespan : 0;
-  const double drawn_lanes = static_cast<double>(ranks) * (lanes ? 3 : 1);
-  const double min_px = std::max(1.0, chart_w * drawn_lanes / static_cast<double>(opt.max_boxes));
+  }
+};
+
+Layout layout(const Schedule& s, const Timeline& t, const SvgOptions& opt) {
+  Layout g;
+  g.ranks = s.rank_count();
+  // The makespan (stated, else the latest finite end) and whether any entry is a transfer.
+  // Entries with times that cannot be drawn (NaN, infinite, reversed) are left out later.
+  const bool stated_makespan = std::isfinite(t.makespan) && t.makespan > 0;
+  g.makespan = stated_makespan ? t.makespan : 0;
+  bool has_comm_streams = false;
+  for (std::size_t r = 0; r < g.ranks; ++r) {
+    const std::size_t steps = s.ranks[r].actions.size();
+    for (std::uint32_t e = g.rank_begin(t, r); e < g.rank_begin(t, r + 1); ++e) {
+      if (t.step[e] >= steps || static_cast<unsigned>(t.stream[e]) >= kStreamCount)
+        throw std::logic_error(
+            fmt::format("svg gantt: timeline entry {} of rank {} names step {} (of {}) or "
+                        "stream {}",
+                        e, r, t.step[e], steps, static_cast<unsigned>(t.stream[e])));
+      if (t.stream[e] != Stream::Compute) has_comm_streams = true;
+      if (!stated_makespan && std::isfinite(t.end[e])) g.makespan = std::max(g.makespan, t.end[e]);
+    }
+  }
+
+  // Geometry.
+  const std::size_t digits = std::to_string(g.ranks == 0 ? 0 : g.ranks - 1).size();
+  g.left = std::max(60.0, 20.0 + 7.0 * static_cast<double>(5 + digits));
+  g.width = std::max(opt.width, g.left + g.right + 50);
+  g.chart_w = g.width - g.left - g.right;
+  g.pitch = opt.row_height > 0 ? opt.row_height
+                               : std::min(28.0, opt.max_chart_height / std::max<double>(1, g.ranks));
+  g.lanes = opt.comm_lanes.value_or(has_comm_streams && g.pitch >= 14);
+  g.chart_h = g.pitch * static_cast<double>(g.ranks);
+  const double compute_h = g.lane_of(0, 0).h;
+  g.label_font = std::min(12.0, compute_h * 0.75);
+  g.labels = opt.labels && compute_h >= 10;
+  g.px_per_unit = g.makespan > 0 ? g.chart_w / g.makespan : 0;
+  const double drawn_lanes = static_cast<double>(g.ranks) * (g.lanes ? 3 : 1);
+  g.min_px = std::max(1.0, g.chart_w * drawn_lanes / static_cast<double>(opt.max_boxes));
 
   // Legend layout (wrapped to the width), then the total height.
-  struct Item {
-    double x, y;
-    int colour;
-  };
-  std::vector<Item> legend;
-  const double axis_y = top + chart_h;
-  double lx = left, ly = axis_y + 44;
+  g.axis_y = g.top + g.chart_h;
+  double lx = g.left, ly = g.axis_y + 44;
   for (int k = 0; k < kColours; ++k) {
     const double w = 12 + 6 + 7 * static_cast<double>(kLegend[static_cast<std::size_t>(k)].size()) + 18;
-    if (lx + w > width && lx > left) {
-      lx = left;
+    if (lx + w > g.width && lx > g.left) {
+      lx = g.left;
       ly += 20;
     }
-    legend.push_back({lx, ly, k});
+    g.legend.push_back({lx, ly, k});
     lx += w;
   }
-  const double height = ly + 20;
+  g.height = ly + 20;
+  return g;
+}
 
-  SvgOut out(sink);
+/// The XML declaration, the <svg> element and its style sheet, and the white background.
+void write_header(SvgOut& out, const Layout& g) {
   out.raw(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
       "width=\"");
-  out.num(width);
+  out.num(g.width);
   out.raw("\" height=\"");
-  out.num(height);
+  out.num(g.height);
   out.raw("\" viewBox=\"0 0 ");
-  out.num(width);
+  out.num(g.width);
   out.raw(" ");
-  out.num(height);
+  out.num(g.height);
   out.raw("\">\n<style type=\"text/css\"><![CDATA[\n");
   out.raw("text{font-family:sans-serif;font-size:12px;fill:#222}\n");
   out.raw(".h{font-size:14px;font-weight:bold}\n.r{text-anchor:end;dominant-baseline:central}\n");
   out.raw(".t{text-anchor:middle}\n.a{stroke:#999;stroke-width:1}\n.grid{stroke:#e4e4e4;stroke-width:1}\n");
   out.fmt(".l{{font-family:monospace;font-size:{:.1f}px;text-anchor:middle;dominant-baseline:central}}\n",
-          label_font);
-  if (pitch >= 10) out.raw(".g rect{stroke:#fff;stroke-width:0.5}\n.g rect.m{stroke:none}\n");
+          g.label_font);
+  if (g.pitch >= 10) out.raw(".g rect{stroke:#fff;stroke-width:0.5}\n.g rect.m{stroke:none}\n");
   for (int k = 0; k < kColours; ++k)
     out.fmt(".{}{{fill:{}}}\n", kClass[static_cast<std::size_t>(k)], kFill[static_cast<std::size_t>(k)]);
   out.raw("]]></style>\n");
   out.raw("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
+}
 
+/// The heading: the caller's title, else ranks, actions and makespan.
+void write_title(SvgOut& out, const Layout& g, std::size_t actions, const SvgOptions& opt) {
   out.raw("<text class=\"h\" x=\"");
-  out.num(left);
+  out.num(g.left);
   out.raw("\" y=\"20\">");
   if (opt.title.empty()) {
-    out.fmt("ppsched: {} ranks, {} actions, makespan {}", ranks, n, short_time_text(makespan));
+    out.fmt("ppsched: {} ranks, {} actions, makespan {}", g.ranks, actions, short_time_text(g.makespan));
     if (!opt.time_unit.empty()) {
       out.raw(" ");
       out.text(opt.time_unit);
@@ -339,48 +359,50 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
     out.text(opt.title);
   }
   out.raw("</text>\n");
+}
 
-  // Chart background, time grid and axis.
+/// The chart's background, the time grid with its tick labels, and the axis line and caption.
+void write_axis(SvgOut& out, const Layout& g, const SvgOptions& opt) {
   out.raw("<rect x=\"");
-  out.num(left);
-  out.fmt("\" y=\"{}\" width=\"", top);
-  out.num(chart_w);
+  out.num(g.left);
+  out.fmt("\" y=\"{}\" width=\"", g.top);
+  out.num(g.chart_w);
   out.raw("\" height=\"");
-  out.num(chart_h);
+  out.num(g.chart_h);
   out.raw("\" fill=\"#f7f7f7\"/>\n");
-  if (makespan > 0) {
-    double step = nice_axis_step(makespan / std::max(2.0, std::floor(chart_w / 100)));
-    while (step * px_per_unit < 8 * static_cast<double>(short_time_text(makespan).size() + 2))
+  if (g.makespan > 0) {
+    double step = nice_axis_step(g.makespan / std::max(2.0, std::floor(g.chart_w / 100)));
+    while (step * g.px_per_unit < 8 * static_cast<double>(short_time_text(g.makespan).size() + 2))
       step = nice_axis_step(step * 1.5);
     for (int k = 0;; ++k) {
       const double when = step * k;
-      if (when > makespan * (1 + 1e-9)) break;
-      const double x = left + when * px_per_unit;
+      if (when > g.makespan * (1 + 1e-9)) break;
+      const double x = g.left + when * g.px_per_unit;
       out.raw("<line class=\"grid\" x1=\"");
       out.num(x);
-      out.fmt("\" y1=\"{}\" x2=\"", top);
+      out.fmt("\" y1=\"{}\" x2=\"", g.top);
       out.num(x);
       out.raw("\" y2=\"");
-      out.num(axis_y + 5);
+      out.num(g.axis_y + 5);
       out.raw("\"/>\n<text class=\"t\" x=\"");
       out.num(x);
       out.raw("\" y=\"");
-      out.num(axis_y + 19);
+      out.num(g.axis_y + 19);
       out.fmt("\">{}</text>\n", short_time_text(when));
     }
   }
   out.raw("<line class=\"a\" x1=\"");
-  out.num(left);
+  out.num(g.left);
   out.raw("\" y1=\"");
-  out.num(axis_y);
+  out.num(g.axis_y);
   out.raw("\" x2=\"");
-  out.num(left + chart_w);
+  out.num(g.left + g.chart_w);
   out.raw("\" y2=\"");
-  out.num(axis_y);
+  out.num(g.axis_y);
   out.raw("\"/>\n<text class=\"r\" x=\"");
-  out.num(left - 6);
+  out.num(g.left - 6);
   out.raw("\" y=\"");
-  out.num(axis_y + 15);
+  out.num(g.axis_y + 15);
   out.raw("\">time");
   if (!opt.time_unit.empty()) {
     out.raw(" (");
@@ -388,16 +410,18 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
     out.raw(")");
   }
   out.raw("</text>\n");
+}
 
-  // Rank labels: every rank while rows are tall enough for the text, else every 2nd, 4th, ...
+/// Rank labels: every rank while rows are tall enough for the text, else every 2nd, 4th, ...
+void write_rank_labels(SvgOut& out, const Layout& g) {
   std::size_t every = 1;
-  while (pitch * static_cast<double>(every) < 11) every *= 2;
-  const double rank_font = std::min(12.0, std::max(9.0, pitch * 0.8));
-  for (std::size_t r = 0; r < ranks; r += every) {
+  while (g.pitch * static_cast<double>(every) < 11) every *= 2;
+  const double rank_font = std::min(12.0, std::max(9.0, g.pitch * 0.8));
+  for (std::size_t r = 0; r < g.ranks; r += every) {
     out.raw("<text class=\"r\" x=\"");
-    out.num(left - 6);
+    out.num(g.left - 6);
     out.raw("\" y=\"");
-    out.num(top + pitch * (static_cast<double>(r) + 0.5));
+    out.num(g.top + g.pitch * (static_cast<double>(r) + 0.5));
     if (rank_font < 12) {
       out.raw("\" font-size=\"");
       out.num(rank_font);
@@ -405,27 +429,32 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
     out.fmt("\">rank {}</text>\n", r);
     out.maybe_flush();
   }
+}
 
-  // The boxes.
+/// The boxes: per rank, each drawn stream's entries in time order, painted lane by lane.
+void write_lanes(SvgOut& out, const Layout& g, const Schedule& s, const Timeline& t, const SvgOptions& opt) {
   out.raw("<g class=\"g\">\n");
-  LanePainter painter(out, s, t, opt, left, px_per_unit, min_px, label_font);
+  LanePainter painter(out, s, t, opt, g.left, g.px_per_unit, g.min_px, g.label_font);
   std::array<std::vector<std::uint32_t>, kStreamCount> lane_entries;
-  for (std::size_t r = 0; r < ranks; ++r) {
+  for (std::size_t r = 0; r < g.ranks; ++r) {
     for (auto& l : lane_entries) l.clear();
-    for (std::uint32_t e = rank_begin(r); e < rank_begin(r + 1); ++e) {
+    for (std::uint32_t e = g.rank_begin(t, r); e < g.rank_begin(t, r + 1); ++e) {
       if (!std::isfinite(t.start[e]) || !std::isfinite(t.end[e]) || t.end[e] < t.start[e]) continue;
       lane_entries[static_cast<std::size_t>(t.stream[e])].push_back(e);
     }
-    for (int st = 0; st < (lanes ? kStreamCount : 1); ++st) {
+    for (int st = 0; st < (g.lanes ? kStreamCount : 1); ++st) {
       auto& l = lane_entries[static_cast<std::size_t>(st)];
       auto by_start = [&](std::uint32_t a, std::uint32_t b) { return t.start[a] < t.start[b]; };
       if (!std::is_sorted(l.begin(), l.end(), by_start)) std::stable_sort(l.begin(), l.end(), by_start);
-      painter.paint(static_cast<std::uint32_t>(r), lane_of(r, st), l, labels && st == 0);
+      painter.paint(static_cast<std::uint32_t>(r), g.lane_of(r, st), l, g.labels && st == 0);
     }
   }
   out.raw("</g>\n");
+}
 
-  for (const Item& item : legend) {
+/// A swatch and its caption per colour, where layout() placed them.
+void write_legend(SvgOut& out, const Layout& g) {
+  for (const Layout::Item& item : g.legend) {
     out.raw("<rect class=\"");
     out.raw(kClass[static_cast<std::size_t>(item.colour)]);
     out.raw("\" x=\"");
@@ -440,6 +469,22 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
     out.text(kLegend[static_cast<std::size_t>(item.colour)]);
     out.raw("</text>\n");
   }
+}
+
+}  // namespace
+
+void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const SvgOptions& opt) {
+  check_options(opt);
+  check_timeline_shape(s, t, "svg gantt");
+  const Layout g = layout(s, t, opt);
+
+  SvgOut out(sink);
+  write_header(out, g);
+  write_title(out, g, t.size(), opt);
+  write_axis(out, g, opt);
+  write_rank_labels(out, g);
+  write_lanes(out, g, s, t, opt);
+  write_legend(out, g);
   out.raw("</svg>\n");
   out.flush();
 }

@@ -212,175 +212,224 @@ std::string process_name(const Schedule& s, std::size_t r, std::vector<bool>& se
   return name;
 }
 
-}  // namespace
-
-void write_chrome_trace(const Schedule& s, const Timeline& t, const MemoryProfile* memory, ByteSink& sink,
-                        const TraceOptions& opt) {
+void check_options(const TraceOptions& opt) {
   if (!std::isfinite(opt.time_scale) || opt.time_scale <= 0)
     throw std::invalid_argument(
         fmt::format("chrome trace: time scale {} is not a positive number", opt.time_scale));
   if (opt.display_time_unit != "ms" && opt.display_time_unit != "ns")
     throw std::invalid_argument("chrome trace: display time unit '" + opt.display_time_unit +
                                 "' is not 'ms' or 'ns'");
+}
+
+/// Writes the trace's sections in order: the header, then per rank its metadata, its slices
+/// (with their flow events) and its memory counter, then the footer.
+class TraceWriter {
+ public:
+  TraceWriter(JsonOut& out, const Ctx& c, const TraceOptions& opt) : out_(out), c_(c), opt_(opt) {}
+
+  void header() { out_.raw("{\"traceEvents\":[\n"); }
+
+  /// The process (rank) name and sort index, and a name and sort index for each stream it uses.
+  void rank_metadata(std::size_t r, std::uint8_t used_streams) {
+    const std::uint64_t pid = r + 1;
+    out_.begin_event();
+    out_.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    out_.uint(pid);
+    out_.raw(",\"args\":{\"name\":");
+    out_.string(process_name(c_.s, r, seen_));
+    out_.raw("}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+    out_.uint(pid);
+    out_.raw(",\"args\":{\"sort_index\":");
+    out_.uint(r);
+    out_.raw("}}");
+    for (int st = 0; st < kStreamCount; ++st) {
+      if (!(used_streams & (1u << st))) continue;
+      for (std::string_view meta : {"thread_name", "thread_sort_index"}) {
+        out_.raw(",\n{\"ph\":\"M\",\"name\":\"");
+        out_.raw(meta);
+        out_.raw("\",\"pid\":");
+        out_.uint(pid);
+        out_.raw(",\"tid\":");
+        out_.uint(static_cast<std::uint64_t>(st) + 1);
+        if (meta == "thread_name") {
+          out_.raw(",\"args\":{\"name\":");
+          out_.string(opt_.thread_prefix + std::string(kStreamNames[st]));
+          out_.raw("}}");
+        } else {
+          out_.raw(",\"args\":{\"sort_index\":");
+          out_.uint(static_cast<std::uint64_t>(st) + 1);
+          out_.raw("}}");
+        }
+      }
+    }
+    out_.end_event();
+  }
+
+  /// Every action of rank `r` as a complete slice, each SEND and RECV with its end of an arrow.
+  void rank_slices(std::size_t r) {
+    for (std::uint32_t e = c_.begin(r); e < c_.end(r); ++e) {
+      const Action& a = c_.action(static_cast<std::uint32_t>(r), e);
+      if (a.is_idle()) continue;
+      out_.begin_event();
+      slice(r, e, a);
+      out_.end_event();
+    }
+  }
+
+  /// Rank `r`'s memory over time as a counter track, one point per change.
+  void rank_memory(std::size_t r, const MemoryProfile& memory) {
+    if (r >= memory.per_rank.size()) return;
+    const std::uint64_t pid = r + 1;
+    const auto& points = memory.per_rank[r];
+    const std::string_view key = memory.in_bytes ? "activations_MiB" : "activations";
+    const double unit = memory.in_bytes ? 1.0 / (1024.0 * 1024.0) : 1.0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const double when = points[i].time * c_.ns_per_unit, value = points[i].value * unit;
+      if (!std::isfinite(when) || std::abs(when) > kMaxNanoseconds || !std::isfinite(value)) continue;
+      const std::int64_t ts = std::llround(when);
+      // Several changes at one (written) time: the last one is what holds from then on.
+      if (i + 1 < points.size() && std::isfinite(points[i + 1].value * unit)) {
+        const double next = points[i + 1].time * c_.ns_per_unit;
+        if (std::isfinite(next) && std::abs(next) <= kMaxNanoseconds && std::llround(next) == ts) continue;
+      }
+      out_.begin_event();
+      out_.raw("{\"ph\":\"C\",\"name\":\"memory\",\"pid\":");
+      out_.uint(pid);
+      out_.raw(",\"ts\":");
+      out_.micros(ts);
+      out_.raw(",\"args\":{\"");
+      out_.raw(key);
+      out_.raw("\":");
+      out_.number(value);
+      out_.raw("}}");
+      out_.end_event();
+    }
+  }
+
+  /// The display unit and otherData (generator, label, scale, sizes, makespan).
+  void footer() {
+    out_.raw("\n],\"displayTimeUnit\":");
+    out_.string(opt_.display_time_unit);
+    out_.raw(",\"otherData\":{\"generator\":\"ppsched\"");
+    if (!opt_.label.empty()) {
+      out_.raw(",\"label\":");
+      out_.string(opt_.label);
+    }
+    out_.raw(",\"time_scale\":");
+    out_.number(opt_.time_scale);
+    out_.raw(",\"ranks\":");
+    out_.uint(c_.ranks);
+    out_.raw(",\"actions\":");
+    out_.uint(c_.t.size());
+    if (const double makespan = c_.t.makespan * opt_.time_scale; std::isfinite(makespan)) {
+      out_.raw(",\"makespan_us\":");
+      out_.number(makespan);
+    }
+    out_.raw("}}\n");
+  }
+
+ private:
+  // One "X" event, then its flow: bind_id on the slice (v2) or an "s"/"f" event after it (v1).
+  void slice(std::size_t r, std::uint32_t e, const Action& a) {
+    const Timeline& t = c_.t;
+    const std::uint64_t pid = r + 1;
+    const std::int64_t a_ns = c_.ns(t.start[e]), b_ns = c_.ns(t.end[e]);
+    const int tid = tid_of(t.stream[e]);
+    text_.clear();
+    append_action_text(text_, a, c_.s.sub_actions);
+    out_.raw("{\"ph\":\"X\",\"name\":");
+    out_.string(text_);
+    out_.raw(",\"cat\":\"");
+    out_.raw(kind_class(a.kind));
+    out_.raw("\",\"pid\":");
+    out_.uint(pid);
+    out_.raw(",\"tid\":");
+    out_.uint(static_cast<std::uint64_t>(tid));
+    out_.raw(",\"ts\":");
+    out_.micros(a_ns);
+    out_.raw(",\"dur\":");
+    out_.micros(b_ns - a_ns);
+    slice_args(r, e, a);
+    const std::uint32_t p = t.peer[e];
+    // The flow id is the SEND's entry index + 1: unique per pair and known at both ends.
+    const std::uint64_t flow_id = p == Timeline::kNone ? 0 : std::uint64_t{is_send(a.kind) ? e : p} + 1;
+    if (p != Timeline::kNone && opt_.flows == TraceFlows::V2) {
+      out_.raw(",\"bind_id\":");
+      out_.uint(flow_id);
+      out_.raw(is_send(a.kind) ? ",\"flow_out\":true" : ",\"flow_in\":true");
+    }
+    out_.ch('}');
+    if (p != Timeline::kNone && opt_.flows == TraceFlows::V1) {
+      // Strictly inside the slice (for slices of 2 ns or more), so the start binds to the SEND
+      // whatever the order of events with equal timestamps; "bp":"e" binds the end to the
+      // enclosing RECV rather than to the next slice.
+      out_.raw(is_send(a.kind) ? ",\n{\"ph\":\"s\"," : ",\n{\"ph\":\"f\",\"bp\":\"e\",");
+      out_.raw("\"name\":\"p2p\",\"cat\":\"p2p\",\"id\":");
+      out_.uint(flow_id);
+      out_.raw(",\"pid\":");
+      out_.uint(pid);
+      out_.raw(",\"tid\":");
+      out_.uint(static_cast<std::uint64_t>(tid));
+      out_.raw(",\"ts\":");
+      out_.micros(a_ns + (b_ns - a_ns) / 2);
+      out_.ch('}');
+    }
+  }
+
+  // The slice's args: stage, microbatch, kind, program step and the entry that released it.
+  void slice_args(std::size_t r, std::uint32_t e, const Action& a) {
+    const Timeline& t = c_.t;
+    out_.raw(",\"args\":{");
+    if (a.has_stage()) {
+      out_.raw("\"stage\":");
+      out_.uint(a.stage);
+      out_.ch(',');
+    }
+    if (a.has_microbatch()) {
+      out_.raw("\"microbatch\":");
+      out_.uint(a.microbatch());
+      out_.ch(',');
+    }
+    out_.raw("\"kind\":\"");
+    out_.raw(kind_name(a.kind));
+    out_.raw("\",\"step\":");
+    out_.uint(t.step[e]);
+    if (const std::uint32_t by = t.released_by[e]; by != Timeline::kNone) {
+      const std::uint32_t by_rank =
+          by >= c_.begin(r) && by < c_.end(r) ? static_cast<std::uint32_t>(r) : c_.rank_of(by);
+      other_.clear();
+      fmt::format_to(std::back_inserter(other_), "rank {} ", by_rank);
+      append_action_text(other_, c_.action(by_rank, by), c_.s.sub_actions);
+      out_.raw(",\"released_by\":");
+      out_.string(other_);
+    }
+    out_.ch('}');
+  }
+
+  JsonOut& out_;
+  const Ctx& c_;
+  const TraceOptions& opt_;
+  std::string text_, other_;  // scratch for action texts, reused so the loop does not allocate
+  std::vector<bool> seen_ = std::vector<bool>(std::size_t{Action::kNoStage} + 1, false);
+};
+
+}  // namespace
+
+void write_chrome_trace(const Schedule& s, const Timeline& t, const MemoryProfile* memory, ByteSink& sink,
+                        const TraceOptions& opt) {
+  check_options(opt);
   const Ctx c{s, t, opt.time_scale * 1000.0, t.rank_begin.empty() ? s.rank_count() : t.rank_count()};
-  const std::vector<std::uint8_t> used = check_timeline(c);
+  const std::vector<std::uint8_t> used = check_timeline(c);  // before the first byte is written
 
   JsonOut out(sink);
-  out.raw("{\"traceEvents\":[\n");
-  std::string text, other;  // scratch for action texts, reused so the loop does not allocate
-  std::vector<bool> seen(std::size_t{Action::kNoStage} + 1, false);
+  TraceWriter writer(out, c, opt);
+  writer.header();
   for (std::size_t r = 0; r < c.ranks; ++r) {
-    const std::uint64_t pid = r + 1;
-    out.begin_event();
-    out.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-    out.uint(pid);
-    out.raw(",\"args\":{\"name\":");
-    out.string(process_name(s, r, seen));
-    out.raw("}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
-    out.uint(pid);
-    out.raw(",\"args\":{\"sort_index\":");
-    out.uint(r);
-    out.raw("}}");
-    for (int st = 0; st < kStreamCount; ++st) {
-      if (!(used[r] & (1u << st))) continue;
-      for (std::string_view meta : {"thread_name", "thread_sort_index"}) {
-        out.raw(",\n{\"ph\":\"M\",\"name\":\"");
-        out.raw(meta);
-        out.raw("\",\"pid\":");
-        out.uint(pid);
-        out.raw(",\"tid\":");
-        out.uint(static_cast<std::uint64_t>(st) + 1);
-        if (meta == "thread_name") {
-          out.raw(",\"args\":{\"name\":");
-          out.string(opt.thread_prefix + std::string(kStreamNames[st]));
-          out.raw("}}");
-        } else {
-          out.raw(",\"args\":{\"sort_index\":");
-          out.uint(static_cast<std::uint64_t>(st) + 1);
-          out.raw("}}");
-        }
-      }
-    }
-    out.end_event();
-
-    for (std::uint32_t e = c.begin(r); e < c.end(r); ++e) {
-      const Action& a = c.action(static_cast<std::uint32_t>(r), e);
-      if (a.is_idle()) continue;
-      const std::int64_t a_ns = c.ns(t.start[e]), b_ns = c.ns(t.end[e]);
-      const int tid = tid_of(t.stream[e]);
-      text.clear();
-      append_action_text(text, a, s.sub_actions);
-      out.begin_event();
-      out.raw("{\"ph\":\"X\",\"name\":");
-      out.string(text);
-      out.raw(",\"cat\":\"");
-      out.raw(kind_class(a.kind));
-      out.raw("\",\"pid\":");
-      out.uint(pid);
-      out.raw(",\"tid\":");
-      out.uint(static_cast<std::uint64_t>(tid));
-      out.raw(",\"ts\":");
-      out.micros(a_ns);
-      out.raw(",\"dur\":");
-      out.micros(b_ns - a_ns);
-      out.raw(",\"args\":{");
-      if (a.has_stage()) {
-        out.raw("\"stage\":");
-        out.uint(a.stage);
-        out.ch(',');
-      }
-      if (a.has_microbatch()) {
-        out.raw("\"microbatch\":");
-        out.uint(a.microbatch());
-        out.ch(',');
-      }
-      out.raw("\"kind\":\"");
-      out.raw(kind_name(a.kind));
-      out.raw("\",\"step\":");
-      out.uint(t.step[e]);
-      if (const std::uint32_t by = t.released_by[e]; by != Timeline::kNone) {
-        const std::uint32_t by_rank =
-            by >= c.begin(r) && by < c.end(r) ? static_cast<std::uint32_t>(r) : c.rank_of(by);
-        other.clear();
-        fmt::format_to(std::back_inserter(other), "rank {} ", by_rank);
-        append_action_text(other, c.action(by_rank, by), s.sub_actions);
-        out.raw(",\"released_by\":");
-        out.string(other);
-      }
-      out.ch('}');
-      const std::uint32_t p = t.peer[e];
-      // The flow id is the SEND's entry index + 1: unique per pair and known at both ends.
-      const std::uint64_t flow_id = p == Timeline::kNone ? 0 : std::uint64_t{is_send(a.kind) ? e : p} + 1;
-      if (p != Timeline::kNone && opt.flows == TraceFlows::V2) {
-        out.raw(",\"bind_id\":");
-        out.uint(flow_id);
-        out.raw(is_send(a.kind) ? ",\"flow_out\":true" : ",\"flow_in\":true");
-      }
-      out.ch('}');
-      if (p != Timeline::kNone && opt.flows == TraceFlows::V1) {
-        // Strictly inside the slice (for slices of 2 ns or more), so the start binds to the SEND
-        // whatever the order of events with equal timestamps; "bp":"e" binds the end to the
-        // enclosing RECV rather than to the next slice.
-        out.raw(is_send(a.kind) ? ",\n{\"ph\":\"s\"," : ",\n{\"ph\":\"f\",\"bp\":\"e\",");
-        out.raw("\"name\":\"p2p\",\"cat\":\"p2p\",\"id\":");
-        out.uint(flow_id);
-        out.raw(",\"pid\":");
-        out.uint(pid);
-        out.raw(",\"tid\":");
-        out.uint(static_cast<std::uint64_t>(tid));
-        out.raw(",\"ts\":");
-        out.micros(a_ns + (b_ns - a_ns) / 2);
-        out.ch('}');
-      }
-      out.end_event();
-    }
-
-    if (memory && r < memory->per_rank.size()) {
-      const auto& points = memory->per_rank[r];
-      const std::string_view key = memory->in_bytes ? "activations_MiB" : "activations";
-      const double unit = memory->in_bytes ? 1.0 / (1024.0 * 1024.0) : 1.0;
-      for (std::size_t i = 0; i < points.size(); ++i) {
-        const double when = points[i].time * c.ns_per_unit, value = points[i].value * unit;
-        if (!std::isfinite(when) || std::abs(when) > kMaxNanoseconds || !std::isfinite(value)) continue;
-        const std::int64_t ts = std::llround(when);
-        // Several changes at one (written) time: the last one is what holds from then on.
-        if (i + 1 < points.size() && std::isfinite(points[i + 1].value * unit)) {
-          const double next = points[i + 1].time * c.ns_per_unit;
-          if (std::isfinite(next) && std::abs(next) <= kMaxNanoseconds && std::llround(next) == ts) continue;
-        }
-        out.begin_event();
-        out.raw("{\"ph\":\"C\",\"name\":\"memory\",\"pid\":");
-        out.uint(pid);
-        out.raw(",\"ts\":");
-        out.micros(ts);
-        out.raw(",\"args\":{\"");
-        out.raw(key);
-        out.raw("\":");
-        out.number(value);
-        out.raw("}}");
-        out.end_event();
-      }
-    }
+    writer.rank_metadata(r, used[r]);
+    writer.rank_slices(r);
+    if (memory) writer.rank_memory(r, *memory);
   }
-
-  out.raw("\n],\"displayTimeUnit\":");
-  out.string(opt.display_time_unit);
-  out.raw(",\"otherData\":{\"generator\":\"ppsched\"");
-  if (!opt.label.empty()) {
-    out.raw(",\"label\":");
-    out.string(opt.label);
-  }
-  out.raw(",\"time_scale\":");
-  out.number(opt.time_scale);
-  out.raw(",\"ranks\":");
-  out.uint(c.ranks);
-  out.raw(",\"actions\":");
-  out.uint(t.size());
-  if (const double makespan = t.makespan * opt.time_scale; std::isfinite(makespan)) {
-    out.raw(",\"makespan_us\":");
-    out.number(makespan);
-  }
-  out.raw("}}\n");
+  writer.footer();
   out.flush();
 }
 

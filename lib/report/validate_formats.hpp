@@ -1,5 +1,6 @@
 // Machine faces of `ppsched validate`: SARIF 2.1.0 for code scanning, and GitHub Actions
-// workflow commands (annotations). The text face is diag/render.hpp.
+// workflow commands (annotations). The text and JSON faces are report/validate_text.hpp and
+// report/validate_json.hpp.
 //
 //   SARIF   one run; tool.driver.rules[] is the rule table (id, descriptions, help, helpUri to
 //           docs/rules.md#<id>, default level); each result has ruleId/ruleIndex, level, message,
@@ -13,14 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "diag/diagnostic.hpp"
+#include "report/validate_report.hpp"
 
 namespace ppsched {
-
-struct FileDiagnostics {
-  std::string file;  ///< as given on the command line (repo-relative in CI)
-  std::vector<Diagnostic> diagnostics;
-};
 
 std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::string& version);
 std::string github_annotations(const std::vector<FileDiagnostics>& files);

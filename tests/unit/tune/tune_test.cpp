@@ -51,7 +51,7 @@ const TuneTrial& find(const TuneResult& r, const std::string& family, std::uint3
 TEST_CASE("tune: auto's two-chunk trial is simulated with V placement, the placement of the schedule it emits") {
   // Regression: tune built the inputs of auto at two stages per rank with loop placement, so the
   // weights it charged each rank were not those of the schedule it emitted.
-  Inputs inputs{.weights = true};
+  Inputs inputs{.weights = true, .asked = {}};
   const TuneRequest req = request(4, 8, {"auto"});
   auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
   REQUIRE(result);
@@ -62,7 +62,7 @@ TEST_CASE("tune: auto's two-chunk trial is simulated with V placement, the place
   CHECK(std::find(inputs.asked.begin(), inputs.asked.end(), Placement::loop(4, 8).stage_to_rank) == inputs.asked.end());
   // The peak tune reports is the one `simulate` finds for the emitted schedule: V puts 9 GB of
   // weights on every rank (loop would put 12 GB on rank 3).
-  SimInputs own = Inputs{.weights = true}(4, v2.schedule.placement.stage_to_rank).value();
+  SimInputs own = Inputs{.weights = true, .asked = {}}(4, v2.schedule.placement.stage_to_rank).value();
   SimAnalysis a = simulate_aggregates(v2.schedule, v2.schedule.placement.stage_to_rank, own.sim, own.memory);
   CHECK(v2.peak == a.memory.max_peak());
   CHECK(v2.peak > 9e9);

@@ -1,0 +1,141 @@
+#include "report/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/json_text.hpp"
+#include "report/trace_view.hpp"
+
+namespace ppsched {
+
+namespace {
+
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20)); }
+
+// A per-device vector may be shorter than the devices used (a device no rank ran on).
+std::uint64_t at_or_zero(const std::vector<std::uint64_t>& v, int ordinal) {
+  return ordinal < static_cast<int>(v.size()) ? v[ordinal] : 0;
+}
+
+nlohmann::ordered_json stats_json(const run::SampleStats& s) {
+  return {{"count", s.count},   {"p50_us", s.median}, {"p99_us", s.p99},   {"min_us", s.min},
+          {"max_us", s.max},    {"avg_us", s.mean},   {"stdev_us", s.stdev}, {"cv_pct", s.cv_pct}};
+}
+
+nlohmann::ordered_json result_json(const run::RunResult& r) {
+  nlohmann::ordered_json res;
+  res["schedule"] = r.name;
+  res["ranks"] = r.plan.device.device_of_rank.size();
+  res["microbatches"] = r.microbatches;
+  res["device_of_rank"] = r.plan.device.device_of_rank;
+  res["warmup"] = r.measured.warmup;
+  res["stop"] = run::stop_reason_name(r.measured.stop);
+  res["iteration"] = stats_json(r.measured.iteration);
+  res["times_us"] = r.measured.iteration_us;
+  res["simulated_us"] = r.simulated_us;
+  res["measured_over_simulated"] = r.ratio();
+  res["memory"] = {{"measured_peak_bytes", r.measured.memory.peak_buffer_bytes},
+                   {"predicted_peak_bytes", r.predicted_peak},
+                   {"fixed_bytes", r.measured.memory.fixed_bytes}};
+  auto& actions = res["actions"] = nlohmann::ordered_json::array();
+  for (const run::KindTiming& k : r.measured.kinds) {
+    nlohmann::ordered_json a = {{"stage", k.stage}, {"kind", std::string(kind_name(k.kind))}};
+    a.update(stats_json(k.stats));
+    actions.push_back(std::move(a));
+  }
+  return res;
+}
+
+}  // namespace
+
+std::string run_report_text(const RunReportConfig& config, const run::BenchmarkReport& rep) {
+  const run::Discovery& d = rep.discovery;
+  const run::StopRule& stop = config.stop;
+  std::string out = fmt::format("# ppsched {} run: backend {}, driver {}, runtime {}\n", config.version, d.backend,
+                                d.driver_version, d.runtime_version);
+  for (int o : rep.ordinals) {
+    const run::DeviceInfo& dev = d.devices.at(o);
+    out += dev.total_memory_bytes ? fmt::format("# device {}: {}, {} MiB, {} SMs\n", o, dev.name,
+                                                dev.total_memory_bytes >> 20, dev.sm_count)
+                                  : fmt::format("# device {}: {}\n", o, dev.name);
+  }
+  if (config.workload == "gemm")
+    out += fmt::format("# workload gemm: {} layers of {}x{}, {} tokens per microbatch, {}\n", config.shape.layers,
+                       config.shape.hidden, config.shape.hidden, config.shape.tokens, config.dtype);
+  else
+    out += "# workload synthetic: each action spins for its cost (" + config.cost + ")\n";
+  out += fmt::format("# warm-up {}; stop: {}\n", config.warmup,
+                     stop.max_iters ? fmt::format("{} iterations", stop.max_iters)
+                                    : fmt::format(">= {} samples and {} s, then noise <= {}%, timeout {} s",
+                                                  stop.min_samples, stop.min_time_s, stop.max_noise_pct, stop.timeout_s));
+  out += fmt::format("# sim_us: {}; times per iteration in microseconds; p99 by nearest rank\n",
+                     config.sim_from_measured_costs ? "the simulator with this run's measured cost table"
+                                                    : "the simulator with the given costs");
+  out += fmt::format("#{:>19} {:>5} {:>4} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>6} {:>11} {:>6}  {}\n",
+                     "schedule", "ranks", "mbs", "warmup", "iters", "median_us", "p99_us", "min_us", "max_us", "cv%",
+                     "sim_us", "ratio", "stop");
+  for (const run::RunResult& r : rep.results) {
+    const run::SampleStats& s = r.measured.iteration;
+    out += fmt::format(" {:>19} {:>5} {:>4} {:>6} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f} {:>6.2f} {:>11.1f} {:>6.3f}  {}\n",
+                       r.name, r.plan.device.device_of_rank.size(), r.microbatches,
+                       r.measured.warmup, s.count, s.median, s.p99, s.min, s.max, s.cv_pct, r.simulated_us, r.ratio(),
+                       run::stop_reason_name(r.measured.stop));
+  }
+  out += "# peak memory per device, MiB: measured (buffers) / predicted (memory model) / fixed (weights)\n";
+  for (const run::RunResult& r : rep.results)
+    for (const int o : rep.ordinals) {
+      const auto& m = r.measured.memory;
+      out += fmt::format("#{:>19} device {}: {} / {} / {}\n", r.name, o, mib(at_or_zero(m.peak_buffer_bytes, o)),
+                         mib(at_or_zero(r.predicted_peak, o)), mib(at_or_zero(m.fixed_bytes, o)));
+    }
+  return out;
+}
+
+std::string run_report_json(const RunReportConfig& config, const run::BenchmarkReport& rep) {
+  const run::StopRule& stop = config.stop;
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["config"] = {{"backend", config.backend},
+                 {"workload", config.workload},
+                 {"layers", config.shape.layers},
+                 {"hidden", config.shape.hidden},
+                 {"tokens", config.shape.tokens},
+                 {"dtype", config.dtype},
+                 {"warmup", config.warmup},
+                 {"iters", stop.max_iters},
+                 {"min_samples", stop.min_samples},
+                 {"min_time_s", stop.min_time_s},
+                 {"max_noise_pct", stop.max_noise_pct},
+                 {"timeout_s", stop.timeout_s},
+                 {"cost", config.cost},
+                 {"costs_file", config.costs_file},
+                 {"p99_method", "nearest-rank"}};
+  j["env"] = {{"ppsched_version", config.version},
+              {"driver_version", rep.discovery.driver_version},
+              {"runtime_version", rep.discovery.runtime_version}};
+  auto& devs = j["devices"] = nlohmann::ordered_json::array();
+  for (int o : rep.ordinals) {
+    const run::DeviceInfo& d = rep.discovery.devices.at(o);
+    devs.push_back({{"ordinal", o}, {"name", d.name}, {"total_memory_bytes", d.total_memory_bytes}, {"sm_count", d.sm_count}});
+  }
+  auto& results = j["results"] = nlohmann::ordered_json::array();
+  for (const run::RunResult& r : rep.results) results.push_back(result_json(r));
+  return json_text(j);
+}
+
+void write_measured_trace(const run::RunResult& result, const std::string& backend, ByteSink& out) {
+  const Timeline t = run::measured_timeline(result.plan, result.measured);
+  TraceOptions trace;
+  trace.flows = TraceFlows::V2;
+  trace.label = "measured by ppsched run (" + backend + "), last timed iteration";
+  trace.thread_prefix = "gpu ";  // "gpu compute", "gpu send", "gpu recv": measured device streams
+  write_chrome_trace(result.schedule, t, nullptr, out, trace);
+}
+
+std::string no_gpu_message(const run::Discovery& discovery) {
+  static constexpr const char* kWhy[] = {"ok", "built without CUDA", "no GPU driver", "no GPU device", "CUDA error"};
+  return fmt::format("no usable GPU ({}): {}", kWhy[static_cast<int>(discovery.status)], discovery.message);
+}
+
+}  // namespace ppsched

@@ -1,0 +1,30 @@
+// The text face of `ppsched validate`, for people and for problem matchers: per file, each
+// finding as a compiler prints it (diag/render.hpp), a note on what was inferred and which flags
+// would pin it, and a verdict line:
+//
+//   s.csv:4:5: error: 3B0 names stage 3; the pipeline has stages 0 to 2 [stage-out-of-range]
+//   3F0,3B0,3F1
+//       ^~~
+//   s.csv: note: inferred 8 microbatches (the highest used) (pass --microbatches to check against it)
+//   s.csv: 1 error(s), 0 warning(s)          <- or "ok", or "unreadable"
+//
+// Also the rule table of --list-rules and the paragraph of --explain.
+#pragma once
+
+#include <string>
+
+#include "check/check.hpp"
+#include "report/validate_report.hpp"
+
+namespace ppsched {
+
+/// One file's findings, inference note and verdict line; colour only when `color`.
+std::string validate_text(const FileDiagnostics& f, bool color = false);
+
+/// `validate --list-rules`: one line per rule, id, default level and summary.
+std::string rules_text();
+
+/// `validate --explain ID`: the rule's summary, default level, how to fix it and its manual anchor.
+std::string rule_explanation_text(const Rule& r);
+
+}  // namespace ppsched

@@ -1,0 +1,130 @@
+// The faces of `ppsched run` (report/run_report.cpp) on a real run: 1F1B on 2 ranks and 2
+// microbatches, on the fake device without jitter, so every measured time is the cost table's.
+#include "report/run_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "io/byte_sink.hpp"
+#include "passes/passes.hpp"
+#include "run/fake_device.hpp"
+#include "sim/costs.hpp"
+#include "support/catch.hpp"
+#include "synth/synth.hpp"
+
+using namespace ppsched;
+
+namespace {
+
+run::BenchmarkReport one_f_one_b(int devices = 1) {
+  run::RunRequest r;
+  r.name = "1F1B";
+  r.schedule = lower_send_recv(synthesize("1F1B", {2, 2}));
+  r.stage_to_rank = r.schedule.placement.stage_to_rank;
+  r.plan.workload = run::Workload::Synthetic;
+  KindCosts k = unit_costs();
+  k[static_cast<int>(ActionKind::F)] = 100;
+  k[static_cast<int>(ActionKind::B)] = 200;
+  r.plan.costs = r.sim.costs = CostModel::uniform(2, 1, k);
+  run::FakeRuntime runtime({devices, 0, 1});
+  run::MeasureOptions m;
+  m.warmup = 1;
+  m.rule.max_iters = 3;
+  return run::run_benchmarks(runtime, {r}, {}, m);
+}
+
+RunReportConfig config() {
+  RunReportConfig c;
+  c.version = "1.2.3";
+  c.backend = "fake";
+  c.workload = "synthetic";
+  c.dtype = "bf16";
+  c.warmup = 1;
+  c.stop.max_iters = 3;
+  c.cost = "F=100,B=200";
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("run report text: the header lines, one row per schedule, and memory per device") {
+  const std::string text = run_report_text(config(), one_f_one_b());
+  INFO(text);
+  CHECK(text ==
+        "# ppsched 1.2.3 run: backend fake, driver none, runtime none\n"
+        "# device 0: fake device 0 (replays the cost table)\n"
+        "# workload synthetic: each action spins for its cost (F=100,B=200)\n"
+        "# warm-up 1; stop: 3 iterations\n"
+        "# sim_us: the simulator with the given costs; times per iteration in microseconds; p99 by nearest rank\n"
+        "#           schedule ranks  mbs warmup  iters   median_us      p99_us      min_us      max_us    cv%      "
+        "sim_us  ratio  stop\n"
+        "                1F1B     2    2      1      3       900.0       900.0       900.0       900.0   0.00       "
+        "900.0  1.000  iterations\n"
+        "# peak memory per device, MiB: measured (buffers) / predicted (memory model) / fixed (weights)\n"
+        "#               1F1B device 0: 832.0 / 768.0 / 0.0\n");
+}
+
+TEST_CASE("run report text: the GEMM workload, the stop rule, and a table measured by this run") {
+  RunReportConfig c = config();
+  c.workload = "gemm";
+  c.shape = {2, 1024, 512, 2};
+  c.stop = {};
+  c.sim_from_measured_costs = true;
+  const std::string text = run_report_text(c, one_f_one_b(2));
+  CHECK(text.find("# device 1: fake device 1 (replays the cost table)\n") != std::string::npos);
+  CHECK(text.find("# workload gemm: 2 layers of 1024x1024, 512 tokens per microbatch, bf16\n") != std::string::npos);
+  CHECK(text.find("# warm-up 1; stop: >= 10 samples and 0.5 s, then noise <= 0.5%, timeout 15 s\n") !=
+        std::string::npos);
+  CHECK(text.find("# sim_us: the simulator with this run's measured cost table;") != std::string::npos);
+  // One rank per device now: each holds its own stage's stash.
+  CHECK(text.find("#               1F1B device 0: 544.0 / 512.0 / 0.0\n"
+                  "#               1F1B device 1: 288.0 / 256.0 / 0.0\n") != std::string::npos);
+}
+
+TEST_CASE("run report json: config, env, devices and each result's statistics, times and actions") {
+  const auto j = nlohmann::ordered_json::parse(run_report_json(config(), one_f_one_b()));
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["config"]["backend"] == "fake");
+  CHECK(j["config"]["iters"] == 3);
+  CHECK(j["config"]["cost"] == "F=100,B=200");
+  CHECK(j["config"]["p99_method"] == "nearest-rank");
+  CHECK(j["env"]["ppsched_version"] == "1.2.3");
+  CHECK(j["devices"] == nlohmann::ordered_json::parse(R"json([{"ordinal": 0, "name": "fake device 0 (replays the cost table)",
+                                                              "total_memory_bytes": 0, "sm_count": 0}])json"));
+  REQUIRE(j["results"].size() == 1);
+  const auto& r = j["results"][0];
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : r.items()) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"schedule", "ranks", "microbatches", "device_of_rank", "warmup", "stop",
+                                         "iteration", "times_us", "simulated_us", "measured_over_simulated", "memory",
+                                         "actions"});
+  CHECK(r["device_of_rank"] == nlohmann::ordered_json::parse("[0, 0]"));
+  CHECK(r["iteration"]["p50_us"] == 900.0);
+  CHECK(r["iteration"]["count"] == 3);
+  CHECK(r["times_us"] == nlohmann::ordered_json::parse("[900.0, 900.0, 900.0]"));
+  CHECK(r["measured_over_simulated"] == 1.0);
+  CHECK(r["actions"][0]["stage"] == 0);
+  CHECK(r["actions"][0]["kind"] == "F");
+  CHECK(r["actions"][0]["p50_us"] == 100.0);
+}
+
+TEST_CASE("run report: the measured trace is a Chrome trace of the device streams, labelled with the backend") {
+  const run::BenchmarkReport rep = one_f_one_b();
+  std::string text;
+  StringSink out(text);
+  write_measured_trace(rep.results.front(), "fake", out);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["otherData"]["label"] == "measured by ppsched run (fake), last timed iteration");
+  bool gpu_compute = false;
+  for (const auto& e : j["traceEvents"])
+    gpu_compute |= e["name"] == "thread_name" && e["args"]["name"] == "gpu compute";
+  CHECK(gpu_compute);
+}
+
+TEST_CASE("run report: why no GPU can be used") {
+  run::Discovery d;
+  d.status = run::Discovery::Status::NoDriver;
+  d.message = "cudaGetDeviceCount failed";
+  CHECK(no_gpu_message(d) == "no usable GPU (no GPU driver): cudaGetDeviceCount failed");
+  d.status = run::Discovery::Status::NotBuilt;
+  CHECK(no_gpu_message(d).rfind("no usable GPU (built without CUDA): ", 0) == 0);
+}
