@@ -249,9 +249,7 @@ class Search {
       // and only then is the peak measured, for the message.
       const bool cheap_replay = mark() != kNever || shape_.exact_times;
       if (positive_costs_ && cheap_replay && only_split_backwards(schedule())) {
-        GreedyPolicy replay;
-        replay.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever;
-        replay.lookahead = 0;
+        GreedyPolicy replay{.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever, .lookahead = 0};
         GreedyRun run;
         if (v) {
           run = run_guided(index, replay, false);
@@ -308,7 +306,8 @@ class Search {
         if (perfect() || budget_.spent()) return;
         AutoCandidate c;
         c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", guides_[index].family, cap_, lookahead);
-        run_greedy(std::move(c), GreedyPolicy{cap_, false, true, true, nullptr, lookahead, true}, index);
+        const GreedyPolicy pol{.target_cap = cap_, .lookahead = lookahead, .free_cooldown = true};
+        run_greedy(std::move(c), pol, index);
       }
   }
 
@@ -405,7 +404,7 @@ class Search {
         result_.tried.push_back(std::move(c));
         return;
       }
-      GreedyPolicy pol{cap_, false, true, true, nullptr, lookahead, true};
+      GreedyPolicy pol{.target_cap = cap_, .lookahead = lookahead, .free_cooldown = true};
       if (lookahead == kNear) pol.shadow_lookahead = kFar;
       far_repeats_near = run_greedy(std::move(c), pol, index);
     }

@@ -43,10 +43,12 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   for (double cap : target_caps(p, sh))
     for (bool late_first : v ? std::vector<bool>{true, false} : std::vector<bool>{true})
       for (bool weight_first : weight_orders) {
-        policies.push_back({cap, weight_first, late_first});
+        policies.push_back({.target_cap = cap, .weight_first = weight_first, .late_chunk_first = late_first});
         // Room for one second chunk only with the late chunk first and F before W: on 300 random
         // V configurations it won 95 times there, and 7 times in the three other combinations.
-        if (v && late_first && !weight_first) policies.push_back({cap, false, true, false});
+        if (v && late_first && !weight_first)
+          policies.push_back(
+              {.target_cap = cap, .weight_first = false, .late_chunk_first = true, .reserve_each = false});
       }
   // The variants that aim at the real cap (the first one, or for V the first three) again, each
   // waiting for a due I (GreedyPolicy::wait_for_input_grad). On 300 random configurations that
@@ -99,13 +101,12 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
   };
   std::vector<GreedyPolicy> out;
   for (unsigned bits = 0; bits < 32; ++bits) {
-    GreedyPolicy pol;
-    pol.target_cap = cap;
-    pol.weight_first = (bits & 1) != 0;
-    pol.wait_for_input_grad = (bits & 2) != 0;
-    pol.late_chunk_first = (bits & 4) != 0;
-    pol.reserve_each = (bits & 8) != 0;
-    pol.first_chunk_input_grad_first = (bits & 16) != 0;
+    const GreedyPolicy pol{.target_cap = cap,
+                           .weight_first = (bits & 1) != 0,
+                           .late_chunk_first = (bits & 4) != 0,
+                           .reserve_each = (bits & 8) != 0,
+                           .wait_for_input_grad = (bits & 2) != 0,
+                           .first_chunk_input_grad_first = (bits & 16) != 0};
     const bool seen = std::any_of(tried.begin(), tried.end(), [&](const GreedyPolicy& t) { return same(t, pol); });
     if (!seen) out.push_back(pol);
   }
