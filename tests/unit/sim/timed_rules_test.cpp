@@ -17,6 +17,7 @@ TEST_CASE("an action lasts its kind's cost, a container its sub-actions' sum tim
   const Action overlap = Action::container(ActionKind::OverlapFB, s.sub_actions.add(subs));
   CHECK(action_duration(costs, s, Action::make(ActionKind::F, 1, 3)) == 1.5);
   CHECK(action_duration(costs, s, Action::make(ActionKind::B, 0, 3)) == 2.0);
+  CHECK(plain_action_duration(costs, Action::make(ActionKind::F, 1, 3)) == 1.5);
   CHECK(action_duration(costs, s, overlap) == (1.5 + 2.0) * 0.75);
   CHECK(action_duration(costs, s, overlap) == costs.duration(s, overlap));
   CHECK(action_duration(costs, s, Action::make(ActionKind::F, 7, 0)) == 0.0);  // a stage without costs
