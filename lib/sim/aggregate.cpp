@@ -394,7 +394,7 @@ class AggregateRun {
         st.waiting_on = missing_;
         return;
       }
-      const double end = r.time + action_duration(opt_.costs, s_, a);
+      const double end = r.time + plain_action_duration(opt_.costs, a);  // plain_: no container here
       publish_compute(a, end);
       fold(rank, 0, program[cursor], r.time, end, r.by, last_cls == ReleaseCause::None);
       free_at = end;

@@ -15,11 +15,15 @@
 
 namespace ppsched {
 
-/// How long `a` runs once started: a plain action its kind's cost on its stage, a container
-/// (OVERLAP_F_B) its sub-actions' summed cost times the overlap factor (CostModel::duration,
-/// with the plain case inline, as the simulators' inner loops take it).
+/// How long a plain action (not a container) runs once started: its kind's cost on its stage. For
+/// a loop that knows it holds no container (the check and the call it guards cost a hot loop).
+inline double plain_action_duration(const CostModel& costs, const Action& a) { return costs.cost(a.stage, a.kind); }
+
+/// How long `a` runs once started: a plain action as above, a container (OVERLAP_F_B) its
+/// sub-actions' summed cost times the overlap factor (CostModel::duration, with the plain case
+/// inline, as the simulators' inner loops take it).
 inline double action_duration(const CostModel& costs, const Schedule& s, const Action& a) {
-  return a.is_container() ? costs.duration(s, a) : costs.cost(a.stage, a.kind);
+  return a.is_container() ? costs.duration(s, a) : plain_action_duration(costs, a);
 }
 
 /// The busy time an action of a compute stream that ran from `start` to `end` adds to its rank:

@@ -1,5 +1,6 @@
 // Schedule synthesis: every PyTorch schedule family, byte for byte, plus the Zero Bubble
-// paper's handcrafted ZB-H1 and ZB-H2. One file per family; this registry ties them together.
+// authors' handcrafted ZB-H1 and ZB-H2 and their V-Half and V-Min patterns. One file per family;
+// the registry (Family, registry.cpp) ties them together.
 //
 // A synthesizer returns the compute-only order that the family runs (PyTorch's
 // `pipeline_order`), with the schedule's sizes and placement stated. Lowering to a schedule

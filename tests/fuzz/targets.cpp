@@ -286,12 +286,12 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
     for (const char* family : {"ZBVZeroBubble", "VHalf", "VMin"}) guides.push_back(synthesize(family, sp));
   const std::uint64_t cut_slots = 1 + 3 * std::uint64_t{byte(2) / 2};
   for (const Schedule& g : guides) {
-    policies.push_back({auto_detail::kNever, false, true, true, &g, 0});
-    GreedyPolicy squeezed{a.memory_cap, false, true, true, &g, 2, true};
-    squeezed.shadow_lookahead = 6;
-    policies.push_back(squeezed);
+    policies.push_back({.target_cap = auto_detail::kNever, .guide = &g, .lookahead = 0});
+    policies.push_back(
+        {.target_cap = a.memory_cap, .guide = &g, .lookahead = 2, .free_cooldown = true, .shadow_lookahead = 6});
     // a window of 0 to 12, as the exploration round squeezes, chosen by the cap's byte
-    policies.push_back({a.memory_cap, false, true, true, &g, byte(6) / 16 % 13, true});
+    policies.push_back(
+        {.target_cap = a.memory_cap, .guide = &g, .lookahead = byte(6) / 16 % 13, .free_cooldown = true});
   }
   const double mark_share = 0.9 + (byte(8) % 16) / 100.0;  // a mark from 0.9 to 1.05 of the makespan
   for (GreedyPolicy pol : policies) {

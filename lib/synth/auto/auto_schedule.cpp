@@ -113,11 +113,12 @@ class Search {
   // measure_family): what is cheap to measure and likely good goes first. With two chunks: ZBV
   // (under unit costs at cap p it reaches the bound itself, 3m+(p-1)/2 once m >= 2p, which ends
   // the search), and when it fits, ZBV squeezed right away (with uneven costs at cap p usually
-  // the best candidate: at p=32, m=512, T_F=2 T_I=3 T_W=1 the others then give up after 1-8% of
-  // their actions, against 8-47% under ZBV's own mark). Then the first greedy variant (it runs
-  // unless something before it reached the bound), the other families, the other variants while
-  // the budget lasts, and the other patterns squeezed. With one chunk the first variant goes
-  // first: it reaches the bound under unit costs, where ZB-H1 does not.
+  // the best candidate, so the others give up much sooner under its mark than under ZBV's own;
+  // the figures behind this file's choices are in docs/bench.md, "Figures behind the search's
+  // rules"). Then the first greedy variant (it runs unless something before it reached the
+  // bound), the other families, the other variants while the budget lasts, and the other
+  // patterns squeezed. With one chunk the first variant goes first: it reaches the bound under
+  // unit costs, where ZB-H1 does not.
   AutoResult run() {
     std::size_t next_family = 0;
     if (p_.stages_per_rank == 2 && !families_.empty()) {
@@ -240,8 +241,8 @@ class Search {
       auto keep_family = [&] { v ? keep_guide(index) : keep(std::move(one_chunk)); };
       // A family is replayed through the greedy rather than simulated: a guide with no lookahead
       // runs the pattern as it is (a unit test checks that the two agree), and the replay gives
-      // up as soon as the family cannot beat or tie the best so far (at p=32, m=512 with T_F=2
-      // T_I=3 T_W=1, V-Half and V-Min after 1% of their actions). The greedy runs F, I and W
+      // up as soon as the family cannot beat or tie the best so far (a losing V-Half or V-Min
+      // within its first actions). The greedy runs F, I and W
       // only, so 1F1B and GPipe (a fused B) are simulated. A replay that runs to the end costs
       // more than a simulation, unless it can copy the pattern's steady state (exact times), so
       // the first family (ZB-H1, or ZBV: usually the best of them, and run with no mark) is
@@ -249,9 +250,7 @@ class Search {
       // and only then is the peak measured, for the message.
       const bool cheap_replay = mark() != kNever || shape_.exact_times;
       if (positive_costs_ && cheap_replay && only_split_backwards(schedule())) {
-        GreedyPolicy replay;
-        replay.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever;
-        replay.lookahead = 0;
+        GreedyPolicy replay{.target_cap = p_.memory_cap > 0 ? p_.memory_cap : kNever, .lookahead = 0};
         GreedyRun run;
         if (v) {
           run = run_guided(index, replay, false);
@@ -283,12 +282,11 @@ class Search {
   // The exploration round, after every other candidate: the combinations of the greedy's switches
   // that the first round leaves out (exploration_variants), and each V pattern squeezed with every
   // window from 0 to kWidest besides kNear and kFar. At tight caps a greedy's result jumps with
-  // such choices, in no order one could rank them by: at p=8, m=8, unit costs and V-Min's cap 4,
-  // V-Half squeezed gives 40.5 looking 0 ahead, 35.5 looking 4 and 37.5 looking 6 (35.5 is also
-  // the best that bench/offline/vshape_sat.py finds there). It runs only when all of it, counted
-  // as if no run gave up early, costs at most a tenth of the budget left: at the default budget,
-  // V searches with p x m up to about 3,000 (56 or 57 runs of 6pm actions) get it, larger ones
-  // stay as fast as without it, and a larger --time-budget turns it on for them too.
+  // such choices, in no order one could rank them by (a squeezed pattern's makespan goes down and
+  // up again as its window widens: docs/bench.md, "Tight caps"). It runs only when all of it,
+  // counted as if no run gave up early, costs at most a tenth of the budget left (56 or 57 runs of
+  // 6pm actions): small and medium V searches get it, larger ones stay as fast as without it, and
+  // a larger --time-budget turns it on for them too.
   void explore() {
     if (perfect() || budget_.spent()) return;
     const std::vector<GreedyPolicy> switches = auto_detail::exploration_variants(p_, shape_, policies_);
@@ -308,7 +306,8 @@ class Search {
         if (perfect() || budget_.spent()) return;
         AutoCandidate c;
         c.origin = fmt::format("{} squeezed (aim {:.4g}, look {} ahead)", guides_[index].family, cap_, lookahead);
-        run_greedy(std::move(c), GreedyPolicy{cap_, false, true, true, nullptr, lookahead, true}, index);
+        const GreedyPolicy pol{.target_cap = cap_, .lookahead = lookahead, .free_cooldown = true};
+        run_greedy(std::move(c), pol, index);
       }
   }
 
@@ -316,9 +315,9 @@ class Search {
   const Schedule& best_schedule() { return best_guide_ ? whole(*best_guide_) : *best_own_; }
 
   // Local search from the best candidate of the rounds before exploring too, when exploring found
-  // a better one: a better start does not always end better (on 400 random configurations, the
-  // round without this made 3 results slower through the local search, with it 2). The result is
-  // the better of the two ends, so exploring never makes it slower unless the budget runs out.
+  // a better one: a better start does not always end better (on random configurations, some
+  // results came out slower through the local search). The result is the better of the two ends,
+  // so exploring never makes it slower unless the budget runs out.
   void improve_runner_up() {
     Explored& before = *before_exploring_;
     if (!better(result_.best, before.best) && !better(before.best, result_.best)) return;  // the same start
@@ -337,9 +336,8 @@ class Search {
   }
 
   // A V pattern as a guide: at first its start only (synthesize_prefix), enough for about p + 8
-  // microbatches, where the replays of a pattern that cannot win usually give up (at p=64, m=512
-  // with T_F=2 T_I=3 T_W=1, V-Half and V-Min within 1-2% of their actions); run_guided builds
-  // more when a run needs it. Throws SynthError.
+  // microbatches, where the replays of a pattern that cannot win usually give up; run_guided
+  // builds more when a run needs it. Throws SynthError.
   void add_guide(const std::string& family) {
     Guide g{family, {}, false, 0};
     build(g, 6 * (std::uint64_t{p_.ranks} + 8));
@@ -384,14 +382,12 @@ class Search {
   }
 
   // The next V pattern squeezed: the greedy, guided by the pattern's order, under the real cap.
-  // Each rank leaves the pattern once its forwards are done (GreedyPolicy::free_cooldown): on 300
-  // random configurations that was better than keeping to the pattern 39 times and worse 4 times
-  // (through the local search that followed), and running both ways found nothing more. With
-  // T_F=2 T_I=3 T_W=1 it ends ZBV half a unit sooner at every size tried (p = 3 to 128, m >= 2p),
-  // which is what the Zero Bubble authors' own V search finds there. Looking 2 ahead, the run also
-  // checks whether looking 6 ahead would decide the same at every step
-  // (GreedyPolicy::shadow_lookahead); if so the second run would only repeat the first (at p=64,
-  // m=512 with T_F=2 T_I=3 T_W=1, ZBV's: a whole run saved) and is skipped.
+  // Each rank leaves the pattern once its forwards are done (GreedyPolicy::free_cooldown): on
+  // random configurations that was better than keeping to the pattern far more often than worse,
+  // and running both ways found nothing more; with T_F=2 T_I=3 T_W=1 it ends ZBV as soon as the
+  // Zero Bubble authors' own V search does. Looking 2 ahead, the run also checks whether looking 6
+  // ahead would decide the same at every step (GreedyPolicy::shadow_lookahead); if so the second
+  // run would only repeat the first (often so for ZBV: a whole run saved) and is skipped.
   void squeeze_next() {
     const std::size_t index = squeezed_++;
     const std::string family = guides_[index].family;
@@ -405,7 +401,7 @@ class Search {
         result_.tried.push_back(std::move(c));
         return;
       }
-      GreedyPolicy pol{cap_, false, true, true, nullptr, lookahead, true};
+      GreedyPolicy pol{.target_cap = cap_, .lookahead = lookahead, .free_cooldown = true};
       if (lookahead == kNear) pol.shadow_lookahead = kFar;
       far_repeats_near = run_greedy(std::move(c), pol, index);
     }

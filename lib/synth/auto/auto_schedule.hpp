@@ -47,9 +47,10 @@ struct AutoParams {
   double memory_cap = 0;              ///< per rank, in the memory model's unit; 0: no cap
   TimedOptions sim;                   ///< costs and comm, per stage (stages = ranks * stages_per_rank)
   MemoryModel memory;
-  /// Bounds the greedy variants (the first runs unless ZBV already reaches the bound) and the
-  /// local search. Counted as work (10M simulated actions per second), not read from a clock:
-  /// the same input gives the same schedule.
+  /// Bounds the greedy variants after the first (which runs unless a candidate before it already
+  /// reaches the bound), the squeezed patterns, the exploration round and the local search.
+  /// Counted as work (10M simulated actions per second), not read from a clock: the same input
+  /// gives the same schedule.
   double time_budget_s = 1.0;
 };
 
@@ -61,7 +62,7 @@ constexpr PlacementStyle auto_placement(std::uint32_t stages_per_rank) {
 
 /// One schedule the search considered.
 struct AutoCandidate {
-  std::string origin;   ///< "greedy cap=4 W-first" or "ZB-H1", ...
+  std::string origin;   ///< "greedy (aim 4, W before F, late chunk first)", "ZBH1", "VHalf squeezed (...)", ...
   double makespan = 0;  ///< simulated; 0 when it did not finish
   double peak = 0;      ///< highest per-rank peak memory
   double span = 0;      ///< longest time from a rank's first start to its last end (bubble inside)

@@ -22,8 +22,7 @@ namespace {
 // Why not a binary heap: a decision pops the root and re-queues the same rank, and a heap pays a
 // sift-down and a sift-up with two-key comparisons for that; here lowering a key walks up only
 // while it wins, and the rank that decides is settled once, after its decision, with one pass up
-// its path of log2(ranks) single comparisons (measured: about half the greedy's instructions went
-// to the heap).
+// its path of log2(ranks) single comparisons (the heap was much of the greedy's work: docs/bench.md).
 class DecisionQueue {
  public:
   explicit DecisionQueue(std::uint32_t ranks) {
@@ -50,7 +49,7 @@ class DecisionQueue {
     if (taken_ == kNone) return;
     // The winner so far stays in registers on the way up, and which side wins (as good as random)
     // is not a branch (keep_lower): with the parent reloaded from the store just made, or a
-    // branch on the side, this walk was half the greedy's time at 256 ranks.
+    // branch on the side, this walk was much of the greedy's time (docs/bench.md).
     std::size_t i = std::size_t{leaves_} + taken_;
     std::uint64_t best = node_[i].key;
     std::uint32_t rank = taken_;
@@ -60,7 +59,8 @@ class DecisionQueue {
       // (time, rank) order is the left one on a tie: the left subtree holds the lower ranks, so on
       // a tie the path's entry stays when the path comes from the left (i even). That is one
       // comparison of keys with the sibling's key raised by one: no rank on the dependency chain
-      // (about 18% of a greedy run at 64 ranks). Keys are at most kNever's bits, so no overflow.
+      // (where it cost a share of every run: docs/bench.md). Keys are at most kNever's bits, so
+      // no overflow.
       keep_lower(best, rank, sibling.key + (~i & 1), sibling.key, sibling.rank);
       node[i / 2] = {best, rank};
     }
@@ -96,8 +96,8 @@ class DecisionQueue {
   static std::uint64_t key(double time) { return std::bit_cast<std::uint64_t>(time); }
   // best, rank = key, its_rank unless best < bar. Not a branch: which side wins is as good as
   // random. GCC turns a select here into a branch, and masks cost six instructions where x86's
-  // conditional moves take two (the settle walk is a third of a greedy decision at 64 ranks; the
-  // moves made a V search at p=64 about 5% faster).
+  // conditional moves take two; the settle walk is a large share of a decision, so the two
+  // instructions show in a whole search (docs/bench.md).
   static void keep_lower(std::uint64_t& best, std::uint32_t& rank, std::uint64_t bar, std::uint64_t key,
                          std::uint32_t its_rank) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -134,11 +134,11 @@ class DecisionQueue {
 // 0's forwards (the period), each rank runs the same actions, microbatches shifted by the period
 // and times by a fixed amount. The watch compares the state (Greedy::state_key) each time stage 0
 // starts its 4th, 8th, ... forward with the states 4, 8, ..., 32 forwards back (every period up to
-// 8 divides one of those distances, and a state every forward cost 5% of a V search at p=64); when
+// 8 divides one of those distances, and a state taken every forward was a visible cost); when
 // the short form repeats, it keeps the full form and, one period later, compares again. If the
 // full state repeats, every decision of that period would be made again in the next one, so the
 // period is copied as many times as fits before the cool-down, and the greedy goes on deciding
-// from there. At p=64, m=512 the warm-up and cool-down are about a quarter of the actions.
+// from there: everything but the warm-up and the cool-down is copied (docs/bench.md).
 //
 // It needs exact times: a time shifted by the copy must equal the time the greedy would have
 // computed. That holds when every duration is a multiple of 1/1024 and no time reaches 2^40
@@ -481,8 +481,7 @@ class Greedy {
   // gradients back to stage 0 and the weight gradients after them, each after its transfer
   // (StageState::after_f, after_i). No run that gets there can finish sooner, whatever the ranks
   // do meanwhile. The work-left bound above cannot see this: in a cool-down ranks idle waiting for
-  // that chain. With V-Min's room rule at p=64, m=512 (T_F=2, T_I=3, T_W=1) a run that loses
-  // gives up at 91% of its actions instead of 99%.
+  // that chain, so a losing run would otherwise give up only near its end (docs/bench.md).
   void last_microbatch_chain(double end) {
     if (limit_ != kNever && end > limit_) gave_up_ = true;
   }

@@ -31,13 +31,13 @@ struct GreedyRun {
 
 /// The end times of every forward and input gradient, stage by stage (stages x microbatches each):
 /// a search passes the same buffers to all its runs, which saves allocating and touching megabytes
-/// per run (at p=256, m=2048 with V, 16 MB). A run reads only the entries it has written.
+/// per run at large sizes (docs/bench.md). A run reads only the entries it has written.
 struct GreedyBuffers {
   std::vector<double> f_end, i_end;
   /// Storage a run leaves to the next: the per-rank programs of a run that did not finish (a
   /// finished one hands them over), and a guided run's marks. Freed and allocated again, they
-  /// cost page faults, as the allocator gives the memory back to the system in between (at
-  /// p=64, m=512 with V, 1.5 MB per run).
+  /// cost page faults, as the allocator gives the memory back to the system in between
+  /// (docs/bench.md).
   std::vector<std::vector<Action>> programs;
   std::vector<std::vector<std::uint8_t>> done;
 };

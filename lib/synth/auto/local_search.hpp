@@ -8,7 +8,7 @@ namespace ppsched::auto_detail {
 
 // The search's budget, counted in work rather than read from a clock, so that the same input gives
 // the same schedule on any machine: --time-budget seconds at a nominal 10M simulated actions per
-// second (about what one core here does, memory accounting included). Each greedy run is charged
+// second (near what one core simulates: docs/bench.md). Each greedy run is charged
 // the actions it placed (one that gave up part-way, only those) and each local-search simulation
 // its action count; the handcrafted families, a few simulations per search, are not charged.
 class WorkBudget {

@@ -11,7 +11,8 @@ namespace ppsched::auto_detail {
 // The caps the greedy aims for: the real one first, then the memory of the handcrafted shapes
 // (2p-1 and p microbatches of activation: ZB-H2, ZB-H1; and for two chunks (p+2)/2: V-Half), each
 // only when lower. V-Half's memory is a V shape's: with one chunk, aiming that low only starves
-// the pipeline (at p=64, m=512, T_F=2, T_I=3, T_W=1: 5697 against 3359 at the cap p).
+// the pipeline. (The figures behind this file's choices: docs/bench.md, "Figures behind the
+// search's rules".)
 std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
   double unit = 0;  // one microbatch's activation on the busiest rank
   for (std::uint32_t r = 0; r < sh.ranks; ++r) {
@@ -34,27 +35,26 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
 
 std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) {
   // W before F only for two chunks: with one, a W taken before a forward that fits only delays
-  // the pipeline, which ZB-H1 (a candidate of the search) already covers. On 300 random
-  // configurations (p 2..16, m p..4p, T_F, T_I, T_W in [0.5, 3], cap p..2p) no one-chunk W-first
-  // variant was the winner, while for two chunks 6 were.
+  // the pipeline, which ZB-H1 (a candidate of the search) already covers; on random
+  // configurations no one-chunk W-first variant won, while some two-chunk ones did.
   const bool v = p.stages_per_rank == 2;
   const std::vector<bool> weight_orders = v ? std::vector<bool>{false, true} : std::vector<bool>{false};
   std::vector<GreedyPolicy> policies;
   for (double cap : target_caps(p, sh))
     for (bool late_first : v ? std::vector<bool>{true, false} : std::vector<bool>{true})
       for (bool weight_first : weight_orders) {
-        policies.push_back({cap, weight_first, late_first});
-        // Room for one second chunk only with the late chunk first and F before W: on 300 random
-        // V configurations it won 95 times there, and 7 times in the three other combinations.
-        if (v && late_first && !weight_first) policies.push_back({cap, false, true, false});
+        policies.push_back({.target_cap = cap, .weight_first = weight_first, .late_chunk_first = late_first});
+        // Room for one second chunk only with the late chunk first and F before W: on random V
+        // configurations that is where it wins, and it rarely does in the three other combinations.
+        if (v && late_first && !weight_first)
+          policies.push_back(
+              {.target_cap = cap, .weight_first = false, .late_chunk_first = true, .reserve_each = false});
       }
   // The variants that aim at the real cap (the first one, or for V the first three) again, each
-  // waiting for a due I (GreedyPolicy::wait_for_input_grad). On 300 random configurations that
-  // gave a faster schedule 10 times and a slower one once (through the local search that
-  // followed), and every winner among them aimed at the real cap; waiting in every variant instead
-  // was slower 37 times. At m = p with T_F=2 T_I=3 T_W=1 or T_F=3 T_I=4 T_W=2, where the warm-up
-  // and cool-down are most of the run, it is what matches the Zero Bubble authors' V search
-  // (p = 5 to 8; docs/bench.md).
+  // waiting for a due I (GreedyPolicy::wait_for_input_grad): where the warm-up and cool-down are
+  // most of the run (m = p) it is what matches the Zero Bubble authors' V search. Only these: on
+  // random configurations the winners among them all aimed at the real cap, and waiting in every
+  // variant instead was slower more often than faster.
   const std::size_t n = std::min<std::size_t>(3, policies.size());
   for (std::size_t k = 0; k < n && policies[k].target_cap == policies[0].target_cap; ++k) {
     GreedyPolicy waiting = policies[k];
@@ -63,13 +63,10 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   }
   // For V, up to m = 4p: the first variant once more, waiting and running the first chunk's I
   // before the second's (GreedyPolicy::first_chunk_input_grad_first). It is what matches the Zero
-  // Bubble authors' V search at m = p with T_F=3 T_I=4 T_W=2 (p=12: 130 against 131; p=16: 174
-  // against 176). On 800 random V configurations (caps from V-Min's up, m from p to 8p) it made the
-  // result faster 5 times (by 0.5% to 2.4%) and never slower, and every one of those had m <= 4p;
-  // on 1,500 others (one or two chunks, caps or none) faster 3 times and slower once, by 0.75 of
-  // 53.25: the local search starts from the best candidate, and from this one it gained less. With
-  // more microbatches it is a cost without a gain: at p=64, m=512 with T_F=2 T_I=3 T_W=1 it ran to
-  // near its end and took the search 30% longer.
+  // Bubble authors' V search at m = p with T_F=3 T_I=4 T_W=2. On random configurations every result
+  // it made faster had m <= 4p (and it rarely made one slower: the local search starts from the
+  // best candidate, and from this one it can gain less); with more microbatches it only costs
+  // time, running to near its end.
   if (v && p.microbatches <= 4 * p.ranks) {
     GreedyPolicy first_chunk_first = policies[0];
     first_chunk_first.wait_for_input_grad = true;
@@ -82,14 +79,12 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
 std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh,
                                                const std::vector<GreedyPolicy>& tried) {
   // The first round above keeps to the combinations that won often on random configurations, so
-  // that large searches stay fast. At tight caps with uneven costs the others can win by much: at
-  // V-Min's cap (p+4)/3 with T_F=2 T_I=3 T_W=1, W before F with V-Min's room was 8% faster than the
-  // first round's best at p=9, m=36, and the early chunk first with V-Min's room, waiting for a due
-  // I and the first chunk's I first 5% faster at p=32, m=256 (a size where only a larger
-  // --time-budget runs the round; docs/bench.md).
-  // One chunk has only two combinations left (W before F, with and without the wait); on 400
-  // random configurations they made 4 one-chunk results faster, by 0.2% at most, and at p=64,
-  // m=512 they made the one-chunk search 10% slower. So the round is for V only.
+  // that large searches stay fast. At tight caps with uneven costs the others can win by much (at
+  // V-Min's cap with T_F=2 T_I=3 T_W=1, W before F with V-Min's room, or the early chunk first with
+  // V-Min's room, waiting for a due I and the first chunk's I first; docs/bench.md).
+  // One chunk has only two combinations left (W before F, with and without the wait); on random
+  // configurations they made one-chunk results barely faster and the search slower. So the round
+  // is for V only.
   if (p.stages_per_rank != 2) return {};
   const double cap = target_caps(p, sh).front();
   auto same = [](const GreedyPolicy& a, const GreedyPolicy& b) {
@@ -99,13 +94,12 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
   };
   std::vector<GreedyPolicy> out;
   for (unsigned bits = 0; bits < 32; ++bits) {
-    GreedyPolicy pol;
-    pol.target_cap = cap;
-    pol.weight_first = (bits & 1) != 0;
-    pol.wait_for_input_grad = (bits & 2) != 0;
-    pol.late_chunk_first = (bits & 4) != 0;
-    pol.reserve_each = (bits & 8) != 0;
-    pol.first_chunk_input_grad_first = (bits & 16) != 0;
+    const GreedyPolicy pol{.target_cap = cap,
+                           .weight_first = (bits & 1) != 0,
+                           .late_chunk_first = (bits & 4) != 0,
+                           .reserve_each = (bits & 8) != 0,
+                           .wait_for_input_grad = (bits & 2) != 0,
+                           .first_chunk_input_grad_first = (bits & 16) != 0};
     const bool seen = std::any_of(tried.begin(), tried.end(), [&](const GreedyPolicy& t) { return same(t, pol); });
     if (!seen) out.push_back(pol);
   }

@@ -331,10 +331,7 @@ TEST_CASE("a pattern-guided greedy with no lookahead and no cap runs the pattern
       sp.microbatches = 2 * p;
       const Schedule pattern = synthesize(family, sp);
       AutoParams a = unit_params(p, 2 * p, 2, 0);
-      GreedyPolicy pol;
-      pol.target_cap = 1e9;
-      pol.guide = &pattern;
-      pol.lookahead = 0;
+      const GreedyPolicy pol{.target_cap = 1e9, .guide = &pattern, .lookahead = 0};
       Schedule s;
       double makespan = 0;
       INFO(family << " p=" << p);
@@ -405,10 +402,7 @@ TEST_CASE("a family replayed through the greedy has the simulator's makespan, pe
       }
       if (h.num_stages != shape.stages) continue;
       INFO("trial " << trial << " " << family << " p=" << p << " m=" << a.microbatches);
-      GreedyPolicy replay;
-      replay.target_cap = 1e300;
-      replay.guide = &h;
-      replay.lookahead = 0;
+      const GreedyPolicy replay{.target_cap = 1e300, .guide = &h, .lookahead = 0};
       const auto_detail::GreedyRun run = auto_detail::greedy_run(shape, replay);
       REQUIRE(run.finished);
       const Measured want = remeasure(h, a);
@@ -450,7 +444,7 @@ TEST_CASE("a greedy given a mark gives up exactly when it cannot finish by it") 
       for (bool weight_first : {false, true}) {
         INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
         a.memory_cap = cap;
-        const GreedyPolicy pol{cap, weight_first, true};
+        const GreedyPolicy pol{.target_cap = cap, .weight_first = weight_first, .late_chunk_first = true};
         Schedule full, marked, late;
         double makespan = 0, again = 0, unused = 0;
         if (!greedy_schedule(a, pol, full, makespan)) continue;
@@ -485,9 +479,9 @@ TEST_CASE("a squeezed run that says a wider window decides the same builds what 
         continue;
       }
       INFO("trial " << trial << " " << family << " p=" << p << " m=" << a.microbatches << " cap=" << a.memory_cap);
-      GreedyPolicy near{a.memory_cap, false, true, true, &guide, 2, true};
-      near.shadow_lookahead = 6;
-      GreedyPolicy far{a.memory_cap, false, true, true, &guide, 6, true};
+      const GreedyPolicy near{
+          .target_cap = a.memory_cap, .guide = &guide, .lookahead = 2, .free_cooldown = true, .shadow_lookahead = 6};
+      const GreedyPolicy far{.target_cap = a.memory_cap, .guide = &guide, .lookahead = 6, .free_cooldown = true};
       const auto_detail::GreedyRun n = auto_detail::greedy_run(shape, near);
       const auto_detail::GreedyRun f = auto_detail::greedy_run(shape, far);
       if (!n.same_with_shadow_lookahead) {

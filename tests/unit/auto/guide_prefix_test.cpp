@@ -40,11 +40,11 @@ TEST_CASE("a run on a cut guide stops or builds what the run on the whole guide 
     sp.microbatches = m;
     for (const char* family : {"VHalf", "VMin"}) {
       const Schedule whole = synthesize(family, sp);
-      GreedyPolicy replay{auto_detail::kNever, false, true, true, &whole, 0};
-      GreedyPolicy replay_capped{a.memory_cap, false, true, true, &whole, 0};
-      GreedyPolicy near{a.memory_cap, false, true, true, &whole, 2, true};
-      near.shadow_lookahead = 6;
-      GreedyPolicy far{a.memory_cap, false, true, true, &whole, 6, true};
+      const GreedyPolicy replay{.target_cap = auto_detail::kNever, .guide = &whole, .lookahead = 0};
+      const GreedyPolicy replay_capped{.target_cap = a.memory_cap, .guide = &whole, .lookahead = 0};
+      const GreedyPolicy near{
+          .target_cap = a.memory_cap, .guide = &whole, .lookahead = 2, .free_cooldown = true, .shadow_lookahead = 6};
+      const GreedyPolicy far{.target_cap = a.memory_cap, .guide = &whole, .lookahead = 6, .free_cooldown = true};
       for (const GreedyPolicy& pol : {replay, replay_capped, near, far}) {
         const auto_detail::GreedyRun free_run = auto_detail::greedy_run(shape, pol);
         std::vector<double> marks{auto_detail::kNever};

@@ -64,12 +64,14 @@ TEST_CASE("copying the steady state builds what deciding every step builds, for 
     if (v == 2)
       for (const char* family : {"ZBVZeroBubble", "VHalf", "VMin"}) guides.push_back(synthesize(family, sp));
     for (const Schedule& g : guides) {
-      policies.push_back({1e300, false, true, true, &g, 0});  // a replay of the pattern
-      GreedyPolicy squeezed{a.memory_cap, false, true, true, &g, 2, true};
-      squeezed.shadow_lookahead = 6;
-      policies.push_back(squeezed);
+      policies.push_back({.target_cap = 1e300, .guide = &g, .lookahead = 0});  // a replay of the pattern
+      policies.push_back(
+          {.target_cap = a.memory_cap, .guide = &g, .lookahead = 2, .free_cooldown = true, .shadow_lookahead = 6});
       // and with another window, as the exploration round squeezes (0 to 12 ahead)
-      policies.push_back({a.memory_cap, false, true, true, &g, static_cast<std::uint32_t>(rng() % 13), true});
+      policies.push_back({.target_cap = a.memory_cap,
+                          .guide = &g,
+                          .lookahead = static_cast<std::uint32_t>(rng() % 13),
+                          .free_cooldown = true});
     }
     for (std::size_t k = 0; k < policies.size(); ++k) {
       GreedyPolicy on = policies[k], off = policies[k];
