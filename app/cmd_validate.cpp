@@ -14,9 +14,11 @@
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
+#include "model/costs.hpp"
+#include "parse/cost_table.hpp"
 #include "parse/schedule_reader.hpp"
+#include "parse/stage_spec_json.hpp"
 #include "report/validate_formats.hpp"
-#include "sim/costs.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {

@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_support.hpp"
+#include "parse/cost_table.hpp"
+#include "parse/stage_spec_json.hpp"
+#include "parse/topology_json.hpp"
 
 namespace ppsched::cli {
 

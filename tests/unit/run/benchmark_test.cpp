@@ -3,10 +3,11 @@
 // simulator, predicts the measured iteration within 5% (the loop, here with jitter).
 #include <atomic>
 
+#include "model/costs.hpp"
+#include "parse/cost_table.hpp"
 #include "passes/passes.hpp"
 #include "run/benchmark.hpp"
 #include "run/fake_device.hpp"
-#include "sim/costs.hpp"
 #include "support/catch.hpp"
 #include "synth/synth.hpp"
 
