@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/output_file.hpp"
+#include "parse/cost_table.hpp"
 #include "report/trace_view.hpp"
 #include "run/benchmark.hpp"
 #include "run/fake_device.hpp"
@@ -278,7 +279,7 @@ int run_run(RunOptions opt) {
       write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(first.schedule, t, nullptr, out, trace); });
     }
     if (!opt.cost_out.empty())
-      write_output(opt.cost_out, [&](ByteSink& out) { out.write(run::cost_table_csv(first.measured)); });
+      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.measured), out); });
   }
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? json_report(opt, rep) : text_report(opt, rep));

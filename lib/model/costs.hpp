@@ -5,8 +5,8 @@
 //   - `--cost F=1,B=2,I=1,W=1`: per-rank costs (the model slice one rank holds); a schedule with
 //     v stages per rank divides them by v, so V-schedule chunks cost half. B defaults to I + W;
 //   - `--costs FILE`: per stage and kind, a cost table (`stage,kind,time_us` CSV, what
-//     `ppsched run --cost-out` writes, or JSON); stages or kinds the file leaves out keep the
-//     shorthand's value.
+//     `ppsched run --cost-out` writes from the CostRows it measured, or JSON); stages or kinds
+//     the file leaves out keep the shorthand's value.
 // OVERLAP_F_B costs the sum of its sub-actions times an overlap factor (1 = no overlap).
 //
 // Plain data only: the shorthand and the cost table are read and written in lib/parse
@@ -26,6 +26,13 @@ using KindCosts = std::array<double, kActionKindCount>;
 
 /// F = I = W = 1, B = 2, all else 0.
 KindCosts unit_costs();
+
+/// One row of a cost table: what one action kind costs on one stage.
+struct CostRow {
+  std::uint32_t stage = 0;
+  ActionKind kind = ActionKind::F;
+  double time_us = 0;
+};
 
 /// The cost of every (stage, kind), and how much OVERLAP_F_B saves.
 struct CostModel {

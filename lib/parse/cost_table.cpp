@@ -186,4 +186,14 @@ bool read_cost_text(std::string_view name, const std::string& text, CostModel& m
   return read_csv_costs(std::string(name), text, model, sink);
 }
 
+void write_cost_table(std::span<const CostRow> rows, ByteSink& out) {
+  out.write(cost_table_csv(rows));
+}
+
+std::string cost_table_csv(std::span<const CostRow> rows) {
+  std::string out = "stage,kind,time_us\n";
+  for (const CostRow& r : rows) out += fmt::format("{},{},{:.3f}\n", r.stage, kind_name(r.kind), r.time_us);
+  return out;
+}
+
 }  // namespace ppsched

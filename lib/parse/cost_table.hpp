@@ -8,13 +8,21 @@
 //     what the model held; stages or kinds the table leaves out keep their value.
 //
 // Every problem in a table is reported with file:line (CSV) or the JSON path, rule id cost-file.
+//
+// Writing gives the CSV form of a list of rows (what `ppsched run --cost-out` measured), which
+// reads back as it was written, to three decimals:
+//   stage,kind,time_us
+//   0,F,812.250
+//   0,I,790.004
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "diag/diagnostic.hpp"
+#include "io/byte_sink.hpp"
 #include "model/costs.hpp"
 
 namespace ppsched {
@@ -30,5 +38,11 @@ std::optional<KindCosts> parse_cost_shorthand(std::string_view text, std::string
 bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& sink);
 /// The same on text in memory, reported as file `name`.
 bool read_cost_text(std::string_view name, const std::string& text, CostModel& model, DiagnosticSink& sink);
+
+/// Writes `rows`, in their order, as a CSV cost table: the header `stage,kind,time_us`, then one
+/// line per row with the time to three decimals, LF line endings.
+void write_cost_table(std::span<const CostRow> rows, ByteSink& out);
+/// The same, as a string.
+std::string cost_table_csv(std::span<const CostRow> rows);
 
 }  // namespace ppsched

@@ -109,3 +109,24 @@ TEST_CASE("errors: a JSON cost table reports the path of each bad cost") {
   CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 1e999}]}")
             .starts_with("c.json: error: invalid JSON: "));
 }
+
+TEST_CASE("the cost table writer: a header, one line per row in order, three decimals, read back as written") {
+  const std::vector<CostRow> rows = {
+      {0, ActionKind::F, 812.25}, {0, ActionKind::I, 790.0044}, {1, ActionKind::ReduceGrad, 3}, {12, ActionKind::W, 0}};
+  const std::string csv = cost_table_csv(rows);
+  CHECK(csv == "stage,kind,time_us\n0,F,812.250\n0,I,790.004\n1,REDUCE_GRAD,3.000\n12,W,0.000\n");
+  std::string streamed;
+  StringSink sink_out(streamed);
+  write_cost_table(rows, sink_out);
+  CHECK(streamed == csv);
+  CHECK(cost_table_csv({}) == "stage,kind,time_us\n");
+
+  CostModel model = CostModel::uniform(13, 1, unit_costs());
+  DiagnosticSink sink;
+  REQUIRE(read_cost_text("c.csv", csv, model, sink));
+  CHECK(model.cost(0, ActionKind::F) == 812.25);
+  CHECK(model.cost(0, ActionKind::I) == 790.004);
+  CHECK(model.cost(1, ActionKind::ReduceGrad) == 3);
+  CHECK(model.cost(12, ActionKind::W) == 0);
+  CHECK(model.cost(12, ActionKind::F) == 1);
+}
