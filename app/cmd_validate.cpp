@@ -253,8 +253,7 @@ int run_validate(const ValidateOptions& opt) {
       ctx->max_memory = opt.max_memory;
       std::optional<CostModel> costs;
       if (!opt.costs.empty()) {
-        std::uint32_t spr = ctx->ranks && ctx->stages >= ctx->ranks ? ctx->stages / ctx->ranks : 1;
-        costs = CostModel::uniform(ctx->stages, spr, unit_costs());
+        costs = CostModel::for_pipeline(ctx->ranks, ctx->stages);
         if (!read_cost_file(opt.costs, *costs, sink)) {
           print_diagnostics(sink);
           return kExitUsage;

@@ -21,6 +21,10 @@ CostModel CostModel::uniform(std::uint32_t num_stages, std::uint32_t stages_per_
   return m;
 }
 
+CostModel CostModel::for_pipeline(std::uint32_t ranks, std::uint32_t stages, const KindCosts& per_rank) {
+  return uniform(stages, ranks && stages >= ranks ? stages / ranks : 1, per_rank);
+}
+
 double CostModel::duration(const Schedule& s, const Action& a) const {
   if (a.is_idle()) return 0;
   if (!a.is_container()) return cost(a.stage, a.kind);

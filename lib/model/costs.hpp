@@ -41,6 +41,11 @@ struct CostModel {
 
   /// Every stage gets `per_rank` divided by `stages_per_rank`.
   static CostModel uniform(std::uint32_t num_stages, std::uint32_t stages_per_rank, const KindCosts& per_rank);
+  /// A pipeline of `ranks` ranks and `stages` stages, `per_rank` being what one rank's share of
+  /// the model costs: each rank holds stages / ranks stages (1 when there are no ranks or fewer
+  /// stages than ranks), each costing `per_rank` divided by that. The one place that split is
+  /// made: simulate, tune and run (--cost), validate (under --costs) and the deadlock rule.
+  static CostModel for_pipeline(std::uint32_t ranks, std::uint32_t stages, const KindCosts& per_rank = unit_costs());
 
   double cost(std::uint16_t stage, ActionKind kind) const {
     return stage < per_stage.size() ? per_stage[stage][static_cast<std::size_t>(kind)] : 0.0;

@@ -37,3 +37,22 @@ TEST_CASE("an OVERLAP_F_B lasts its parts' sum times the overlap factor") {
   CHECK(m.duration(s, overlap) == Approx(1.5));
   CHECK(m.duration(s, Action::idle()) == 0);
 }
+
+TEST_CASE("for_pipeline: stages / ranks stages per rank, 1 with no ranks or fewer stages than ranks") {
+  KindCosts per_rank = unit_costs();
+  per_rank[static_cast<std::size_t>(ActionKind::F)] = 6;
+  const CostModel v = CostModel::for_pipeline(4, 8, per_rank);  // V: 2 stages per rank
+  REQUIRE(v.per_stage.size() == 8);
+  CHECK(v.cost(7, ActionKind::F) == 3);
+  CHECK(v.cost(0, ActionKind::B) == 1);
+  const CostModel three = CostModel::for_pipeline(4, 12, per_rank);
+  CHECK(three.cost(11, ActionKind::F) == 2);
+  const CostModel uneven = CostModel::for_pipeline(4, 9, per_rank);  // 9 / 4 = 2, rounded down
+  CHECK(uneven.per_stage.size() == 9);
+  CHECK(uneven.cost(8, ActionKind::F) == 3);
+  const CostModel fewer = CostModel::for_pipeline(4, 2, per_rank);
+  CHECK(fewer.per_stage.size() == 2);
+  CHECK(fewer.cost(1, ActionKind::F) == 6);
+  CHECK(CostModel::for_pipeline(0, 3, per_rank).cost(2, ActionKind::F) == 6);
+  CHECK(CostModel::for_pipeline(2, 2).per_stage == CostModel::uniform(2, 1, unit_costs()).per_stage);
+}
