@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/output_file.hpp"
+#include "parse/cost_table.hpp"
 #include "report/run_report.hpp"
 #include "run/benchmark.hpp"
 #include "run/fake_device.hpp"
@@ -156,7 +157,7 @@ int run_run(RunOptions opt) {
     if (!opt.trace.empty())
       write_output(opt.trace, [&](ByteSink& out) { write_measured_trace(first, rep.discovery.backend, out); });
     if (!opt.cost_out.empty())
-      write_output(opt.cost_out, [&](ByteSink& out) { out.write(run::cost_table_csv(first.measured)); });
+      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.measured), out); });
   }
   const RunReportConfig config{.version = PPSCHED_VERSION, .backend = opt.backend, .workload = opt.workload,
                                .dtype = opt.dtype, .shape = opt.shape, .warmup = opt.measure.warmup,

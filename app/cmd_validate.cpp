@@ -10,12 +10,14 @@
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
+#include "model/costs.hpp"
+#include "parse/cost_table.hpp"
 #include "parse/schedule_reader.hpp"
+#include "parse/stage_spec_json.hpp"
 #include "report/source_snippets.hpp"
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"
-#include "sim/costs.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -145,8 +147,7 @@ int run_validate(const ValidateOptions& opt) {
       ctx->max_memory = opt.max_memory;
       std::optional<CostModel> costs;
       if (!opt.costs.empty()) {
-        std::uint32_t spr = ctx->ranks && ctx->stages >= ctx->ranks ? ctx->stages / ctx->ranks : 1;
-        costs = CostModel::uniform(ctx->stages, spr, unit_costs());
+        costs = CostModel::for_pipeline(ctx->ranks, ctx->stages);
         if (!read_cost_file(opt.costs, *costs, sink)) {
           print_diagnostics(sink);
           return kExitUsage;

@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_support.hpp"
+#include "parse/cost_table.hpp"
+#include "parse/stage_spec_json.hpp"
+#include "parse/topology_json.hpp"
 
 namespace ppsched::cli {
 
@@ -30,7 +33,7 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
     }
     per_rank = *parsed;
   }
-  in.sim.costs = CostModel::uniform(stages, ranks && stages >= ranks ? stages / ranks : 1, per_rank);
+  in.sim.costs = CostModel::for_pipeline(ranks, stages, per_rank);
   in.sim.costs.overlap_factor = opt.overlap_factor;
   in.sim.blocking_comms = opt.blocking_comms;
   DiagnosticSink sink;

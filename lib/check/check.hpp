@@ -17,8 +17,8 @@
 
 #include "diag/diagnostic.hpp"
 #include "ir/schedule.hpp"
-#include "sim/comm.hpp"
-#include "sim/costs.hpp"
+#include "model/comm.hpp"
+#include "model/costs.hpp"
 
 namespace ppsched {
 

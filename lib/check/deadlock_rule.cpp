@@ -18,9 +18,7 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     // aggregates run (no Timeline) is cheaper than even the verdict-only find_stuck, and a
     // schedule that cannot finish is run again by it with a Timeline to name the stuck actions.
     TimedOptions opt;
-    opt.costs = ctx.costs ? *ctx.costs
-                          : CostModel::uniform(ctx.stages, ctx.ranks && ctx.stages >= ctx.ranks ? ctx.stages / ctx.ranks : 1,
-                                               unit_costs());
+    opt.costs = ctx.costs ? *ctx.costs : CostModel::for_pipeline(ctx.ranks, ctx.stages);
     try {
       sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
       sim->finished = true;

@@ -109,13 +109,13 @@ std::string check_measured_order(const RunPlan& plan, const Measurement& m, doub
   return {};
 }
 
-std::string cost_table_csv(const Measurement& m) {
-  std::string out = "stage,kind,time_us\n";
+std::vector<CostRow> measured_costs(const Measurement& m) {
+  std::vector<CostRow> rows;
   for (const KindTiming& k : m.kinds) {
     if (is_send_recv(k.kind)) continue;  // transfers come from the topology, not the cost table
-    out += fmt::format("{},{},{:.3f}\n", k.stage, kind_name(k.kind), k.stats.median);
+    rows.push_back({k.stage, k.kind, k.stats.median});
   }
-  return out;
+  return rows;
 }
 
 Timeline measured_timeline(const RunPlan& plan, const Measurement& m) {

@@ -4,8 +4,8 @@
 //
 // What it measures per iteration: the iteration time (the latest end of any launch, from the
 // iteration's start) and each launch's span. Per (stage, kind) it keeps every compute launch's
-// duration, so the cost table it writes holds medians of real launches (cost_table_csv), which
-// `ppsched simulate --costs` reads back.
+// duration, so the cost table made of it holds medians of real launches (measured_costs; the CSV
+// is written by parse/cost_table.hpp), which `ppsched simulate --costs` reads back.
 #pragma once
 
 #include <atomic>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "model/costs.hpp"
 #include "run/device.hpp"
 #include "run/plan.hpp"
 #include "run/stats.hpp"
@@ -62,9 +63,10 @@ Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& o
 /// device did not honour a dependency: the run raced. Returns the first one, or an empty string.
 std::string check_measured_order(const RunPlan& plan, const Measurement& m, double tolerance_us);
 
-/// The measured cost table: `stage,kind,time_us` rows of the compute kinds' medians, sorted,
-/// with a header; what `ppsched simulate --costs` reads.
-std::string cost_table_csv(const Measurement& m);
+/// The measured cost table's rows: each compute kind's median per stage, sorted by stage then
+/// kind (transfers are left out: their time comes from the topology). parse/cost_table.hpp
+/// writes them as what `ppsched simulate --costs` reads.
+std::vector<CostRow> measured_costs(const Measurement& m);
 
 /// The last timed iteration of `plan` as a Timeline in µs, so simulate's views (trace, Gantt,
 /// memory) read it as they read a simulation of the plan's schedule.

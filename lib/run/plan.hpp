@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "model/comm.hpp"
+#include "model/costs.hpp"
 #include "run/device.hpp"
-#include "sim/comm.hpp"
-#include "sim/costs.hpp"
 
 namespace ppsched::run {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
-#include "sim/comm.hpp"
+#include "model/comm.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched {

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
-#include "sim/comm.hpp"
-#include "sim/costs.hpp"
+#include "model/comm.hpp"
+#include "model/costs.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched {

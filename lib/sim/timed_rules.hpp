@@ -11,7 +11,7 @@
 
 #include "ir/schedule.hpp"
 #include "sim/analysis.hpp"
-#include "sim/costs.hpp"
+#include "model/costs.hpp"
 
 namespace ppsched {
 

@@ -156,7 +156,7 @@ bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::
       costs[static_cast<std::size_t>(ActionKind::SendF)] = 7;
     }
     const std::uint32_t ranks = cfg["ranks"];
-    opt.costs = CostModel::uniform(stages, ranks && stages >= ranks ? stages / ranks : 1, costs);
+    opt.costs = CostModel::for_pipeline(ranks, stages, costs);
     const MemoryModel memory;
     try {
       Timeline t = simulate_timed(s, placement, opt);

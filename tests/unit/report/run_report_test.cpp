@@ -7,7 +7,7 @@
 #include "io/byte_sink.hpp"
 #include "passes/passes.hpp"
 #include "run/fake_device.hpp"
-#include "sim/costs.hpp"
+#include "model/costs.hpp"
 #include "support/catch.hpp"
 #include "synth/synth.hpp"
 

@@ -1,8 +1,9 @@
-#include "sim/costs.hpp"
+#include "parse/cost_table.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -12,15 +13,6 @@
 #include "parse/io_diagnostic.hpp"
 
 namespace ppsched {
-
-KindCosts unit_costs() {
-  KindCosts c{};
-  c[static_cast<std::size_t>(ActionKind::F)] = 1;
-  c[static_cast<std::size_t>(ActionKind::I)] = 1;
-  c[static_cast<std::size_t>(ActionKind::W)] = 1;
-  c[static_cast<std::size_t>(ActionKind::B)] = 2;
-  return c;
-}
 
 namespace {
 
@@ -71,22 +63,6 @@ std::optional<KindCosts> parse_cost_shorthand(std::string_view text, std::string
     c[static_cast<std::size_t>(ActionKind::B)] =
         c[static_cast<std::size_t>(ActionKind::I)] + c[static_cast<std::size_t>(ActionKind::W)];
   return c;
-}
-
-CostModel CostModel::uniform(std::uint32_t num_stages, std::uint32_t stages_per_rank, const KindCosts& per_rank) {
-  CostModel m;
-  KindCosts per_stage = per_rank;
-  for (double& v : per_stage) v /= std::max<std::uint32_t>(1, stages_per_rank);
-  m.per_stage.assign(num_stages, per_stage);
-  return m;
-}
-
-double CostModel::duration(const Schedule& s, const Action& a) const {
-  if (a.is_idle()) return 0;
-  if (!a.is_container()) return cost(a.stage, a.kind);
-  double sum = 0;
-  for (const Action& sub : s.subs(a)) sum += cost(sub.stage, sub.kind);
-  return sum * overlap_factor;
 }
 
 namespace {
@@ -208,6 +184,16 @@ bool read_cost_text(std::string_view name, const std::string& text, CostModel& m
   auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') return read_json_costs(std::string(name), text, model, sink);
   return read_csv_costs(std::string(name), text, model, sink);
+}
+
+void write_cost_table(std::span<const CostRow> rows, ByteSink& out) {
+  out.write(cost_table_csv(rows));
+}
+
+std::string cost_table_csv(std::span<const CostRow> rows) {
+  std::string out = "stage,kind,time_us\n";
+  for (const CostRow& r : rows) out += fmt::format("{},{},{:.3f}\n", r.stage, kind_name(r.kind), r.time_us);
+  return out;
 }
 
 }  // namespace ppsched

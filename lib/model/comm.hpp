@@ -5,23 +5,25 @@
 // latency + bytes / bandwidth; between stages on the same rank it is 0. Bytes per microbatch
 // come from the stage spec (activation sent forward, gradient sent backward); without one they
 // are 0, so only latency counts, and without a topology every transfer is free.
+//
+// Plain data only: the topology and stage spec JSON files (docs/formats.md) are read in lib/parse
+// (parse/topology_json.hpp, parse/stage_spec_json.hpp).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
-
-#include "diag/diagnostic.hpp"
 
 namespace ppsched {
 
+/// One class of link: a transfer over it takes latency_us + bytes / bytes_per_us.
 struct Link {
   double latency_us = 0;
   double bytes_per_us = 0;  ///< 0: infinite bandwidth
 };
 
+/// Where each rank sits (node, slice) and the link between any two ranks.
 struct Topology {
   std::vector<std::uint32_t> node_of_rank;
   std::vector<std::uint32_t> slice_of_rank;
@@ -45,6 +47,8 @@ struct StageSpec {
   std::vector<Input> inputs;
 };
 
+/// What the timed simulator needs to time a transfer: the topology and the stage spec, both
+/// optional.
 struct CommModel {
   std::optional<Topology> topology;
   std::vector<StageSpec> stages;  ///< empty: no stage spec
@@ -53,18 +57,5 @@ struct CommModel {
   /// `from` to rank `to`.
   double transfer_time(std::uint32_t stage, bool forward, std::uint32_t from, std::uint32_t to) const;
 };
-
-/// Reads a topology JSON (docs/formats.md); every rank 0..ranks-1 must be on exactly one node.
-std::optional<Topology> read_topology(const std::string& path, std::uint32_t ranks, DiagnosticSink& sink);
-
-/// Reads a stage spec JSON (docs/formats.md) for a schedule of `num_stages` stages.
-std::optional<std::vector<StageSpec>> read_stage_spec(const std::string& path, std::uint32_t num_stages,
-                                                      DiagnosticSink& sink);
-
-/// The same two readers on text in memory, reported as file `name` (the fuzz targets use these).
-std::optional<Topology> read_topology_text(std::string_view name, std::string_view text, std::uint32_t ranks,
-                                           DiagnosticSink& sink);
-std::optional<std::vector<StageSpec>> read_stage_spec_text(std::string_view name, std::string_view text,
-                                                           std::uint32_t num_stages, DiagnosticSink& sink);
 
 }  // namespace ppsched

@@ -1,0 +1,84 @@
+#include "parse/stage_spec_json.hpp"
+
+#include <fmt/format.h>
+
+#include "parse/json_input.hpp"
+
+namespace ppsched {
+
+namespace {
+
+std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_t num_stages) {
+  nlohmann::json doc;
+  if (!f.load(doc)) return std::nullopt;
+  if (!doc.contains("stages") || !doc["stages"].is_array())
+    return f.error("$.stages", "\"stages\" must list one object per stage"), std::nullopt;
+  const auto& stages = doc["stages"];
+  if (stages.size() != num_stages)
+    return f.error("$.stages", fmt::format("{} stages described, the schedule has {}", stages.size(), num_stages)),
+           std::nullopt;
+  std::vector<StageSpec> out(num_stages);
+  bool ok = true;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    std::string at = fmt::format("$.stages[{}]", i);
+    const auto& st = stages[i];
+    if (!st.is_object()) {
+      f.error(at, "each stage is an object");
+      ok = false;
+      continue;
+    }
+    StageSpec& sp = out[i];
+    ok &= read_json_number(f, st, at, "activation_bytes", sp.activation_bytes, true, false);
+    sp.gradient_bytes = sp.activation_bytes;
+    ok &= read_json_number(f, st, at, "gradient_bytes", sp.gradient_bytes, false, false);
+    sp.activation_memory_bytes = sp.activation_bytes;
+    ok &= read_json_number(f, st, at, "activation_memory_bytes", sp.activation_memory_bytes, false, false);
+    ok &= read_json_number(f, st, at, "weight_grad_memory_bytes", sp.weight_grad_memory_bytes, false, false);
+    ok &= read_json_number(f, st, at, "weight_bytes", sp.weight_bytes, false, false);
+    if (st.contains("inputs")) {
+      const auto& inputs = st["inputs"];
+      for (std::size_t k = 0; inputs.is_array() && k < inputs.size(); ++k) {
+        const auto& in = inputs[k];
+        std::string iat = fmt::format("{}.inputs[{}]", at, k);
+        if (!in.is_object() || !in.contains("name") || !in["name"].is_string()) {
+          f.error(iat, "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false}");
+          ok = false;
+          continue;
+        }
+        StageSpec::Input input;
+        input.name = in["name"].get<std::string>();
+        auto flag = [&](const char* key, bool& value) {
+          if (!in.contains(key)) return true;
+          if (!in[key].is_boolean()) {
+            f.error(iat + "." + key, fmt::format("\"{}\" must be true or false", key));
+            return false;
+          }
+          value = in[key].get<bool>();
+          return true;
+        };
+        bool flags_ok = flag("requires_grad", input.requires_grad);
+        flags_ok &= flag("keyword", input.keyword);
+        ok &= flags_ok;
+        sp.inputs.push_back(std::move(input));
+      }
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<StageSpec>> read_stage_spec(const std::string& path, std::uint32_t num_stages,
+                                                      DiagnosticSink& sink) {
+  JsonInput f(path, "stage-spec", sink);
+  return stage_spec_from(f, num_stages);
+}
+
+std::optional<std::vector<StageSpec>> read_stage_spec_text(std::string_view name, std::string_view text,
+                                                           std::uint32_t num_stages, DiagnosticSink& sink) {
+  JsonInput f(name, text, "stage-spec", sink);
+  return stage_spec_from(f, num_stages);
+}
+
+}  // namespace ppsched

@@ -1,0 +1,132 @@
+#include "parse/cost_table.hpp"
+
+#include "diag/render.hpp"
+#include "support/catch.hpp"
+
+using namespace ppsched;
+
+namespace {
+
+double at(const KindCosts& c, ActionKind k) { return c[static_cast<std::size_t>(k)]; }
+
+std::string shorthand_error(std::string_view text) {
+  std::string error;
+  auto parsed = parse_cost_shorthand(text, error);
+  CHECK_FALSE(parsed);
+  return error;
+}
+
+// Every diagnostic a cost table gets, rendered, on a model of `stages` unit-cost stages.
+std::string table_errors(const std::string& name, const std::string& text, std::uint32_t stages = 2) {
+  CostModel model = CostModel::uniform(stages, 1, unit_costs());
+  DiagnosticSink sink;
+  CHECK_FALSE(read_cost_text(name, text, model, sink));
+  CHECK(sink.has_errors());
+  return render_text(sink);
+}
+
+}  // namespace
+
+TEST_CASE("the shorthand sets the kinds it names, and B is I + W unless given") {
+  std::string error;
+  auto c = parse_cost_shorthand("F=2,I=1.5,W=0.5,SEND_F=3", error);
+  REQUIRE(c);
+  CHECK(at(*c, ActionKind::F) == 2);
+  CHECK(at(*c, ActionKind::I) == 1.5);
+  CHECK(at(*c, ActionKind::W) == 0.5);
+  CHECK(at(*c, ActionKind::B) == 2);
+  CHECK(at(*c, ActionKind::SendF) == 3);
+  CHECK(at(*c, ActionKind::RecvF) == 0);
+  auto given = parse_cost_shorthand("B=7,I=1", error);
+  REQUIRE(given);
+  CHECK(at(*given, ActionKind::B) == 7);
+  CHECK(at(*given, ActionKind::F) == 1);  // unit cost where not named
+  auto empty = parse_cost_shorthand("", error);
+  REQUIRE(empty);
+  CHECK(*empty == unit_costs());
+}
+
+TEST_CASE("errors: the shorthand names the bad item") {
+  CHECK(shorthand_error("F") == "'F': expected KIND=VALUE, e.g. F=1");
+  CHECK(shorthand_error("F=1,Q=2") ==
+        "'Q=2': unknown kind 'Q' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, RECV_F, SEND_B, RECV_B)");
+  CHECK(shorthand_error("OVERLAP_F_B=1") == "'OVERLAP_F_B=1': unknown kind 'OVERLAP_F_B' (F, B, I, W, UNSHARD, "
+                                            "RESHARD, REDUCE_GRAD, SEND_F, RECV_F, SEND_B, RECV_B)");
+  CHECK(shorthand_error("W=-1") == "'W=-1': the cost must be a finite number >= 0");
+  CHECK(shorthand_error("W=inf") == "'W=inf': the cost must be a finite number >= 0");
+  CHECK(shorthand_error("W=") == "'W=': the cost must be a finite number >= 0");
+}
+
+TEST_CASE("a CSV cost table overrides the stages and kinds it lists, and only those") {
+  CostModel model = CostModel::uniform(2, 1, unit_costs());
+  DiagnosticSink sink;
+  REQUIRE(read_cost_text("c.csv", "stage,kind,time_us,note\n0,F,12.5,x\n 1 , W , 0.25 ,\n1,SEND_F,3,\n", model, sink));
+  CHECK_FALSE(sink.has_errors());
+  CHECK(model.cost(0, ActionKind::F) == 12.5);
+  CHECK(model.cost(1, ActionKind::W) == 0.25);
+  CHECK(model.cost(1, ActionKind::SendF) == 3);
+  CHECK(model.cost(0, ActionKind::B) == 2);
+  CHECK(model.cost(1, ActionKind::F) == 1);
+}
+
+TEST_CASE("a JSON cost table is chosen by its first non-blank byte") {
+  CostModel model = CostModel::uniform(4, 1, unit_costs());
+  DiagnosticSink sink;
+  REQUIRE(read_cost_text("c.json",
+                         "\n  {\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 12.5}, "
+                         "{\"stage\": 3, \"kind\": \"W\", \"time_us\": 1e-3}]}",
+                         model, sink));
+  CHECK(model.cost(0, ActionKind::F) == 12.5);
+  CHECK(model.cost(3, ActionKind::W) == 1e-3);
+  CHECK(model.cost(3, ActionKind::F) == 1);
+}
+
+TEST_CASE("errors: a CSV cost table reports every bad row with its line") {
+  CHECK(table_errors("c.csv", "stage,kind,time_us\n0,F,12.5\n7,SEND_F,3\n1,X,1\n1,W,-1\nx,F,1\n") ==
+        "c.csv:3: error: stage 7 is out of range: the schedule has stages 0 to 1 [cost-file]\n"
+        "c.csv:4: error: unknown kind 'X' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, RECV_F, SEND_B, "
+        "RECV_B) [cost-file]\n"
+        "c.csv:5: error: time_us '-1' must be a finite number >= 0 [cost-file]\n"
+        "c.csv:6: error: stage 'x' is not an integer [cost-file]\n");
+  // fast-cpp-csv-parser's own errors (a missing column, a short row) come whole.
+  CHECK(table_errors("c.csv", "stage,time_us\n0,1\n").starts_with("c.csv: error: "));
+  CHECK(table_errors("c.csv", "stage,kind,time_us\n0,F\n").starts_with("c.csv: error: "));
+}
+
+TEST_CASE("errors: a JSON cost table reports the path of each bad cost") {
+  CHECK(table_errors("c.json", "{\"costs\": 3}") ==
+        "c.json: error: $: a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", "
+        "\"kind\", \"time_us\"}, ...] [cost-file]\n");
+  CHECK(table_errors("c.json", "{\"schema_version\": \"1\", \"costs\": []}") ==
+        "c.json: error: $.schema_version: schema_version must be 1 [cost-file]\n");
+  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\"}, "
+                               "{\"stage\": 2, \"kind\": \"F\", \"time_us\": 1}, "
+                               "{\"stage\": 1, \"kind\": \"F\", \"time_us\": -2}]}") ==
+        "c.json: error: $.costs[0]: each cost needs an integer \"stage\", a string \"kind\" and a number "
+        "\"time_us\" [cost-file]\n"
+        "c.json: error: $.costs[1]: stage 2 is out of range: the schedule has stages 0 to 1 [cost-file]\n"
+        "c.json: error: $.costs[2]: time_us must be a finite number >= 0, got -2 [cost-file]\n");
+  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 1e999}]}")
+            .starts_with("c.json: error: invalid JSON: "));
+}
+
+TEST_CASE("the cost table writer: a header, one line per row in order, three decimals, read back as written") {
+  const std::vector<CostRow> rows = {
+      {0, ActionKind::F, 812.25}, {0, ActionKind::I, 790.0044}, {1, ActionKind::ReduceGrad, 3}, {12, ActionKind::W, 0}};
+  const std::string csv = cost_table_csv(rows);
+  CHECK(csv == "stage,kind,time_us\n0,F,812.250\n0,I,790.004\n1,REDUCE_GRAD,3.000\n12,W,0.000\n");
+  std::string streamed;
+  StringSink sink_out(streamed);
+  write_cost_table(rows, sink_out);
+  CHECK(streamed == csv);
+  CHECK(cost_table_csv({}) == "stage,kind,time_us\n");
+
+  CostModel model = CostModel::uniform(13, 1, unit_costs());
+  DiagnosticSink sink;
+  REQUIRE(read_cost_text("c.csv", csv, model, sink));
+  CHECK(model.cost(0, ActionKind::F) == 812.25);
+  CHECK(model.cost(0, ActionKind::I) == 790.004);
+  CHECK(model.cost(1, ActionKind::ReduceGrad) == 3);
+  CHECK(model.cost(12, ActionKind::W) == 0);
+  CHECK(model.cost(12, ActionKind::F) == 1);
+}
