@@ -634,22 +634,17 @@ class AggregateRun {
     a.memory.per_rank.resize(R);
     a.memory.peak.resize(R);
     a.memory.peak_time.resize(R);
-    double total_busy = 0, max_span = 0, max_gap = 0;
+    BubbleFold bubbles;
     for (std::size_t r = 0; r < R; ++r) {
       RankFold& f = folds_[r];
       RankUsage& u = f.usage;
-      u.cooldown = f.any ? makespan - u.last_end : makespan;
-      total_busy += u.busy;
-      const double span = f.any ? u.last_end - u.first_start : 0;
-      max_span = std::max(max_span, span);
-      max_gap = std::max(max_gap, span - u.busy);
+      bubbles.add_rank(u, f.any, makespan);
       a.ranks[r] = u;
       flush(f, INFINITY);
       a.memory.peak[r] = f.peak;
       a.memory.peak_time[r] = f.peak_time;
     }
-    a.bubble_global = (R && makespan > 0) ? 1.0 - total_busy / (double(R) * makespan) : 0.0;
-    a.bubble_per_stage = max_span > 0 ? max_gap / max_span : 0.0;
+    bubbles.set_ratios(a, R, makespan);
     return a;
   }
 

@@ -12,7 +12,7 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
   a.makespan = t.makespan;
   const std::size_t R = t.rank_count();
   a.ranks.resize(R);
-  double total_busy = 0, max_span = 0, max_gap = 0;
+  BubbleFold bubbles;
   for (std::size_t r = 0; r < R; ++r) {
     RankUsage& u = a.ranks[r];
     if (t.rank_begin[r] < t.rank_begin[r + 1]) u.first_action_start = t.start[t.rank_begin[r]];
@@ -46,14 +46,9 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
       prev_end = std::max(prev_end, t.end[e]);
       u.last_end = prev_end;
     }
-    u.cooldown = any ? t.makespan - u.last_end : t.makespan;
-    total_busy += u.busy;
-    double span = any ? u.last_end - u.first_start : 0;
-    max_span = std::max(max_span, span);
-    max_gap = std::max(max_gap, span - u.busy);
+    bubbles.add_rank(u, any, t.makespan);
   }
-  a.bubble_global = (R && t.makespan > 0) ? 1.0 - total_busy / (double(R) * t.makespan) : 0.0;
-  a.bubble_per_stage = max_span > 0 ? max_gap / max_span : 0.0;
+  bubbles.set_ratios(a, R, t.makespan);
   a.memory = compute_memory(s, t, memory);
   return a;
 }

@@ -1,6 +1,6 @@
 // The timed model's per-action rules that more than one file applies (timed.hpp says which files
 // implement the model): how long an action runs, which actions count as busy compute time, and
-// how the idle gap before a compute action is split into its causes. Shared here so that the
+// how the idle gap before a compute action is split into its causes, and the bubble ratios. Shared here so that the
 // Timeline run (timed.cpp, then analysis.cpp) and the aggregate run (aggregate.cpp) agree bit for
 // bit, the way memory_delta (memory.hpp) is the one memory rule. Not for the scheduling rules
 // (who waits for what): those are the simulators' own loops.
@@ -57,5 +57,26 @@ constexpr void split_idle_gap(RankUsage& u, double gap, double start, ReleaseCau
     u.dependency_wait += gap;
   }
 }
+
+/// The bubble ratios of a run, folded rank by rank: close each rank's usage once its last end is
+/// known (its cool-down, and its span and idle time inside the span), then set the ratios.
+struct BubbleFold {
+  double total_busy = 0, max_span = 0, max_gap = 0;
+
+  /// Closes rank usage `u` in a run of length `makespan`; `any`: the rank ran a compute action.
+  void add_rank(RankUsage& u, bool any, double makespan) {
+    u.cooldown = any ? makespan - u.last_end : makespan;
+    total_busy += u.busy;
+    const double span = any ? u.last_end - u.first_start : 0;
+    max_span = std::max(max_span, span);
+    max_gap = std::max(max_gap, span - u.busy);
+  }
+  /// Global: 1 - compute / (ranks x makespan). Per stage (the Zero Bubble paper's): the largest
+  /// idle time inside a rank's span over the largest span.
+  void set_ratios(SimAnalysis& a, std::size_t ranks, double makespan) const {
+    a.bubble_global = (ranks && makespan > 0) ? 1.0 - total_busy / (double(ranks) * makespan) : 0.0;
+    a.bubble_per_stage = max_span > 0 ? max_gap / max_span : 0.0;
+  }
+};
 
 }  // namespace ppsched
