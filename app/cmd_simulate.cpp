@@ -5,23 +5,24 @@
 #include <memory>
 #include <string>
 
-#include "report/json_text.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "ir/action_text.hpp"
 #include "parse/pytorch_csv.hpp"
+#include "passes/passes.hpp"
 #include "report/ascii_gantt.hpp"
+#include "report/json_text.hpp"
 #include "report/pipeline_grid.hpp"
 #include "report/sim_views.hpp"
+#include "report/steps_view.hpp"
 #include "report/svg_gantt.hpp"
-#include "passes/passes.hpp"
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
-#include "sim_inputs.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
+#include "sim_inputs.hpp"
 
 namespace ppsched::cli {
 
@@ -62,13 +63,6 @@ nlohmann::ordered_json input_json(const SimulateOptions& opt) {
   return in;
 }
 
-bool has_comms(const Schedule& s) {
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions)
-      if (is_send_recv(a.kind)) return true;
-  return false;
-}
-
 int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
   if (!has_comms(s)) {
     // PyTorch simulates the output of _add_send_recv; a compute-only order would never move data.
@@ -76,11 +70,8 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
     if (!lowered) return kExitUsage;
     s = std::move(*lowered);
   }
-  const std::uint32_t stages = stated_stages(s);
   try {
-    Schedule timeline = simulate_pytorch_steps(s, placement_of(s).stage_to_rank, stages);
-    std::size_t steps = 0;
-    for (const auto& r : timeline.ranks) steps = std::max(steps, r.actions.size());
+    const Schedule timeline = simulate_pytorch_steps(s, placement_of(s).stage_to_rank, stated_stages(s));
     write_output(opt.output, [&](ByteSink& out) {
       if (opt.format == "csv") {
         write_pytorch_csv(timeline, out);
@@ -89,29 +80,15 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
         j["schema_version"] = 1;
         j["input"] = input_json(opt);
         j["parameters"] = {{"model", "pytorch-steps"}};
-        j["steps"] = steps;
-        auto& ranks = j["timeline"] = nlohmann::ordered_json::array();
-        for (const auto& r : timeline.ranks) {
-          nlohmann::ordered_json row = nlohmann::ordered_json::array();
-          for (const Action& a : r.actions)
-            row.push_back(a.is_idle() ? nlohmann::ordered_json() : nlohmann::ordered_json(action_text(a, timeline.sub_actions)));
-          ranks.push_back(std::move(row));
-        }
+        add_steps_json(timeline, j);
         out.write(json_text(j));
       } else {
-        out.write(format_pipeline_grid(timeline));
-        out.write("steps: " + std::to_string(steps) + " (PyTorch's _simulate_comms_compute: one step per action, " +
-                  "an empty cell where a rank waits)\n");
+        out.write(steps_text(timeline));
       }
     });
     return kExitOk;
   } catch (const SimDeadlock& d) {
-    std::string msg = "the schedule deadlocks: Schedule is not progressing (PyTorch's verdict)\n\nWIP comms schedule:\n" +
-                      format_pipeline_grid(d.partial());
-    for (const auto& st : d.stuck())
-      msg += "note: rank " + std::to_string(st.rank) + " next action = " +
-             action_text(s.ranks[st.rank].actions[st.step], s.sub_actions) + "\n";
-    print_error(msg);
+    print_error(steps_deadlock_text(d, s));
     return kExitFindings;
   } catch (const std::invalid_argument& e) {
     print_error(e.what());

@@ -108,8 +108,7 @@ CheckContext context_for(const Schedule& s, std::vector<std::uint32_t> stage_to_
   ctx.microbatches = stated_microbatches(s);
   ctx.stage_to_rank = std::move(stage_to_rank);
   ctx.placement_inferred = false;
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions) ctx.has_comms = ctx.has_comms || is_send_recv(a.kind);
+  ctx.has_comms = has_comms(s);
   return ctx;
 }
 

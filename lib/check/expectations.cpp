@@ -73,8 +73,7 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
         {"each stage on the first rank that runs it (PyTorch's inference)", {"--placement", "--schedule"}});
   }
   if (ctx.stage_to_rank.size() < ctx.stages) ctx.stage_to_rank.resize(ctx.stages, 0);
-  for (const auto& r : s.ranks)
-    for (const Action& a : r.actions) ctx.has_comms |= is_send_recv(a.kind);
+  ctx.has_comms = has_comms(s);
   ctx.expect_compute_only = want.expect_compute_only;
   return out;
 }

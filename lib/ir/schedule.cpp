@@ -73,6 +73,13 @@ Placement infer_placement(const Schedule& s) {
   return Placement::explicit_map(std::move(map));
 }
 
+bool has_comms(const Schedule& s) {
+  for (const auto& r : s.ranks)
+    if (std::any_of(r.actions.begin(), r.actions.end(), [](const Action& a) { return is_send_recv(a.kind); }))
+      return true;
+  return false;
+}
+
 std::uint32_t stated_stages(const Schedule& s) { return s.num_stages ? s.num_stages : infer_stage_count(s); }
 
 std::uint32_t stated_microbatches(const Schedule& s) {

@@ -66,6 +66,10 @@ std::uint32_t infer_stage_count(const Schedule& s);
 /// 1 + the largest microbatch index mentioned anywhere; 0 if none.
 std::uint32_t infer_microbatch_count(const Schedule& s);
 
+/// Whether any rank's program has a SEND or RECV: a compute_comms schedule rather than a
+/// compute-only one (containers hold compute only).
+bool has_comms(const Schedule& s);
+
 /// The stage count as the schedule states it, else as its actions imply (PyTorch's num_stages:
 /// what a pass or a check treats as the pipeline's size, so a stage beyond it is an error).
 std::uint32_t stated_stages(const Schedule& s);

@@ -86,8 +86,7 @@ class PlanBuilder {
         microbatches_(microbatches_in_use(s)),
         published_(stages_, microbatches_),
         entry_of_(stages_, microbatches_) {
-    for (const auto& r : s.ranks)
-      for (const Action& a : r.actions) explicit_comms_ = explicit_comms_ || is_send_recv(a.kind);
+    explicit_comms_ = has_comms(s);
   }
 
   RunPlan build() {

@@ -53,9 +53,7 @@ class Simulator {
       : s_(s), placement_(stage_to_rank), opt_(opt), times_(times) {
     stages_ = stages_in_use(s);
     microbatches_ = microbatches_in_use(s);
-    for (const auto& r : s.ranks)
-      explicit_comms_ = explicit_comms_ || std::any_of(r.actions.begin(), r.actions.end(),
-                                                       [](const Action& a) { return is_send_recv(a.kind); });
+    explicit_comms_ = has_comms(s);
   }
 
   Timeline run() {
