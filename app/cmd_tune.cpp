@@ -37,12 +37,12 @@ int run_tune(const TuneOptions& opt) {
     return kExitUsage;
   }
   // The largest trial (4 stages per rank, the most microbatches) bounds the memory of them all.
-  if (!within_size_budget(req.ranks, 4, tune_microbatch_counts(req).back(), false, opt.max_schedule_gib,
-                          "--max-schedule-gib"))
+  if (!within_size_budget(req.ranks, 4, trials.back().microbatches, false, opt.max_schedule_gib, "--max-schedule-gib"))
     return kExitUsage;
-  std::optional<TuneResult> result = tune_schedules(req, [&](const std::vector<std::uint32_t>& stage_to_rank) {
-    return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank);
-  });
+  std::optional<TuneResult> result =
+      tune_schedules(req, std::move(trials), [&](const std::vector<std::uint32_t>& stage_to_rank) {
+        return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank);
+      });
   if (!result) return kExitUsage;
   if (result->found() && !opt.emit_best.empty())
     write_output(opt.emit_best, [&](ByteSink& out) { write_pytorch_csv(result->trials.front().schedule, out); });

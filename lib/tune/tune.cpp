@@ -156,9 +156,10 @@ std::vector<TuneTrial> tune_trials(const TuneRequest& request) {
   return out;
 }
 
-std::optional<TuneResult> tune_schedules(const TuneRequest& request, const TuneInputsFor& inputs_for) {
+std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector<TuneTrial> trials,
+                                         const TuneInputsFor& inputs_for) {
   TuneResult result;
-  result.trials = tune_trials(request);
+  result.trials = std::move(trials);
   Tuner tuner(request, inputs_for);
   for (TuneTrial& t : result.trials)
     if (!tuner.evaluate(t)) return std::nullopt;

@@ -61,8 +61,10 @@ std::vector<TuneTrial> tune_trials(const TuneRequest& request);
 /// (per sample with a global batch); nullopt stops the tuning (the caller has said why).
 using TuneInputsFor = std::function<std::optional<SimInputs>(const std::vector<std::uint32_t>& stage_to_rank)>;
 
-/// Synthesizes, simulates and ranks every trial; nullopt when `inputs_for` failed.
-std::optional<TuneResult> tune_schedules(const TuneRequest& request, const TuneInputsFor& inputs_for);
+/// Synthesizes, simulates and ranks the trials of `request` (tune_trials's); nullopt when
+/// `inputs_for` failed.
+std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector<TuneTrial> trials,
+                                         const TuneInputsFor& inputs_for);
 
 /// One line on a trial against the best: "best", "+4.2% time, more bubble (...)", "over the cap:
 /// ...", "cannot run: ...".

@@ -53,7 +53,7 @@ TEST_CASE("tune: auto's two-chunk trial is simulated with V placement, the place
   // weights it charged each rank were not those of the schedule it emitted.
   Inputs inputs{.weights = true, .asked = {}};
   const TuneRequest req = request(4, 8, {"auto"});
-  auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement) { return inputs(req.ranks, placement); });
   REQUIRE(result);
   const TuneTrial& v2 = find(*result, "auto", 2);
   REQUIRE(v2.ran);
@@ -73,7 +73,7 @@ TEST_CASE("tune: one request for each distinct placement, trials in order, ranke
   Inputs inputs;
   TuneRequest req = request(4, 8, {"1F1B", "ZBH1", "ZBH2", "Interleaved1F1B"});
   req.memory_cap = 4;
-  auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement) { return inputs(req.ranks, placement); });
   REQUIRE(result);
   // 1F1B, ZBH1, ZBH2 share loop placement with one stage per rank; Interleaved1F1B tries 2, 3, 4.
   CHECK(inputs.asked.size() == 4);
@@ -108,7 +108,7 @@ TEST_CASE("tune: a global batch tries every divisor, with per-sample costs and s
   req.global_batch = 6;
   req.families = {"1F1B"};
   CHECK(tune_microbatch_counts(req) == std::vector<std::uint32_t>{1, 2, 3, 6});
-  auto result = tune_schedules(req, [&](const auto& placement) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement) { return inputs(req.ranks, placement); });
   REQUIRE(result);
   REQUIRE(result->trials.size() == 4);
   for (const TuneTrial& t : result->trials) {
@@ -131,14 +131,16 @@ TEST_CASE("tune: bad requests are refused with the flag's message") {
   CHECK_THROWS_WITH(tune_trials(both), "give either --microbatches M or --global-batch G");
   CHECK_THROWS_WITH(tune_trials(request(4, 8, {"ZBX"})), "--families: unknown schedule 'ZBX' (see ppsched list)");
   // A family that cannot run the shape is a trial that did not run, with the family's reason.
-  auto result = tune_schedules(request(4, 2, {"DualPipeV"}), [](const auto&) { return std::optional<SimInputs>(SimInputs{}); });
+  const TuneRequest dual = request(4, 2, {"DualPipeV"});
+  auto result = tune_schedules(dual, tune_trials(dual), [](const auto&) { return std::optional<SimInputs>(SimInputs{}); });
   REQUIRE(result);
   REQUIRE(result->trials.size() == 1);
   CHECK_FALSE(result->trials[0].ran);
   CHECK_FALSE(result->found());
   CHECK(tune_verdict(result->trials[0], result->trials[0], 0).rfind("cannot run: ", 0) == 0);
   // Inputs that cannot be had stop the tuning.
-  CHECK_FALSE(tune_schedules(request(4, 8, {"1F1B"}), [](const auto&) { return std::optional<SimInputs>(); }));
+  const TuneRequest one = request(4, 8, {"1F1B"});
+  CHECK_FALSE(tune_schedules(one, tune_trials(one), [](const auto&) { return std::optional<SimInputs>(); }));
 }
 
 }  // namespace
