@@ -14,7 +14,7 @@
 #include "parse/cost_table.hpp"
 #include "parse/schedule_reader.hpp"
 #include "parse/stage_spec_json.hpp"
-#include "report/source_snippets.hpp"
+#include "diag/source_snippets.hpp"
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"

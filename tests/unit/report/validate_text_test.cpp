@@ -4,7 +4,7 @@
 
 #include "check/expectations.hpp"
 #include "parse/pytorch_csv.hpp"
-#include "report/source_snippets.hpp"
+#include "diag/source_snippets.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;

@@ -1,4 +1,4 @@
-#include "report/source_snippets.hpp"
+#include "diag/source_snippets.hpp"
 
 namespace ppsched {
 

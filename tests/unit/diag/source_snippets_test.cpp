@@ -1,6 +1,6 @@
-// Snippets filled from a file's text (report/source_snippets.cpp): the cell under the column up
+// Snippets filled from a file's text (diag/source_snippets.cpp): the cell under the column up
 // to the next comma, CRLF line ends, notes, and locations the text does not have.
-#include "report/source_snippets.hpp"
+#include "diag/source_snippets.hpp"
 
 #include "support/catch.hpp"
 
