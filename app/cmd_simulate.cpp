@@ -106,10 +106,13 @@ int run_simulate(SimulateOptions opt) {
     print_error("--format csv is the lock-step grid of --model pytorch-steps; use text or json");
     return kExitUsage;
   }
+  opt.source.will_lower = opt.model == "timed" && opt.inputs.runtime_model() == Runtime::PyTorch;
   std::optional<Schedule> loaded = load_schedule(opt.source);
   if (!loaded) return kExitUsage;
-  Schedule& s = *loaded;
-  if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(s));
+  if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
+  std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs);
+  if (!run_form) return kExitUsage;
+  Schedule& s = *run_form;
 
   auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s));
   if (!inputs) return kExitUsage;
@@ -140,9 +143,10 @@ int run_simulate(SimulateOptions opt) {
     // Perfetto's bind_id flows still bind then.
     bool free_comms = !sim.comm.topology.has_value();
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
+    trace.label = "time model: " + time_model_description(opt.inputs);
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
-  const SimViewInput view_input{s, t, a, SimReportOptions{opt.memory_cap}};
+  const SimViewInput view_input{s, t, a, SimReportOptions{opt.memory_cap, time_model_description(opt.inputs)}};
   if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
@@ -150,6 +154,8 @@ int run_simulate(SimulateOptions opt) {
       j["schema_version"] = 1;
       j["input"] = input_json(opt);
       j["parameters"] = {{"model", "timed"},
+                         {"runtime", opt.inputs.runtime},
+                         {"time_model", time_model_description(opt.inputs)},
                          {"blocking_comms", opt.inputs.blocking_comms},
                          {"overlap_factor", opt.inputs.overlap_factor},
                          {"cost", cost_description(opt.inputs)},
@@ -187,6 +193,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"timed", "pytorch-steps"}))
       ->option_text("timed|pytorch-steps");
   add_sim_input_options(*sub, opt->inputs);
+  add_runtime_option(*sub, opt->inputs);
   sub->add_option("--memory-cap", opt->memory_cap,
                   "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
                   "--stage-spec bytes of its stages' weights plus live activations (as validate --max-memory); 0: none")

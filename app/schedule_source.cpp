@@ -92,7 +92,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
   if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     std::uint32_t v = opt.stages_per_rank ? opt.stages_per_rank : f ? f->default_stages_per_rank : 1;
-    if (!within_size_budget(opt.ranks, v, opt.microbatches, opt.lower != "none", opt.max_schedule_gib,
+    if (!within_size_budget(opt.ranks, v, opt.microbatches, opt.lower != "none" || opt.will_lower, opt.max_schedule_gib,
                             "--max-schedule-gib"))
       return std::nullopt;
   }
@@ -132,11 +132,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
 std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why) {
   try {
     if (recipe == "send-recv") return lower_send_recv(s);
-    if (recipe == "runtime") {
-      // PyTorch's single-stage orders (GPipe, 1F1B --pytorch-compat) already end each rank with
-      // REDUCE_GRAD; the runtime recipe places it again, at the same steps.
-      return lower_runtime(strip_kind(s, ActionKind::ReduceGrad));
-    }
+    if (recipe == "runtime") return lower_runtime_recipe(s);
     return s;
   } catch (const PassError& e) {
     std::string msg = "cannot lower the schedule (" + why + "): " + e.what();
@@ -148,6 +144,24 @@ std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& rec
     print_error(msg);
     return std::nullopt;
   }
+}
+
+std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt) {
+  const Runtime runtime = opt.runtime_model();
+  if (runtime_lowers(runtime, s)) {
+    auto lowered = lower_schedule(s, "runtime",
+                                  "--runtime pytorch runs a compute-only schedule as PyTorch's runtime lowers it; "
+                                  "--runtime ideal simulates it as given");
+    if (!lowered) return std::nullopt;
+    s = std::move(*lowered);
+  }
+  if (opt.blocking_comms && !has_comms(s)) {
+    print_error("--blocking-comms changes nothing here: under --runtime ideal a compute-only schedule has no SEND or "
+                "RECV to block on (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch "
+                "does, or --lower send-recv");
+    return std::nullopt;
+  }
+  return s;
 }
 
 std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_given) {

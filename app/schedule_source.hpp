@@ -31,6 +31,9 @@ struct SourceOptions {
   double memory_cap = 0;
   double time_budget_s = 1.0;
   const SimInputOptions* sim_inputs = nullptr;
+  /// The command will lower a synthesized schedule to run it (simulate under --runtime pytorch):
+  /// the size budget counts its comms.
+  bool will_lower = false;
 };
 
 /// Refuses (prints why and returns false) a synthesis of `ranks` x `stages_per_rank` stages and
@@ -48,6 +51,11 @@ void add_source_options(CLI::App& sub, SourceOptions& opt);
 /// schedule, prints their verdict, prefixed with `why` (what asked for the lowering), with the
 /// step grid and the stuck ranks, and returns nullopt: bad input, not an internal error.
 std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why);
+
+/// What the chosen runtime executes of `s` (sim/runtime.hpp): lowered with PyTorch's runtime
+/// recipe under --runtime pytorch when it is compute-only. Refuses --blocking-comms on a schedule
+/// that has no SEND/RECV to block on. Prints the problem and returns nullopt.
+std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt);
 
 /// The schedule before lowering, and where a file's actions are (empty for a synthesis).
 struct AsGiven {

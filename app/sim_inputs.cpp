@@ -16,7 +16,32 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
       ->check(finite_in(0.0, 1.0));
   sub.add_option("--stage-spec", opt.stage_spec, "Stage spec JSON: bytes per stage boundary, memory, inputs");
   sub.add_option("--topology", opt.topology, "Topology JSON: ranks on nodes and slices, link latency and bandwidth");
-  sub.add_flag("--blocking-comms", opt.blocking_comms, "Compute waits on its receives (PyTorch's runtime)");
+  sub.add_flag("--blocking-comms", opt.blocking_comms,
+               "Sends and receives block the compute stream in program order (synchronous send/recv); needs a "
+               "schedule with SEND/RECV, which --runtime pytorch makes of a compute-only one");
+}
+
+namespace {
+std::vector<std::string> runtime_name_list() {
+  std::vector<std::string> out;
+  for (std::string_view n : runtime_names()) out.emplace_back(n);
+  return out;
+}
+}  // namespace
+
+void add_runtime_option(CLI::App& sub, SimInputOptions& opt) {
+  sub.add_option("--runtime", opt.runtime,
+                 "Whose execution the times describe: pytorch (default: what PyTorch's _PipelineScheduleRuntime runs, "
+                 "a compute-only schedule lowered with its runtime recipe) or ideal (the schedule as given, data moving "
+                 "as soon as it is produced: a lower bound)")
+      ->transform(CLI::IsMember(runtime_name_list(), CLI::ignore_case))
+      ->option_text("pytorch|ideal");
+}
+
+std::string time_model_description(const SimInputOptions& opt) {
+  std::string out(runtime_summary(opt.runtime_model()));
+  if (opt.blocking_comms) out += "; blocking sends and receives";
+  return out;
 }
 
 std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
 
 namespace CLI {
@@ -22,10 +23,19 @@ struct SimInputOptions {
   double overlap_factor = 1.0;
   std::string stage_spec, topology;
   bool blocking_comms = false;
+  std::string runtime = "pytorch";  ///< sim/runtime.hpp; only simulate and tune offer --runtime
+
+  Runtime runtime_model() const { return *runtime_from_name(runtime); }
 };
 
 /// Adds --cost, --costs, --overlap-factor, --stage-spec, --topology and --blocking-comms.
 void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
+
+/// Adds --runtime: which runtime's execution the numbers describe (simulate and tune).
+void add_runtime_option(CLI::App& sub, SimInputOptions& opt);
+
+/// "pytorch runtime (...)": the time model of a report, for its header or summary.
+std::string time_model_description(const SimInputOptions& opt);
 
 /// Reads every input for a pipeline of `ranks` ranks and `stage_to_rank.size()` stages; prints
 /// each problem and returns nullopt on any.

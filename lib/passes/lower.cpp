@@ -34,6 +34,8 @@ Schedule lower_runtime(const Schedule& s) {
   return add_send_recv(reduced, stage_to_rank, num_stages);
 }
 
+Schedule lower_runtime_recipe(const Schedule& s) { return lower_runtime(strip_kind(s, ActionKind::ReduceGrad)); }
+
 // PyTorch's tests pass the mapping they built the schedule with; a CSV does not state one, so
 // it is inferred the way PyTorch's loader would (first rank that mentions each stage).
 Schedule lower_send_recv(const Schedule& s) {

@@ -98,6 +98,11 @@ std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ran
 /// mapping with the validated one.
 Schedule lower_runtime(const Schedule& s);
 
+/// What `--lower runtime` and `--runtime pytorch` apply: lower_runtime on `s` without its
+/// REDUCE_GRAD actions. PyTorch's single-stage orders (GPipe, 1F1B --pytorch-compat) already end
+/// each rank with REDUCE_GRAD; the recipe places it again, at the same steps.
+Schedule lower_runtime_recipe(const Schedule& s);
+
 /// Every action of `kind` removed (containers are kept whole; idle steps stay).
 Schedule strip_kind(const Schedule& s, ActionKind kind);
 

@@ -33,6 +33,7 @@ namespace ppsched {
 /// (by fits_under_cap, sim/memory.hpp: the same test as simulate's exit code).
 struct SimReportOptions {
   double memory_cap = 0;  ///< per rank, in the memory model's unit; <= 0: none
+  std::string time_model;  ///< what the times describe (the runtime model), for the summary; empty: not said
 };
 
 std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt = {});

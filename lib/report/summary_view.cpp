@@ -17,7 +17,8 @@ double finite(double v) { return std::isfinite(v) ? v : 0.0; }
 }  // namespace
 
 std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
-  std::string out = fmt::format("makespan           {:g}\n", a.makespan);
+  std::string out = opt.time_model.empty() ? "" : "time model         " + opt.time_model + "\n";
+  out += fmt::format("makespan           {:g}\n", a.makespan);
   out += fmt::format("bubble ratio       {:.2f}% global (1 - compute / (ranks x makespan))\n",
                      100 * a.bubble_global);
   out += fmt::format("                   {:.2f}% per stage (Zero Bubble paper: (max stage span - its compute) / max span)\n",

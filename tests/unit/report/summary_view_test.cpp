@@ -45,12 +45,12 @@ TEST_CASE("summary view: makespan, both bubble ratios, the peak and each rank's 
 
 TEST_CASE("summary view: a peak over the cap EXCEEDS it, in text and JSON") {
   const SimAnalysis a = one_f_one_b();
-  CHECK(summary_text(a, {1.5}) ==
+  CHECK(summary_text(a, {1.5, ""}) ==
         std::string(kHead) + "peak memory        2 microbatches (rank 0 at t=1)  EXCEEDS the cap of 1.5\n" + kRanks);
-  const nlohmann::ordered_json j = summary_json(a, {1.5});
+  const nlohmann::ordered_json j = summary_json(a, {1.5, ""});
   CHECK(j["memory_cap"] == 1.5);
   CHECK(j["memory_cap_exceeded"] == true);
-  CHECK(summary_json(a, {2})["memory_cap_exceeded"] == false);  // at the cap fits
+  CHECK(summary_json(a, {2, ""})["memory_cap_exceeded"] == false);  // at the cap fits
 }
 
 TEST_CASE("summary view: a peak within rounding of the cap fits, as simulate's exit code says") {
@@ -58,6 +58,12 @@ TEST_CASE("summary view: a peak within rounding of the cap fits, as simulate's e
   const SimAnalysis a = one_f_one_b();
   const double cap = 2 * (1 - 1e-12);
   REQUIRE(fits_under_cap(a.memory.max_peak(), cap));
-  CHECK(summary_text(a, {cap}).find("EXCEEDS") == std::string::npos);
-  CHECK(summary_json(a, {cap})["memory_cap_exceeded"] == false);
+  CHECK(summary_text(a, {cap, ""}).find("EXCEEDS") == std::string::npos);
+  CHECK(summary_json(a, {cap, ""})["memory_cap_exceeded"] == false);
+}
+
+TEST_CASE("summary view: the time model, when stated, is the first line") {
+  const SimAnalysis a = one_f_one_b();
+  CHECK(summary_text(a, {0, "ideal: as given"}).rfind("time model         ideal: as given\nmakespan", 0) == 0);
+  CHECK(summary_text(a).rfind("makespan", 0) == 0);
 }
