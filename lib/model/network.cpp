@@ -11,14 +11,14 @@ namespace {
 // Everything the roofline and the memory model need about one layer, per token (bytes already
 // multiplied by the element size). docs/formats.md section 10 states the same formulas.
 struct Profile {
-  double params = 0;          // parameters held (static memory)
-  double flop_params = 0;     // parameters a token goes through in linear layers (2 FLOPs each per pass)
-  double weight_params = 0;   // parameters read per pass (weight bytes moved)
-  double attention_flops = 0;  // causal attention core, forward
-  double saved_bytes = 0;     // M_B per token under the model's recompute policy
-  double all_saved_bytes = 0;  // M_B per token without recompute (what F writes, I reads)
+  double params = 0;              // parameters held (static memory)
+  double flop_params = 0;         // parameters a token goes through in linear layers (2 FLOPs each per pass)
+  double weight_params = 0;       // parameters read per pass (weight bytes moved)
+  double attention_flops = 0;     // causal attention core, forward
+  double saved_bytes = 0;         // M_B per token under the model's recompute policy
+  double all_saved_bytes = 0;     // M_B per token without recompute (what F writes, I reads)
   double linear_input_bytes = 0;  // M_W per token
-  double output_bytes = 0;    // sent forward per token
+  double output_bytes = 0;        // sent forward per token
 };
 
 std::string where(const NetworkModel& m, const Layer& layer) {
@@ -80,7 +80,7 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
   // and flash attention's fp32 log-sum-exp per head.
   const double attention_saved = d * (4 * h + 2 * kv) + 4 * heads;
   const double attention_core_saved = d * h + 4 * heads;  // what selective recompute drops
-  p.attention_flops = 4 * s * h * 0.5;                     // QK^T and AV, causal half
+  p.attention_flops = 4 * s * h * 0.5;                    // QK^T and AV, causal half
   p.output_bytes = h * d;
   if (type == LayerType::Block) {
     const double f = double(m.ffn_hidden);
@@ -124,19 +124,26 @@ double pass_us(const GpuSpec& gpu, double flops, double bytes, double tokens) {
 
 std::string_view layer_type_name(LayerType t) {
   switch (t) {
-    case LayerType::Embedding: return "embedding";
-    case LayerType::Block: return "block";
-    case LayerType::MoeBlock: return "moe_block";
-    case LayerType::Head: return "head";
+    case LayerType::Embedding:
+      return "embedding";
+    case LayerType::Block:
+      return "block";
+    case LayerType::MoeBlock:
+      return "moe_block";
+    case LayerType::Head:
+      return "head";
   }
   return "?";
 }
 
 std::string_view recompute_name(Recompute r) {
   switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
+    case Recompute::None:
+      return "none";
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
   }
   return "?";
 }
@@ -153,7 +160,8 @@ void check_network(const NetworkModel& m) {
     throw ModelError(model + "the layers must be an embedding, at least one block, and a head, in that order");
   for (std::size_t i = 1; i + 1 < m.layers.size(); ++i)
     if (m.layers[i].type != LayerType::Block && m.layers[i].type != LayerType::MoeBlock)
-      throw ModelError(model + "layer " + std::to_string(i) + " is a " + std::string(layer_type_name(m.layers[i].type)) +
+      throw ModelError(model + "layer " + std::to_string(i) + " is a " +
+                       std::string(layer_type_name(m.layers[i].type)) +
                        ": only blocks may stand between the embedding and the head");
   bool checked[4] = {false, false, false, false};
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
@@ -195,8 +203,8 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
 
   const double d = m.dtype_bytes, h = double(m.hidden), g = m.grad_bytes_per_param;
   if (layer.type == LayerType::Embedding) {
-    c.f_us = pass_us(*gpu, 0, 2 * tokens * h * d, tokens);  // read the rows, write the output
-    c.i_us = 0;                                             // token ids take no gradient
+    c.f_us = pass_us(*gpu, 0, 2 * tokens * h * d, tokens);                 // read the rows, write the output
+    c.i_us = 0;                                                            // token ids take no gradient
     c.w_us = pass_us(*gpu, tokens * h, tokens * h * (d + 2 * g), tokens);  // scatter-add into fp32 grads
     return c;
   }

@@ -174,10 +174,13 @@ class LayoutBuilder {
  private:
   static char letter(LayerType t) {
     switch (t) {
-      case LayerType::Embedding: return 'E';
-      case LayerType::Head: return 'L';
+      case LayerType::Embedding:
+        return 'E';
+      case LayerType::Head:
+        return 'L';
       case LayerType::Block:
-      case LayerType::MoeBlock: return 't';
+      case LayerType::MoeBlock:
+        return 't';
     }
     return '?';
   }
@@ -275,8 +278,8 @@ Partition explicit_partition(const NetworkModel& m, const std::vector<std::uint3
                              std::uint32_t stages) {
   check_network(m);
   if (blocks_per_stage.size() != stages)
-    throw ModelError("blocks per stage: " + std::to_string(blocks_per_stage.size()) + " counts given, the pipeline has " +
-                     std::to_string(stages) + " stages");
+    throw ModelError("blocks per stage: " + std::to_string(blocks_per_stage.size()) +
+                     " counts given, the pipeline has " + std::to_string(stages) + " stages");
   std::uint64_t sum = 0;
   for (std::uint32_t b : blocks_per_stage) sum += b;
   if (sum != m.block_count())

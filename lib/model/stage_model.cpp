@@ -4,8 +4,7 @@
 
 namespace ppsched {
 
-StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu,
-                         std::uint32_t microbatch_size) {
+StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu, std::uint32_t microbatch_size) {
   check_network(m);
   // A partition made by hand (or by a caller's own code) must still be the model, in order.
   std::size_t next = 0;

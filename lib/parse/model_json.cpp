@@ -19,10 +19,22 @@ using nlohmann::json;
 // A model of more layers than this is a typo (or a fuzzer), not a network.
 constexpr std::uint64_t kMaxLayers = 100000;
 
-constexpr std::array<std::string_view, 16> kTopKeys{
-    "schema_version", "name",  "dtype",    "sequence_length", "vocab",     "hidden",
-    "ffn_hidden",     "heads", "kv_heads", "recompute",       "tied_embeddings", "grad_bytes_per_param",
-    "optimizer_bytes_per_param", "moe", "layers", "measured"};
+constexpr std::array<std::string_view, 16> kTopKeys{"schema_version",
+                                                    "name",
+                                                    "dtype",
+                                                    "sequence_length",
+                                                    "vocab",
+                                                    "hidden",
+                                                    "ffn_hidden",
+                                                    "heads",
+                                                    "kv_heads",
+                                                    "recompute",
+                                                    "tied_embeddings",
+                                                    "grad_bytes_per_param",
+                                                    "optimizer_bytes_per_param",
+                                                    "moe",
+                                                    "layers",
+                                                    "measured"};
 constexpr std::array<std::string_view, 4> kMoeKeys{"experts", "top_k", "expert_ffn_hidden", "shared_experts"};
 constexpr std::array<std::string_view, 4> kLayerKeys{"type", "repeat", "times_us", "microbatch_size"};
 constexpr std::array<std::string_view, 2> kMeasuredKeys{"microbatch_size", "times_us"};
@@ -39,7 +51,8 @@ std::string did_you_mean(std::string_view word, std::span<const std::string_view
 
 std::string one_of(std::span<const std::string_view> names) {
   std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? (i + 1 == names.size() ? " or " : ", ") : "") + std::string(names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i ? (i + 1 == names.size() ? " or " : ", ") : "") + std::string(names[i]);
   return out;
 }
 
@@ -86,8 +99,9 @@ class ModelReader {
     std::uint32_t measured_mbs = 1;
     if (doc.contains("measured")) read_measured(doc["measured"], by_type, measured_mbs);
     if (!doc.contains("layers") || !doc["layers"].is_array() || doc["layers"].empty())
-      return error("$.layers", "\"layers\" must list the layers in order, e.g. [{\"type\": \"embedding\"}, "
-                               "{\"type\": \"block\", \"repeat\": 32}, {\"type\": \"head\"}]"),
+      return error("$.layers",
+                   "\"layers\" must list the layers in order, e.g. [{\"type\": \"embedding\"}, "
+                   "{\"type\": \"block\", \"repeat\": 32}, {\"type\": \"head\"}]"),
              std::nullopt;
     read_layers(doc["layers"], by_type, measured_mbs, m);
     if (!ok_) return std::nullopt;
@@ -97,7 +111,8 @@ class ModelReader {
       any_moe |= l.type == LayerType::MoeBlock;
       any_block |= l.type == LayerType::Block;
     }
-    if (any_moe && !has_moe) return error("$", "a moe_block needs \"moe\": {\"experts\", \"top_k\", \"expert_ffn_hidden\"}"), std::nullopt;
+    if (any_moe && !has_moe)
+      return error("$", "a moe_block needs \"moe\": {\"experts\", \"top_k\", \"expert_ffn_hidden\"}"), std::nullopt;
     if (has_moe && !any_moe) return error("$.moe", "\"moe\" is given but no layer is a moe_block"), std::nullopt;
     if (any_block && m.ffn_hidden == 0) return error("$", "a block needs \"ffn_hidden\""), std::nullopt;
     try {
@@ -161,7 +176,8 @@ class ModelReader {
   }
 
   void read_moe(const json& moe, MoeShape& out) {
-    if (!moe.is_object()) return error("$.moe", "\"moe\" is an object: experts, top_k, expert_ffn_hidden, shared_experts");
+    if (!moe.is_object())
+      return error("$.moe", "\"moe\" is an object: experts, top_k, expert_ffn_hidden, shared_experts");
     known_keys(moe, "$.moe", kMoeKeys);
     count32(moe, "$.moe", "experts", out.experts, true);
     count32(moe, "$.moe", "top_k", out.top_k, true);
@@ -196,7 +212,10 @@ class ModelReader {
     count32(measured, "$.measured", "microbatch_size", mbs, false);
     if (!measured.contains("times_us")) return error("$.measured", "missing \"times_us\"");
     const json& t = measured["times_us"];
-    if (!t.is_object()) return error("$.measured.times_us", "\"times_us\" gives times per layer type, e.g. {\"block\": {\"F\": 1200, \"I\": 1250, \"W\": 1100}}");
+    if (!t.is_object())
+      return error(
+          "$.measured.times_us",
+          "\"times_us\" gives times per layer type, e.g. {\"block\": {\"F\": 1200, \"I\": 1250, \"W\": 1100}}");
     known_keys(t, "$.measured.times_us", kTypeNames);
     for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
       const std::string key(kTypeNames[i]);

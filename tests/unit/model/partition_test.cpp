@@ -31,9 +31,8 @@ NetworkModel measured_model(const std::vector<double>& totals) {
 std::vector<std::uint32_t> blocks_per_stage(const NetworkModel& m, const Partition& p) {
   std::vector<std::uint32_t> out;
   for (const auto& stage : p.layers_of_stage)
-    out.push_back(static_cast<std::uint32_t>(std::count_if(stage.begin(), stage.end(), [&](std::uint32_t l) {
-      return m.layers[l].type == LayerType::Block;
-    })));
+    out.push_back(static_cast<std::uint32_t>(std::count_if(
+        stage.begin(), stage.end(), [&](std::uint32_t l) { return m.layers[l].type == LayerType::Block; })));
   return out;
 }
 
@@ -134,8 +133,8 @@ TEST_CASE("layout: Megatron's letters, stages, repetitions and groups") {
   CHECK(parse_pipeline_layout("Et|tt|tt|ttL", m, 4).layers_of_stage == four);
   CHECK(parse_pipeline_layout("Et|(tt|)*2,ttL", m, 4).layers_of_stage == four);
   CHECK(parse_pipeline_layout("E,t|t*2|t,t|t*2,L", m, 4).layers_of_stage == four);
-  CHECK(parse_pipeline_layout("Et*7L", m, 1).layers_of_stage == std::vector<std::vector<std::uint32_t>>{
-                                                                      {0, 1, 2, 3, 4, 5, 6, 7, 8}});
+  CHECK(parse_pipeline_layout("Et*7L", m, 1).layers_of_stage ==
+        std::vector<std::vector<std::uint32_t>>{{0, 1, 2, 3, 4, 5, 6, 7, 8}});
   CHECK(parse_pipeline_layout("Et*1,2L", NetworkModel(measured_model(std::vector<double>(14, 1))), 1)
             .layers_of_stage.front()
             .size() == 14);  // commas are dropped before the count is read, as Megatron does
@@ -176,7 +175,8 @@ TEST_CASE("errors: layout strings, each with its column") {
   // A count far beyond the model fails at the first block too many, without expanding it all.
   CHECK(layout_error("Et*99999999999999999999L", m, 1) ==
         "--pipeline-layout:2: 't' would be block 8, the model has 7 blocks");
-  CHECK(layout_error("E(|)*9999999999999t*7L", m, 1) == "--pipeline-layout: the layout has too many stages, the pipeline has 1");
+  CHECK(layout_error("E(|)*9999999999999t*7L", m, 1) ==
+        "--pipeline-layout: the layout has too many stages, the pipeline has 1");
 }
 
 TEST_CASE("explicit: blocks per stage; the embedding joins stage 0 and the head the last stage") {

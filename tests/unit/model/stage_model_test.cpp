@@ -23,7 +23,8 @@ NetworkModel model() {
   m.heads = 8;
   m.kv_heads = 2;
   m.layers.push_back({LayerType::Embedding, {}});
-  for (int b = 0; b < 6; ++b) m.layers.push_back({LayerType::Block, LayerTimes{b + 1.0, 2 * (b + 1.0), 3 * (b + 1.0), 1}});
+  for (int b = 0; b < 6; ++b)
+    m.layers.push_back({LayerType::Block, LayerTimes{b + 1.0, 2 * (b + 1.0), 3 * (b + 1.0), 1}});
   m.layers.push_back({LayerType::Head, {}});
   return m;
 }

@@ -35,7 +35,8 @@ TEST_CASE("a model file: every key, layers expanded, measured times per type and
    "layers": [{"type": "embedding"}, {"type": "block", "repeat": 2},
               {"type": "moe_block", "repeat": 2, "times_us": {"F": 10, "I": 20, "W": 30}, "microbatch_size": 4},
               {"type": "head"}],
-   "measured": {"microbatch_size": 2, "times_us": {"block": {"F": 1200, "I": 1250, "W": 1100}}}})", sink);
+   "measured": {"microbatch_size": 2, "times_us": {"block": {"F": 1200, "I": 1250, "W": 1100}}}})",
+                           sink);
   REQUIRE(m);
   CHECK_FALSE(sink.has_errors());
   CHECK(m->name == "llama3-8b-like");
@@ -119,8 +120,9 @@ TEST_CASE("errors: model file problems name the value, with line and column") {
         "m.json:1:1: error: $: missing \"heads\" [model-file]\n"
         "m.json:2:27: error: $.layers: \"layers\" must list the layers in order, e.g. [{\"type\": \"embedding\"}, "
         "{\"type\": \"block\", \"repeat\": 32}, {\"type\": \"head\"}] [model-file]\n");
-  const std::string head = "{\"schema_version\": 1, \"sequence_length\": 16, \"vocab\": 10, \"hidden\": 8, "
-                           "\"ffn_hidden\": 16, \"heads\": 2,\n";
+  const std::string head =
+      "{\"schema_version\": 1, \"sequence_length\": 16, \"vocab\": 10, \"hidden\": 8, "
+      "\"ffn_hidden\": 16, \"heads\": 2,\n";
   CHECK(errors("{\"schema_version\": 1, \"sequence_length\": 16, \"vocab\": 10, \"hidden\": 8, \"heads\": 3,\n"
                " \"dtype\": \"bf17\", \"recompute\": 1, \"kv_heads\": 0,\n"
                " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"blok\"}, {\"type\": \"head\"}]}") ==
@@ -131,19 +133,22 @@ TEST_CASE("errors: model file problems name the value, with line and column") {
         "m.json:1:81: error: $.heads: heads (3) must divide hidden (8) [model-file]\n"
         "m.json:3:45: error: $.layers[1].type: \"type\" must be embedding, block, moe_block or head, not 'blok'; "
         "did you mean 'block'? [model-file]\n");
-  CHECK(errors(head + " \"layers\": [{\"type\": \"block\"}, {\"type\": \"embedding\"}, {\"type\": \"head\", \"repeat\": 2},"
-                      " {\"type\": \"block\", \"repeat\": 0, \"times_us\": {\"F\": 1}}]}") ==
+  CHECK(errors(head +
+               " \"layers\": [{\"type\": \"block\"}, {\"type\": \"embedding\"}, {\"type\": \"head\", \"repeat\": 2},"
+               " {\"type\": \"block\", \"repeat\": 0, \"times_us\": {\"F\": 1}}]}") ==
         "m.json:2:13: error: $.layers[0]: the first layer must be the embedding [model-file]\n"
         "m.json:2:32: error: $.layers[1]: the embedding is the first layer, once [model-file]\n"
         "m.json:2:55: error: $.layers[2]: the head is the last layer, once [model-file]\n"
         "m.json:2:114: error: $.layers[3].repeat: \"repeat\" must be an integer from 1 to 100000 [model-file]\n");
-  CHECK(errors(head + " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"block\", \"times_us\": {\"F\": 1, \"I\": -2, \"w\": 3}},"
+  CHECK(errors(head + " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"block\", \"times_us\": {\"F\": 1, \"I\": "
+                      "-2, \"w\": 3}},"
                       " {\"type\": \"head\"}]}") ==
         "m.json:2:89: error: $.layers[1].times_us.w: unknown key 'w'; did you mean 'W'? [model-file]\n"
         "m.json:2:80: error: $.layers[1].times_us.I: \"I\" must be a finite number >= 0 [model-file]\n"
         "m.json:2:66: error: $.layers[1].times_us: missing \"W\" [model-file]\n");
   CHECK(errors(head + " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"moe_block\"}, {\"type\": \"head\"}]}") ==
-        "m.json:1:1: error: $: a moe_block needs \"moe\": {\"experts\", \"top_k\", \"expert_ffn_hidden\"} [model-file]\n");
+        "m.json:1:1: error: $: a moe_block needs \"moe\": {\"experts\", \"top_k\", \"expert_ffn_hidden\"} "
+        "[model-file]\n");
   CHECK(errors(head + " \"moe\": {\"experts\": 2, \"top_k\": 3, \"expert_ffn_hidden\": 8},\n"
                       " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"moe_block\"}, {\"type\": \"head\"}]}") ==
         "m.json:2:33: error: $.moe.top_k: top_k (3) cannot exceed experts (2) [model-file]\n");
@@ -153,7 +158,8 @@ TEST_CASE("errors: model file problems name the value, with line and column") {
   CHECK(errors(head + " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"head\"}]}") ==
         "m.json:2:12: error: $.layers: the model needs at least one block or moe_block [model-file]\n");
   CHECK(errors(head + " \"measured\": {\"times_us\": {\"blocks\": {\"F\": 1, \"I\": 1, \"W\": 1}}},\n"
-                      " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"block\", \"microbatch_size\": 2}, {\"type\": \"head\"}]}") ==
+                      " \"layers\": [{\"type\": \"embedding\"}, {\"type\": \"block\", \"microbatch_size\": 2}, "
+                      "{\"type\": \"head\"}]}") ==
         "m.json:2:38: error: $.measured.times_us.blocks: unknown key 'blocks'; did you mean 'block'? [model-file]\n"
         "m.json:3:73: error: $.layers[1].microbatch_size: \"microbatch_size\" is the size \"times_us\" was measured "
         "at; give both [model-file]\n");
