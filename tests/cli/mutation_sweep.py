@@ -38,7 +38,9 @@ def corpus_files():
         d = os.path.join(ROOT, sub)
         files += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".csv"))
     d = os.path.join(ROOT, "schedules")
-    files += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith((".csv", ".json")))
+    # Model files (*.model.json) sit beside the schedules but are not schedules.
+    files += sorted(os.path.join(d, f) for f in os.listdir(d)
+                    if f.endswith((".csv", ".json")) and not f.endswith(".model.json"))
     # Small files keep the sweep fast; the mutations do not need long schedules.
     return [f for f in files if os.path.getsize(f) < 4000]
 

@@ -11,8 +11,12 @@
 #include "io/byte_sink.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
+#include "model/network.hpp"
+#include "model/partition.hpp"
+#include "model/stage_model.hpp"
 #include "parse/cost_table.hpp"
 #include "parse/json_schedule.hpp"
+#include "parse/model_json.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "parse/stage_spec_json.hpp"
 #include "parse/topology_json.hpp"
@@ -85,6 +89,32 @@ void topology(const std::uint8_t* d, std::size_t n) {
       if (!(l.latency_us >= 0) || !(l.bytes_per_us > 0) || l.bytes_per_us == 1.0 / 0.0)
         fuzz_fail("a topology was accepted with a negative latency or a bandwidth that is not positive and finite");
     }
+}
+
+// A model the reader accepts can be costed and split: every layer has finite, non-negative times
+// and bytes on a GPU, and the balanced split and its stages derive without an error.
+void model_file(const std::uint8_t* d, std::size_t n) {
+  DiagnosticSink sink;
+  auto m = read_model_text("fuzz.json", as_text(d, n), sink);
+  if (m.has_value() == sink.has_errors()) fuzz_fail("the model reader's result disagrees with its diagnostics");
+  if (!m) return;
+  const GpuSpec* gpu = find_gpu("h100");
+  try {
+    check_network(*m);
+    for (const Layer& l : m->layers) {
+      const LayerCost c = layer_cost(*m, l, gpu, 2);
+      for (double x : {c.f_us, c.i_us, c.w_us, c.activation_bytes, c.weight_grad_bytes, c.output_bytes, c.static_bytes})
+        if (!(x >= 0)) fuzz_fail("a layer of an accepted model costs a negative or NaN amount");
+    }
+    if (m->block_count() > 64) return;  // the balanced split is quadratic in the blocks
+    for (std::uint32_t stages = 1; stages <= std::min<std::uint32_t>(4, m->block_count()); ++stages) {
+      const StageModel s = derive_stages(*m, balanced_partition(*m, stages, gpu, 1), gpu, 1);
+      if (s.spec.size() != stages || s.costs.per_stage.size() != stages) fuzz_fail("a derived stage count differs");
+    }
+  } catch (const ModelError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    fuzz_fail("a model the reader accepted could not be costed or split");
+  }
 }
 
 // Parse, write, parse again: the same IR; and writing it again gives the same bytes.
@@ -337,6 +367,7 @@ constexpr Target kTargets[] = {
     {"cost_table", "cost table reader (CSV or JSON)", cost_table},
     {"stage_spec", "stage spec reader", stage_spec},
     {"topology", "topology reader", topology},
+    {"model_file", "model file reader; what it accepts can be costed and split", model_file},
     {"roundtrip", "parse, write, parse: same IR and same bytes (CSV and JSON)", roundtrip},
     {"pipeline", "validate, lower, both simulators; deadlock verdicts agree", pipeline},
     {"auto_search", "the automatic search on decoded pipelines: what it returns holds", auto_search},

@@ -1,0 +1,227 @@
+#include "model/network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace ppsched {
+
+namespace {
+
+// Everything the roofline and the memory model need about one layer, per token (bytes already
+// multiplied by the element size). docs/formats.md section 10 states the same formulas.
+struct Profile {
+  double params = 0;              // parameters held (static memory)
+  double flop_params = 0;         // parameters a token goes through in linear layers (2 FLOPs each per pass)
+  double weight_params = 0;       // parameters read per pass (weight bytes moved)
+  double attention_flops = 0;     // causal attention core, forward
+  double saved_bytes = 0;         // M_B per token under the model's recompute policy
+  double all_saved_bytes = 0;     // M_B per token without recompute (what F writes, I reads)
+  double linear_input_bytes = 0;  // M_W per token
+  double output_bytes = 0;        // sent forward per token
+};
+
+std::string where(const NetworkModel& m, const Layer& layer) {
+  const Layer* first = m.layers.data();
+  if (&layer >= first && &layer < first + m.layers.size())
+    return "layer " + std::to_string(&layer - first) + " (" + std::string(layer_type_name(layer.type)) + ")";
+  return "a layer (" + std::string(layer_type_name(layer.type)) + ")";
+}
+
+bool finite_nonnegative(double x) { return std::isfinite(x) && x >= 0; }
+
+std::uint64_t kv_heads_of(const NetworkModel& m) { return m.kv_heads ? m.kv_heads : m.heads; }
+
+void check_shape(const NetworkModel& m, LayerType type) {
+  auto need = [&](bool ok, const char* what) {
+    if (!ok) throw ModelError(std::string("model '") + m.name + "': " + what);
+  };
+  need(std::isfinite(m.dtype_bytes) && m.dtype_bytes > 0, "dtype_bytes must be a finite number > 0");
+  need(finite_nonnegative(m.grad_bytes_per_param), "grad_bytes_per_param must be a finite number >= 0");
+  need(finite_nonnegative(m.optimizer_bytes_per_param), "optimizer_bytes_per_param must be a finite number >= 0");
+  need(m.hidden > 0, "hidden must be > 0");
+  need(m.sequence_length > 0, "sequence_length must be > 0");
+  if (type == LayerType::Embedding || type == LayerType::Head) need(m.vocab > 0, "vocab must be > 0");
+  if (type == LayerType::Block || type == LayerType::MoeBlock) {
+    need(m.heads > 0 && m.hidden % m.heads == 0, "heads must be > 0 and divide hidden");
+    need(m.heads % kv_heads_of(m) == 0, "kv_heads must divide heads");
+  }
+  if (type == LayerType::Block) need(m.ffn_hidden > 0, "ffn_hidden must be > 0 for a block");
+  if (type == LayerType::MoeBlock)
+    need(m.moe.experts > 0 && m.moe.top_k >= 1 && m.moe.top_k <= m.moe.experts && m.moe.expert_ffn_hidden > 0,
+         "a moe_block needs moe.experts > 0, 1 <= moe.top_k <= moe.experts and moe.expert_ffn_hidden > 0");
+}
+
+Profile profile(const NetworkModel& m, LayerType type, double tokens) {
+  const double h = double(m.hidden), d = m.dtype_bytes, v = double(m.vocab), s = double(m.sequence_length);
+  Profile p;
+  switch (type) {
+    case LayerType::Embedding:
+      // A lookup: no FLOPs; the token ids (int64) are what its backward (a scatter-add) needs.
+      p.params = v * h;
+      p.saved_bytes = p.all_saved_bytes = p.linear_input_bytes = 8;
+      p.output_bytes = h * d;
+      return p;
+    case LayerType::Head:
+      // Final RMSNorm, output projection, cross-entropy over fp32 logits (not chunked).
+      p.params = h + (m.tied_embeddings ? 0 : v * h);
+      p.flop_params = h * v;
+      p.weight_params = h + h * v;
+      p.saved_bytes = p.all_saved_bytes = 2 * h * d + 4 * v;
+      p.linear_input_bytes = h * d;
+      return p;
+    case LayerType::Block:
+    case LayerType::MoeBlock:
+      break;
+  }
+  const double heads = double(m.heads), kv = double(kv_heads_of(m)) * (h / heads);
+  const double attention_linear = h * (h + 2 * kv) + h * h;  // QKV, output projection
+  // Attention saves: norm input, QKV input, Q K V, the attention output (= out-projection input),
+  // and flash attention's fp32 log-sum-exp per head.
+  const double attention_saved = d * (4 * h + 2 * kv) + 4 * heads;
+  const double attention_core_saved = d * h + 4 * heads;  // what selective recompute drops
+  p.attention_flops = 4 * s * h * 0.5;                    // QK^T and AV, causal half
+  p.output_bytes = h * d;
+  if (type == LayerType::Block) {
+    const double f = double(m.ffn_hidden);
+    p.flop_params = attention_linear + 3 * h * f;  // SwiGLU: gate, up, down
+    p.params = p.flop_params + 2 * h;              // two RMSNorms
+    p.weight_params = p.params;
+    // FFN saves: norm input, gate/up input, gate out, up out, silu(gate), down input.
+    p.all_saved_bytes = attention_saved + d * (2 * h + 4 * f);
+    p.saved_bytes = p.all_saved_bytes;
+    if (m.recompute == Recompute::Selective) p.saved_bytes -= attention_core_saved + d * 2 * f;
+    p.linear_input_bytes = d * (3 * h + f);  // QKV input, out-projection input, gate/up input, down input
+  } else {
+    const double e = m.moe.experts, k = m.moe.top_k, sh = m.moe.shared_experts, ef = double(m.moe.expert_ffn_hidden);
+    const double router = h * e, expert = 3 * h * ef;
+    p.flop_params = attention_linear + router + (k + sh) * expert;
+    p.params = attention_linear + router + (e + sh) * expert + 2 * h;
+    // Weights read: the experts that `tokens` tokens can reach at most.
+    p.weight_params = attention_linear + router + 2 * h + (std::min(e, k * tokens) + sh) * expert;
+    // FFN saves: norm input, router input, fp32 router logits, the top_k permuted copies of each
+    // token in and out of the experts, and per active expert gate, up, silu(gate), down input.
+    p.all_saved_bytes = attention_saved + d * (2 * h + 2 * k * h + 4 * (k + sh) * ef) + 4 * e;
+    p.saved_bytes = p.all_saved_bytes;
+    if (m.recompute == Recompute::Selective) p.saved_bytes -= attention_core_saved + d * 2 * (k + sh) * ef;
+    // QKV input, out-projection input, router/shared-expert input, permuted expert inputs, down inputs.
+    p.linear_input_bytes = d * (3 * h + k * h + (k + sh) * ef);
+  }
+  if (m.recompute == Recompute::Full) p.saved_bytes = d * h;  // the block input only
+  return p;
+}
+
+// max(compute, memory) + overhead, in microseconds; a pass that does nothing takes no time.
+double pass_us(const GpuSpec& gpu, double flops, double bytes, double tokens) {
+  if (flops <= 0 && bytes <= 0) return 0.0;
+  const double eff = gpu.efficiency(tokens);
+  const double compute_s = flops > 0 ? flops / (gpu.peak_flops * eff) : 0.0;
+  const double memory_s = bytes / gpu.hbm_bytes_per_s;
+  return std::max(compute_s, memory_s) * 1e6 + gpu.layer_overhead_us;
+}
+
+}  // namespace
+
+std::string_view layer_type_name(LayerType t) {
+  switch (t) {
+    case LayerType::Embedding:
+      return "embedding";
+    case LayerType::Block:
+      return "block";
+    case LayerType::MoeBlock:
+      return "moe_block";
+    case LayerType::Head:
+      return "head";
+  }
+  return "?";
+}
+
+std::string_view recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::None:
+      return "none";
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
+  }
+  return "?";
+}
+
+std::uint32_t NetworkModel::block_count() const {
+  return static_cast<std::uint32_t>(std::count_if(layers.begin(), layers.end(), [](const Layer& l) {
+    return l.type == LayerType::Block || l.type == LayerType::MoeBlock;
+  }));
+}
+
+void check_network(const NetworkModel& m) {
+  const std::string model = "model '" + m.name + "': ";
+  if (m.layers.size() < 3 || m.layers.front().type != LayerType::Embedding || m.layers.back().type != LayerType::Head)
+    throw ModelError(model + "the layers must be an embedding, at least one block, and a head, in that order");
+  for (std::size_t i = 1; i + 1 < m.layers.size(); ++i)
+    if (m.layers[i].type != LayerType::Block && m.layers[i].type != LayerType::MoeBlock)
+      throw ModelError(model + "layer " + std::to_string(i) + " is a " +
+                       std::string(layer_type_name(m.layers[i].type)) +
+                       ": only blocks may stand between the embedding and the head");
+  bool checked[4] = {false, false, false, false};
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const Layer& l = m.layers[i];
+    auto& seen = checked[static_cast<std::size_t>(l.type)];
+    if (!seen) check_shape(m, l.type);
+    seen = true;
+    if (!l.measured) continue;
+    const LayerTimes& t = *l.measured;
+    if (!finite_nonnegative(t.f_us) || !finite_nonnegative(t.i_us) || !finite_nonnegative(t.w_us) ||
+        t.microbatch_size == 0)
+      throw ModelError(model + where(m, l) + ": measured times must be finite and >= 0, at a microbatch size >= 1");
+  }
+}
+
+LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size) {
+  if (microbatch_size == 0) throw ModelError("the microbatch size must be at least 1");
+  check_shape(m, layer.type);
+  const double tokens = double(microbatch_size) * double(m.sequence_length);
+  const Profile p = profile(m, layer.type, tokens);
+  LayerCost c{};
+  c.activation_bytes = tokens * p.saved_bytes;
+  c.weight_grad_bytes = tokens * p.linear_input_bytes;
+  c.output_bytes = tokens * p.output_bytes;
+  c.params = p.params;
+  c.static_bytes = p.params * (m.dtype_bytes + m.grad_bytes_per_param + m.optimizer_bytes_per_param);
+
+  if (layer.measured) {
+    // Measured times already include whatever recompute the measured run did.
+    const LayerTimes& t = *layer.measured;
+    if (t.microbatch_size == 0) throw ModelError(where(m, layer) + ": measured at microbatch size 0");
+    const double scale = double(microbatch_size) / double(t.microbatch_size);
+    c.f_us = t.f_us * scale;
+    c.i_us = t.i_us * scale;
+    c.w_us = t.w_us * scale;
+    return c;
+  }
+  if (!gpu) throw ModelError(where(m, layer) + " has no measured times; give --gpu NAME for the roofline");
+
+  const double d = m.dtype_bytes, h = double(m.hidden), g = m.grad_bytes_per_param;
+  if (layer.type == LayerType::Embedding) {
+    c.f_us = pass_us(*gpu, 0, 2 * tokens * h * d, tokens);                 // read the rows, write the output
+    c.i_us = 0;                                                            // token ids take no gradient
+    c.w_us = pass_us(*gpu, tokens * h, tokens * h * (d + 2 * g), tokens);  // scatter-add into fp32 grads
+    return c;
+  }
+  const double weight_bytes = p.weight_params * d;
+  const double linear_flops = 2 * p.flop_params * tokens;
+  const double attention_flops = p.attention_flops * tokens;
+  // F writes what the backward keeps and reads its input and writes its output; I reads the same
+  // back; W reads the linear inputs and the output gradients (about as large) and updates the
+  // fp32 gradients in place.
+  const double activation_traffic = tokens * (p.all_saved_bytes + 2 * h * d);
+  c.f_us = pass_us(*gpu, linear_flops + attention_flops, weight_bytes + activation_traffic, tokens);
+  double i_flops = linear_flops + 2 * attention_flops;
+  if (m.recompute == Recompute::Selective && layer.type != LayerType::Head) i_flops += attention_flops;
+  c.i_us = pass_us(*gpu, i_flops, weight_bytes + activation_traffic, tokens);
+  if (m.recompute == Recompute::Full && layer.type != LayerType::Head) c.i_us += c.f_us;  // F runs again
+  c.w_us = pass_us(*gpu, linear_flops, 2 * tokens * p.linear_input_bytes + 2 * p.weight_params * g, tokens);
+  return c;
+}
+
+}  // namespace ppsched

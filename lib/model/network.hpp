@@ -1,0 +1,98 @@
+// A transformer network described once (a model file, docs/formats.md section 10), and what each
+// of its layers costs for one microbatch: F, I and W times in microseconds, and the bytes it holds
+// and sends. Times are measured ones when the model gives them, else a roofline on a GpuSpec.
+//
+// Plain data and arithmetic only: the JSON reader is parse/model_json.hpp; splitting the layers
+// into stages is model/partition.hpp; per-stage costs and specs for the simulator are
+// model/stage_model.hpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/gpu.hpp"
+
+namespace ppsched {
+
+/// Every bad input to the model library (a model that cannot be costed, a partition that does not
+/// fit the model, a layout string that does not parse). The message is complete and names the way
+/// out; the caller prints it.
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Head = final norm + output projection + loss.
+enum class LayerType : std::uint8_t { Embedding, Block, MoeBlock, Head };
+/// What a block keeps for its backward (docs/formats.md gives the bytes of each).
+enum class Recompute : std::uint8_t { None, Selective, Full };
+
+/// "embedding", "block", "moe_block", "head" (the model file's names).
+std::string_view layer_type_name(LayerType t);
+/// "none", "selective", "full".
+std::string_view recompute_name(Recompute r);
+
+/// Times of one layer measured at `microbatch_size` samples per microbatch, in microseconds.
+struct LayerTimes {
+  double f_us = 0, i_us = 0, w_us = 0;
+  std::uint32_t microbatch_size = 1;
+};
+
+/// One layer of the network, with its measured times when the model gives them.
+struct Layer {
+  LayerType type;
+  std::optional<LayerTimes> measured;
+};
+
+/// The shape of a mixture-of-experts FFN (SwiGLU experts), for MoeBlock layers.
+struct MoeShape {
+  std::uint32_t experts = 0, top_k = 0;
+  std::uint64_t expert_ffn_hidden = 0;
+  std::uint32_t shared_experts = 0;
+};
+
+/// A decoder-only transformer: shape, training precision and memory policy, and its layers in
+/// order (embedding, blocks, head). kv_heads 0 means kv_heads = heads.
+struct NetworkModel {
+  std::string name;
+  double dtype_bytes = 2;  // bf16
+  std::uint64_t sequence_length = 0, vocab = 0, hidden = 0, ffn_hidden = 0, heads = 0, kv_heads = 0;
+  MoeShape moe;  // for MoeBlock layers
+  Recompute recompute = Recompute::None;
+  bool tied_embeddings = false;
+  double grad_bytes_per_param = 4;        // fp32 main grads
+  double optimizer_bytes_per_param = 12;  // Adam: fp32 master + m + v
+  std::vector<Layer> layers;              // expanded, in order: embedding, blocks, head
+  std::uint32_t block_count() const;      // Block + MoeBlock layers
+};
+
+/// Throws ModelError unless `m` can be costed: layers are one embedding, at least one block
+/// (Block or MoeBlock) and one head, in that order; hidden, heads, vocab and sequence_length are
+/// positive, heads divides hidden and kv_heads divides heads; ffn_hidden is positive when a Block
+/// is present and the MoE shape is complete (1 <= top_k <= experts) when a MoeBlock is; sizes per
+/// parameter are finite and >= 0 (dtype_bytes > 0); measured times are finite, >= 0, at a
+/// microbatch size >= 1.
+void check_network(const NetworkModel& m);
+
+/// What one layer costs for a microbatch of `microbatch_size` samples. Times in microseconds,
+/// memory in bytes.
+struct LayerCost {
+  double f_us, i_us, w_us;
+  double activation_bytes;   ///< M_B: held from F to its backward
+  double weight_grad_bytes;  ///< M_W: held from I to W (the inputs of the layer's linear layers)
+  double output_bytes;       ///< sent to the next stage (0 for the head)
+  double params;             ///< parameters this layer holds (a tied matrix counts on the embedding)
+  double static_bytes;       ///< params * (dtype + grad + optimizer bytes per parameter)
+};
+
+/// The cost of `layer` (one of m.layers) for a microbatch of `microbatch_size` samples: its
+/// measured times scaled linearly from their microbatch size when it has them, else the roofline
+/// on `gpu`. Throws ModelError when the layer has no measured times and `gpu` is null, when the
+/// model's shape cannot cost this layer, or when microbatch_size is 0.
+LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size);
+
+}  // namespace ppsched

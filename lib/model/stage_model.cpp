@@ -1,0 +1,51 @@
+#include "model/stage_model.hpp"
+
+#include <string>
+
+namespace ppsched {
+
+StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu, std::uint32_t microbatch_size) {
+  check_network(m);
+  // A partition made by hand (or by a caller's own code) must still be the model, in order.
+  std::size_t next = 0;
+  for (std::size_t s = 0; s < p.layers_of_stage.size(); ++s)
+    for (std::uint32_t layer : p.layers_of_stage[s]) {
+      if (layer != next)
+        throw ModelError("stage " + std::to_string(s) + " holds layer " + std::to_string(layer) + " where layer " +
+                         std::to_string(next) + " comes next: stages must hold every layer once, in order");
+      ++next;
+    }
+  if (next != m.layers.size())
+    throw ModelError("the stages hold " + std::to_string(next) + " of the model's " + std::to_string(m.layers.size()) +
+                     " layers");
+
+  const auto stages = static_cast<std::uint32_t>(p.layers_of_stage.size());
+  StageModel out;
+  out.costs.per_stage.assign(stages, KindCosts{});
+  out.spec.resize(stages);
+  double incoming = 0;  // bytes entering the stage: token ids count as nothing
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    KindCosts& k = out.costs.per_stage[s];
+    StageSpec& spec = out.spec[s];
+    double outgoing = incoming;
+    spec.weight_grad_memory_bytes = 0;  // StageSpec's -1 means "equal to M_B"; here M_W is stated
+    for (std::uint32_t layer : p.layers_of_stage[s]) {
+      const LayerCost c = layer_cost(m, m.layers[layer], gpu, microbatch_size);
+      k[static_cast<std::size_t>(ActionKind::F)] += c.f_us;
+      k[static_cast<std::size_t>(ActionKind::I)] += c.i_us;
+      k[static_cast<std::size_t>(ActionKind::W)] += c.w_us;
+      spec.activation_memory_bytes += c.activation_bytes;
+      spec.weight_grad_memory_bytes += c.weight_grad_bytes;
+      spec.weight_bytes += c.static_bytes;
+      outgoing = c.output_bytes;
+    }
+    k[static_cast<std::size_t>(ActionKind::B)] =
+        k[static_cast<std::size_t>(ActionKind::I)] + k[static_cast<std::size_t>(ActionKind::W)];
+    spec.activation_bytes = outgoing;
+    spec.gradient_bytes = s == 0 ? 0.0 : incoming;
+    incoming = outgoing;
+  }
+  return out;
+}
+
+}  // namespace ppsched

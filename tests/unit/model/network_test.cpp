@@ -1,0 +1,194 @@
+#include "model/network.hpp"
+
+#include <string>
+
+#include "support/catch.hpp"
+
+using namespace ppsched;
+
+namespace {
+
+// Llama 3 8B's shape (schedules/llama3-8b.model.json).
+NetworkModel llama3_8b() {
+  NetworkModel m;
+  m.name = "llama3-8b";
+  m.sequence_length = 8192;
+  m.vocab = 128256;
+  m.hidden = 4096;
+  m.ffn_hidden = 14336;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.layers.push_back({LayerType::Embedding, {}});
+  for (int i = 0; i < 32; ++i) m.layers.push_back({LayerType::Block, {}});
+  m.layers.push_back({LayerType::Head, {}});
+  return m;
+}
+
+const GpuSpec& h100() { return *find_gpu("h100"); }
+
+}  // namespace
+
+TEST_CASE("roofline: one Llama 3 8B block on an H100 at microbatch 1, by hand") {
+  // Per token, h = 4096, kv = 8 heads x 128 = 1024, f = 14336, s = 8192:
+  //   linear parameters: attention 4096 x (4096 + 2 x 1024) + 4096 x 4096 = 41,943,040
+  //                      SwiGLU    3 x 4096 x 14336                       = 176,160,768
+  //                      together                                         = 218,103,808
+  //   F FLOPs per token = 2 x 218,103,808 + causal attention 4 x 8192 x 4096 x 0.5
+  //                     = 436,207,616 + 67,108,864 = 503,316,480
+  //   tokens = 1 x 8192, so F = 4,123,168,604,160 FLOPs
+  //   efficiency = 0.75 x 8192 / (8192 + 256) = 8/11; 989e12 x 8/11 = 719.27e12 FLOP/s
+  //   compute: 4,123,168,604,160 / 719.27e12 = 5,732.413 us; memory: about 1.95 GB / 3.35 TB/s =
+  //   581 us, so compute bounds it; plus 20 us of overhead: F = 5,752.413 us.
+  //   I: 2 x 218,103,808 + 2 x 67,108,864 per token -> 6,516.735 us; W: 2 x 218,103,808 -> 4,988.092 us.
+  const NetworkModel m = llama3_8b();
+  const LayerCost c = layer_cost(m, m.layers[1], &h100(), 1);
+  const double rate = 989e12 * 0.75 * 8192.0 / 8448.0;
+  CHECK(c.f_us == Approx(4123168604160.0 / rate * 1e6 + 20).epsilon(1e-9));
+  CHECK(c.f_us == Approx(5752.413377876644).epsilon(1e-9));
+  CHECK(c.i_us == Approx((2 * 218103808.0 + 2 * 67108864.0) * 8192 / rate * 1e6 + 20).epsilon(1e-9));
+  CHECK(c.w_us == Approx(2 * 218103808.0 * 8192 / rate * 1e6 + 20).epsilon(1e-9));
+  CHECK(c.params == 218103808.0 + 2 * 4096);  // two RMSNorms
+  CHECK(c.static_bytes == c.params * (2 + 4 + 12));
+  CHECK(c.output_bytes == 8192.0 * 4096 * 2);
+}
+
+TEST_CASE("roofline: efficiency rises with the microbatch size, so time per sample falls") {
+  NetworkModel m = llama3_8b();
+  m.sequence_length = 128;  // short sequences, where the curve matters
+  std::uint32_t previous_mbs = 1;
+  double previous = layer_cost(m, m.layers[1], &h100(), 1).f_us;
+  for (std::uint32_t mbs : {2u, 4u, 16u}) {
+    const double f = layer_cost(m, m.layers[1], &h100(), mbs).f_us;
+    CHECK(f > previous);
+    CHECK(f / mbs < previous / previous_mbs);
+    previous = f;
+    previous_mbs = mbs;
+  }
+}
+
+TEST_CASE("measured times override the roofline, scaled linearly from their microbatch size") {
+  NetworkModel m = llama3_8b();
+  m.layers[1].measured = LayerTimes{1200, 1250, 1100, 2};
+  const LayerCost c = layer_cost(m, m.layers[1], &h100(), 4);
+  CHECK(c.f_us == 2400);
+  CHECK(c.i_us == 2500);
+  CHECK(c.w_us == 2200);
+  const LayerCost without_gpu = layer_cost(m, m.layers[1], nullptr, 1);
+  CHECK(without_gpu.f_us == 600);
+  // Memory still comes from the shape.
+  CHECK(without_gpu.activation_bytes == layer_cost(m, m.layers[2], &h100(), 1).activation_bytes);
+}
+
+TEST_CASE("a layer without measured times needs a GPU; a microbatch needs a sample") {
+  const NetworkModel m = llama3_8b();
+  try {
+    layer_cost(m, m.layers[3], nullptr, 1);
+    FAIL("no error");
+  } catch (const ModelError& e) {
+    CHECK(std::string(e.what()) == "layer 3 (block) has no measured times; give --gpu NAME for the roofline");
+  }
+  CHECK_THROWS_AS(layer_cost(m, m.layers[1], &h100(), 0), ModelError);
+}
+
+TEST_CASE("activation memory per recompute policy, and M_W the linear layers' inputs") {
+  NetworkModel m = llama3_8b();
+  const double tokens = 8192, d = 2, h = 4096, kv = 1024, f = 14336;
+  // None: attention 4h + 2kv elements + 32 fp32 log-sum-exps; FFN 2h + 4f = 168,064 bytes per token.
+  const LayerCost none = layer_cost(m, m.layers[1], &h100(), 1);
+  CHECK(none.activation_bytes == tokens * (d * (6 * h + 2 * kv + 4 * f) + 4 * 32));
+  CHECK(none.activation_bytes == tokens * 168064);
+  CHECK(none.weight_grad_bytes == tokens * d * (3 * h + f));
+  m.recompute = Recompute::Selective;  // drops the attention output, the LSE, silu(gate) and the down input
+  const LayerCost selective = layer_cost(m, m.layers[1], &h100(), 1);
+  CHECK(selective.activation_bytes == tokens * (168064 - d * h - 4 * 32 - d * 2 * f));
+  CHECK(selective.weight_grad_bytes == none.weight_grad_bytes);
+  const double rate = 989e12 * 0.75 * 8192.0 / 8448.0;
+  CHECK(selective.i_us - none.i_us == Approx(67108864.0 * tokens / rate * 1e6));  // attention re-run
+  CHECK(selective.f_us == none.f_us);
+  m.recompute = Recompute::Full;  // the block input only; F runs again inside I
+  const LayerCost full = layer_cost(m, m.layers[1], &h100(), 1);
+  CHECK(full.activation_bytes == tokens * d * h);
+  CHECK(full.i_us == Approx(none.i_us + none.f_us));
+  CHECK(full.w_us == none.w_us);
+}
+
+TEST_CASE("embedding: a memory-bound lookup with no input gradient; head: fp32 logits and no output") {
+  NetworkModel m = llama3_8b();
+  const double tokens = 8192, h = 4096, v = 128256;
+  const LayerCost e = layer_cost(m, m.layers.front(), &h100(), 1);
+  CHECK(e.f_us == Approx(2 * tokens * h * 2 / 3.35e12 * 1e6 + 20));
+  CHECK(e.i_us == 0);
+  CHECK(e.w_us > 20);
+  CHECK(e.params == v * h);
+  CHECK(e.output_bytes == tokens * h * 2);
+  const LayerCost head = layer_cost(m, m.layers.back(), &h100(), 1);
+  const double rate = 989e12 * 0.75 * 8192.0 / 8448.0;
+  CHECK(head.f_us == Approx(2 * h * v * tokens / rate * 1e6 + 20));
+  CHECK(head.activation_bytes == tokens * (2 * h * 2 + 4 * v));
+  CHECK(head.weight_grad_bytes == tokens * h * 2);
+  CHECK(head.output_bytes == 0);
+  CHECK(head.params == h + h * v);
+  m.tied_embeddings = true;  // the shared matrix counts once, on the embedding
+  CHECK(layer_cost(m, m.layers.back(), &h100(), 1).params == h);
+  CHECK(layer_cost(m, m.layers.back(), &h100(), 1).f_us == head.f_us);
+  CHECK(layer_cost(m, m.layers.front(), &h100(), 1).params == v * h);
+  // Recompute is a policy of the blocks: the head keeps its logits whatever it says.
+  m.recompute = Recompute::Full;
+  CHECK(layer_cost(m, m.layers.back(), &h100(), 1).activation_bytes == head.activation_bytes);
+  CHECK(layer_cost(m, m.layers.back(), &h100(), 1).i_us == head.i_us);
+}
+
+TEST_CASE("MoE block: FLOPs of the active experts, parameters of all, weight reads of those reached") {
+  NetworkModel m;
+  m.name = "moe";
+  m.sequence_length = 1;
+  m.vocab = 1000;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.moe = {64, 2, 4096, 1};
+  m.layers = {{LayerType::Embedding, {}}, {LayerType::MoeBlock, {}}, {LayerType::Head, {}}};
+  const double h = 1024, ef = 4096, expert = 3 * h * ef, attention = h * (h + 2 * h) + h * h, router = h * 64;
+  m.dtype_bytes = 4;  // fp32 makes one token's pass memory-bound even at its low efficiency
+  const LayerCost one = layer_cost(m, m.layers[1], &h100(), 1);
+  CHECK(one.params == attention + router + (64 + 1) * expert + 2 * h);
+  // One token reaches top_k = 2 experts plus the shared one: its F reads those weights only
+  // (about 168 MB: 50 us at 3.35 TB/s, against 29 us of compute at 0.3% efficiency).
+  const double saved = 4 * (4 * h + 2 * h) + 4 * 8 + 4 * (2 * h + 2 * 2 * h + 4 * 3 * ef) + 4 * 64;
+  const double bytes = 4 * (attention + router + 2 * h + 3 * expert) + (saved + 2 * h * 4);
+  CHECK(one.f_us == Approx(bytes / 3.35e12 * 1e6 + 20));
+  CHECK(one.activation_bytes == saved);
+  CHECK(one.weight_grad_bytes == 4 * (3 * h + 2 * h + 3 * ef));
+  // Enough tokens reach every expert; compute then bounds F, and FLOPs follow the active experts.
+  m.dtype_bytes = 2;
+  m.sequence_length = 8192;
+  const LayerCost many = layer_cost(m, m.layers[1], &h100(), 4);
+  const double tokens = 4 * 8192.0;
+  const double rate = 989e12 * 0.75 * tokens / (tokens + 256);
+  const double flops = (2 * (attention + router + 3 * expert) + 2 * 8192 * h) * tokens;
+  CHECK(many.f_us == Approx(flops / rate * 1e6 + 20));
+}
+
+TEST_CASE("check_network refuses what cannot be costed") {
+  NetworkModel m = llama3_8b();
+  CHECK_NOTHROW(check_network(m));
+  CHECK(m.block_count() == 32);
+  NetworkModel no_head = m;
+  no_head.layers.pop_back();
+  CHECK_THROWS_WITH(check_network(no_head), Catch::Contains("an embedding, at least one block, and a head"));
+  NetworkModel head_inside = m;
+  head_inside.layers[5].type = LayerType::Head;
+  CHECK_THROWS_WITH(check_network(head_inside), Catch::Contains("layer 5 is a head"));
+  NetworkModel odd_heads = m;
+  odd_heads.heads = 3;
+  CHECK_THROWS_WITH(check_network(odd_heads), Catch::Contains("heads must be > 0 and divide hidden"));
+  NetworkModel odd_kv = m;
+  odd_kv.kv_heads = 5;
+  CHECK_THROWS_WITH(check_network(odd_kv), Catch::Contains("kv_heads must divide heads"));
+  NetworkModel moe_without_shape = m;
+  moe_without_shape.layers[1].type = LayerType::MoeBlock;
+  CHECK_THROWS_WITH(check_network(moe_without_shape), Catch::Contains("a moe_block needs"));
+  NetworkModel bad_times = m;
+  bad_times.layers[2].measured = LayerTimes{1, -1, 1, 1};
+  CHECK_THROWS_WITH(check_network(bad_times), Catch::Contains("layer 2 (block): measured times"));
+}
