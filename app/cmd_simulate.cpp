@@ -30,7 +30,7 @@ namespace {
 
 struct SimulateOptions {
   SourceOptions source;
-  std::string model = "timed";
+  std::string simulator = "timed";
   SimInputOptions inputs;
   double memory_cap = 0;
   std::string format = "text";
@@ -66,7 +66,7 @@ nlohmann::ordered_json input_json(const SimulateOptions& opt) {
 int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
   if (!has_comms(s)) {
     // PyTorch simulates the output of _add_send_recv; a compute-only order would never move data.
-    auto lowered = lower_schedule(s, "send-recv", "--model pytorch-steps simulates PyTorch's send/recv lowering");
+    auto lowered = lower_schedule(s, "send-recv", "--simulator pytorch-steps simulates PyTorch's send/recv lowering");
     if (!lowered) return kExitUsage;
     s = std::move(*lowered);
   }
@@ -100,16 +100,23 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
 }
 
 int run_simulate(SimulateOptions opt) {
+  if (opt.inputs.model == "timed" || opt.inputs.model == "pytorch-steps") {
+    // Before model files, --model chose the simulator.
+    print_warning("--model " + opt.inputs.model + " is now --simulator " + opt.inputs.model +
+                  "; --model names a model file");
+    opt.simulator = opt.inputs.model;
+    opt.inputs.model.clear();
+  }
   opt.source.memory_cap = opt.memory_cap;  // --schedule auto searches under the cap it is checked against
   opt.source.sim_inputs = &opt.inputs;
-  if (opt.model == "timed" && opt.format == "csv") {
-    print_error("--format csv is the lock-step grid of --model pytorch-steps; use text or json");
+  if (opt.simulator == "timed" && opt.format == "csv") {
+    print_error("--format csv is the lock-step grid of --simulator pytorch-steps; use text or json");
     return kExitUsage;
   }
-  opt.source.will_lower = opt.model == "timed" && opt.inputs.runtime_model() == Runtime::PyTorch;
+  opt.source.will_lower = opt.simulator == "timed" && opt.inputs.runtime_model() == Runtime::PyTorch;
   std::optional<Schedule> loaded = load_schedule(opt.source);
   if (!loaded) return kExitUsage;
-  if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
+  if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
   std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs);
   if (!run_form) return kExitUsage;
   Schedule& s = *run_form;
@@ -189,11 +196,13 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<SimulateOptions>();
   CLI::App* sub = app.add_subcommand("simulate", "Simulate a schedule: iteration time, bubbles, critical path, memory, traces");
   add_source_options(*sub, opt->source);
-  sub->add_option("--model", opt->model, "timed (default: event-driven with costs) or pytorch-steps (PyTorch's lock-step dry run)")
+  sub->add_option("--simulator", opt->simulator,
+                  "timed (default: event-driven with costs) or pytorch-steps (PyTorch's lock-step dry run)")
       ->check(CLI::IsMember({"timed", "pytorch-steps"}))
       ->option_text("timed|pytorch-steps");
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
+  add_model_options(*sub, opt->inputs);
   sub->add_option("--memory-cap", opt->memory_cap,
                   "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
                   "--stage-spec bytes of its stages' weights plus live activations (as validate --max-memory); 0: none")

@@ -1,14 +1,22 @@
 // `ppsched tune`: which schedule to run. The engine (trials, scaling, ranking, verdicts) is
-// lib/tune and the faces are report/tune_report; this file binds the flags, gives the engine each
-// placement's costs and memory model from the command's inputs, and writes the result.
+// lib/tune and the faces are report/tune_report and report/torchtitan_toml; this file binds the
+// flags, gives the engine each placement's costs and memory model from the command's inputs
+// (a model file for every shape, a cost table or stage spec only for the shape it describes),
+// and writes the result.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "parse/model_json.hpp"
 #include "parse/pytorch_csv.hpp"
+#include "report/torchtitan_toml.hpp"
 #include "report/tune_report.hpp"
 #include "schedule_source.hpp"
 #include "sim_inputs.hpp"
@@ -24,11 +32,120 @@ struct TuneOptions {
   std::string format = "text";
   std::string output = "-";
   std::string emit_best;
+  std::size_t top = 10;
   double max_schedule_gib = 4;
 };
 
-int run_tune(const TuneOptions& opt) {
+// torchtitan's module names of each stage: tok_embeddings, layers.<i>, norm and output.
+std::vector<std::vector<std::string>> module_fqns(const ModelPartition& mp) {
+  std::vector<std::uint32_t> block_index(mp.model.layers.size());
+  std::uint32_t blocks = 0;
+  for (std::size_t i = 0; i < mp.model.layers.size(); ++i) {
+    const LayerType type = mp.model.layers[i].type;
+    if (type == LayerType::Block || type == LayerType::MoeBlock) block_index[i] = blocks++;
+  }
+  std::vector<std::vector<std::string>> out;
+  for (const auto& stage : mp.partition.layers_of_stage) {
+    auto& names = out.emplace_back();
+    for (std::uint32_t layer : stage) {
+      switch (mp.model.layers[layer].type) {
+        case LayerType::Embedding: names.push_back("tok_embeddings"); break;
+        case LayerType::Head: names.push_back("norm"), names.push_back("output"); break;
+        default: names.push_back("layers." + std::to_string(block_index[layer]));
+      }
+    }
+  }
+  return out;
+}
+
+// DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml.
+bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTrial& best) {
   const TuneRequest& req = opt.request;
+  std::error_code ec;
+  std::filesystem::create_directories(opt.emit_best, ec);
+  if (ec) {
+    print_error("--emit-best " + opt.emit_best + ": cannot create the directory: " + ec.message());
+    return false;
+  }
+  const Schedule schedule = tune_schedule_of(req, best);
+  const std::string csv = (std::filesystem::path(opt.emit_best) / "schedule.csv").string();
+  write_output(csv, [&](ByteSink& out) { write_pytorch_csv(schedule, out); });
+  TorchtitanSettings t;
+  t.pp_degree = req.ranks;
+  t.schedule_class = torchtitan_class_for(best.stages_per_rank, schedule.placement.style == PlacementStyle::V);
+  t.csv_path = csv;
+  t.microbatch_size = best.microbatch_size;
+  t.local_batch_size = best.microbatches * best.microbatch_size;
+  t.comments.push_back("ppsched tune's best: " + best.family + ", " + std::to_string(best.stages_per_rank) +
+                       " stage(s) per rank, " + std::to_string(best.microbatches) + " microbatches of " +
+                       std::to_string(best.microbatch_size) + " sample(s)");
+  t.comments.push_back("time model: " + sources.time_model);
+  t.comments.push_back("the class sets the stages per rank and their placement; the CSV sets the order");
+  if (!opt.inputs.model.empty()) {
+    auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
+    if (!mp) return false;
+    t.module_fqns = module_fqns(*mp);
+  } else {
+    t.comments.push_back("no --model: the layers of each stage are torchtitan's default split");
+  }
+  write_output((std::filesystem::path(opt.emit_best) / "torchtitan.toml").string(),
+               [&](ByteSink& out) { out.write(torchtitan_toml(t)); });
+  print_note("wrote " + csv + " and " + (std::filesystem::path(opt.emit_best) / "torchtitan.toml").string());
+  return true;
+}
+
+// What the inputs allow the engine to try: a model's blocks bound the stage count; a fixed
+// partition, a cost table or a stage spec describes one stage count. Adds what it leaves out to
+// the notes. False: a problem was printed.
+bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
+  TuneRequest& req = opt.request;
+  const SimInputOptions& in = opt.inputs;
+  if (!in.model.empty()) {
+    DiagnosticSink sink;
+    std::optional<NetworkModel> model = read_model(in.model, sink);
+    print_diagnostics(sink);
+    if (!model) return false;
+    sources.model_name = model->name;
+    if (const GpuSpec* gpu = find_gpu(in.gpu); gpu && req.memory_cap <= 0)
+      sources.notes.push_back(fmt::format("no --memory-cap: nothing is ruled out for memory, though one {} holds {:.0f} GiB",
+                                          gpu->name, gpu->memory_bytes / double(1ull << 30)));
+    req.max_stages = model->block_count();
+    if (!in.blocks_per_stage.empty()) req.only_stages = static_cast<std::uint32_t>(in.blocks_per_stage.size());
+    if (!in.pipeline_layout.empty()) {  // its stage count: the shape it parses for
+      for (std::uint32_t v : req.stages_per_rank) {
+        try {
+          parse_pipeline_layout(in.pipeline_layout, *model, req.ranks * v);
+          req.only_stages = req.ranks * v;
+          break;
+        } catch (const ModelError&) {
+        }
+      }
+      if (!req.only_stages) {
+        print_error("--pipeline-layout gives no pipeline of " + std::to_string(req.ranks) +
+                    " ranks x the stages per rank tried; `ppsched simulate --model` says why for one shape");
+        return false;
+      }
+    }
+  }
+  const std::vector<std::uint32_t> shapes = tune_shapes(req);
+  for (std::uint32_t v : req.stages_per_rank)
+    if (std::find(shapes.begin(), shapes.end(), v) == shapes.end())
+      sources.notes.push_back(std::to_string(v) + " stage(s) per rank not tried: " +
+                              (req.only_stages ? "the partition describes " + std::to_string(req.only_stages) + " stages"
+                                               : std::to_string(req.ranks * v) + " stages exceed the model's " +
+                                                     std::to_string(req.max_stages) + " blocks"));
+  return true;
+}
+
+int run_tune(TuneOptions& opt) {
+  TuneRequest& req = opt.request;
+  req.runtime = opt.inputs.runtime_model();
+  req.blocking_comms = opt.inputs.blocking_comms;
+  TuneSources sources{cost_description(opt.inputs), opt.inputs.costs, opt.inputs.topology, opt.inputs.stage_spec,
+                      opt.inputs.model, "", opt.inputs.gpu, time_model_description(opt.inputs),
+                      !opt.inputs.model.empty() || !opt.inputs.costs.empty(),
+                      !opt.inputs.model.empty() || !opt.inputs.stage_spec.empty(), opt.top, {}};
+  if (!limit_shapes(opt, sources)) return kExitUsage;
   std::vector<TuneTrial> trials;
   try {
     trials = tune_trials(req);
@@ -36,17 +153,30 @@ int run_tune(const TuneOptions& opt) {
     print_error(e.what());
     return kExitUsage;
   }
-  // The largest trial (4 stages per rank, the most microbatches) bounds the memory of them all.
-  if (!within_size_budget(req.ranks, 4, trials.back().microbatches, false, opt.max_schedule_gib, "--max-schedule-gib"))
+  if (trials.empty()) {
+    print_error("no family runs on the shapes tried; widen --families or --stages-per-rank");
     return kExitUsage;
-  std::optional<TuneResult> result =
-      tune_schedules(req, std::move(trials), [&](const std::vector<std::uint32_t>& stage_to_rank) {
-        return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank);
+  }
+  // The largest trial (the most stages per rank and microbatches) bounds the memory of them all.
+  if (!within_size_budget(req.ranks, tune_shapes(req).back(), trials.back().microbatches, req.runtime == Runtime::PyTorch,
+                          opt.max_schedule_gib, "--max-schedule-gib"))
+    return kExitUsage;
+  if (opt.inputs.model.empty() && req.microbatch_size != 1) {
+    print_error("--microbatch-size describes a --model; without one, costs are per microbatch as given");
+    return kExitUsage;
+  }
+  // Per placement: the model's inputs for the microbatch size, or the files' (per sample with a
+  // global batch, scaled linearly).
+  std::optional<TuneResult> result = tune_schedules(
+      req, std::move(trials), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t samples) {
+        if (!opt.inputs.model.empty()) return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank, samples);
+        std::optional<SimInputs> in = load_sim_inputs(opt.inputs, req.ranks, stage_to_rank);
+        if (in && req.global_batch)
+          in = per_sample_inputs(*in, samples, req.ranks, static_cast<std::uint32_t>(stage_to_rank.size()));
+        return in;
       });
   if (!result) return kExitUsage;
-  if (result->found() && !opt.emit_best.empty())
-    write_output(opt.emit_best, [&](ByteSink& out) { write_pytorch_csv(result->trials.front().schedule, out); });
-  const TuneSources sources{cost_description(opt.inputs), opt.inputs.costs, opt.inputs.topology, opt.inputs.stage_spec};
+  if (result->found() && !opt.emit_best.empty() && !emit_best(opt, sources, result->trials.front())) return kExitUsage;
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? tune_json(req, sources, *result) : tune_text(req, sources, *result));
   });
@@ -61,21 +191,36 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--ranks", opt->request.ranks, "Pipeline ranks")->required()->check(CLI::Range(1u, 4096u));
   sub->add_option("--microbatches", opt->request.microbatches, "Microbatches per iteration")->check(CLI::Range(1u, 1000000u));
   sub->add_option("--global-batch", opt->request.global_batch,
-                  "Samples per iteration: every microbatch count that divides it is tried; costs and "
-                  "activation sizes are then per sample and scale with the microbatch size")
+                  "Samples per iteration: every microbatch count m that divides it is tried, with G/m samples per "
+                  "microbatch (a --model prices each size; costs of --cost/--costs are then per sample, scaled linearly)")
+      ->check(CLI::Range(1u, 1000000u));
+  sub->add_option("--microbatch-size", opt->request.microbatch_size,
+                  "Samples per microbatch with --microbatches and --model (default 1)")
       ->check(CLI::Range(1u, 1000000u));
   sub->add_option("--memory-cap", opt->request.memory_cap,
-                  "Peak memory per rank, as simulate --memory-cap: microbatches of activation, or with a stage spec "
-                  "bytes of its stages' weights plus live activations")
+                  "Peak memory per rank, as simulate --memory-cap: microbatches of activation, or with a stage spec or "
+                  "model bytes of its stages' weights (with a model also gradients and optimizer state) plus live activations")
       ->check(finite_positive());
   add_sim_input_options(*sub, opt->inputs);
-  sub->add_option("--families", opt->request.families, "Families to compare (default: all that fit the shape, and auto)")
+  add_runtime_option(*sub, opt->inputs);
+  add_model_options(*sub, opt->inputs, false);
+  sub->add_option("--families", opt->request.families,
+                  "Families to compare (default: all of tune's set, and auto: the automatic search at 1 stage per rank "
+                  "in loop placement and 2 in V placement)")
       ->delimiter(',');
-  sub->add_option("--format", opt->format, "text (a ranked table) or json")
+  sub->add_option("--stages-per-rank", opt->request.stages_per_rank,
+                  "Stages per rank to try (default 1,2,4): single-stage families run at 1, V families at 2, looped "
+                  "multi-stage families at each value >= 2; a model needs at least one block per stage")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 64u));
+  sub->add_option("--top", opt->top, "Rows of the text table (default 10; 0: all)");
+  sub->add_option("--format", opt->format, "text (a ranked table) or json (every trial)")
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");
   sub->add_option("-o,--output", opt->output, "Where to write the table ('-' = stdout)");
-  sub->add_option("--emit-best", opt->emit_best, "Write the winner's schedule as PyTorch CSV (what torchtitan loads)");
+  sub->add_option("--emit-best", opt->emit_best,
+                  "Directory to write the winner into: schedule.csv (what torchtitan loads) and torchtitan.toml (the "
+                  "settings that run it: schedule class, CSV, microbatch size, local batch, modules per stage)");
   sub->add_option("--time-budget", opt->request.time_budget_s, "Budget of each auto search, in seconds of work at a nominal 10M simulated actions/s (default 1)")
       ->check(finite_positive());
   sub->add_option("--max-schedule-gib", opt->max_schedule_gib,

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_support.hpp"
+#include "model/stage_model.hpp"
 #include "parse/cost_table.hpp"
+#include "parse/model_json.hpp"
 #include "parse/stage_spec_json.hpp"
 #include "parse/topology_json.hpp"
 
@@ -44,8 +46,91 @@ std::string time_model_description(const SimInputOptions& opt) {
   return out;
 }
 
+void add_model_options(CLI::App& sub, SimInputOptions& opt, bool with_microbatch_size) {
+  sub.add_option("--model", opt.model,
+                 "Model file (JSON, docs/formats.md): layers with measured times or shapes; costs and bytes per stage "
+                 "for any stage count (excludes --cost, --costs and --stage-spec)");
+  sub.add_option("--gpu", opt.gpu, "Accelerator of the model's roofline (see docs/formats.md): h100, h200, a100, b200, mi300x");
+  sub.add_option("--pipeline-layout", opt.pipeline_layout,
+                 "Megatron's layout of the model's layers over the stages, e.g. \"Et|(tt|)*3tL\" (default: balanced)");
+  sub.add_option("--blocks-per-stage", opt.blocks_per_stage,
+                 "Transformer blocks of each stage, e.g. 9,8,8,7; the embedding joins the first, the head the last "
+                 "(default: balanced)")
+      ->delimiter(',');
+  if (with_microbatch_size)
+    sub.add_option("--microbatch-size", opt.microbatch_size, "Samples per microbatch, for the model (default 1)")
+        ->check(CLI::Range(1u, 1000000u));
+}
+
+std::optional<ModelPartition> load_model_partition(const SimInputOptions& opt, std::uint32_t stages,
+                                                   std::uint32_t microbatch_size) {
+  DiagnosticSink sink;
+  std::optional<NetworkModel> model = read_model(opt.model, sink);
+  print_diagnostics(sink);
+  if (!model) return std::nullopt;
+  ModelPartition out{std::move(*model), nullptr, {}};
+  if (!opt.gpu.empty()) {
+    out.gpu = find_gpu(opt.gpu);
+    if (!out.gpu) {
+      std::string known;
+      for (const GpuSpec& g : gpus()) known += (known.empty() ? "" : ", ") + std::string(g.name);
+      print_error("--gpu: unknown accelerator '" + opt.gpu + "' (known: " + known + ")");
+      return std::nullopt;
+    }
+  }
+  try {
+    if (!opt.pipeline_layout.empty())
+      out.partition = parse_pipeline_layout(opt.pipeline_layout, out.model, stages);
+    else if (!opt.blocks_per_stage.empty())
+      out.partition = explicit_partition(out.model, opt.blocks_per_stage, stages);
+    else
+      out.partition = balanced_partition(out.model, stages, out.gpu, microbatch_size);
+  } catch (const ModelError& e) {
+    print_error(opt.model + ": " + e.what());
+    return std::nullopt;
+  }
+  return out;
+}
+
+namespace {
+
+// The inputs a model file gives a pipeline: each stage's costs and bytes for this microbatch size.
+std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t ranks,
+                                      const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t microbatch_size) {
+  if (!opt.cost.empty() || !opt.costs.empty() || !opt.stage_spec.empty()) {
+    print_error("--model gives the costs and sizes of every stage: it excludes --cost, --costs and --stage-spec");
+    return std::nullopt;
+  }
+  const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
+  std::optional<ModelPartition> mp = load_model_partition(opt, stages, microbatch_size);
+  if (!mp) return std::nullopt;
+  SimInputs in;
+  try {
+    in = sim_inputs_from_stages(derive_stages(mp->model, mp->partition, mp->gpu, microbatch_size), stage_to_rank, ranks);
+  } catch (const ModelError& e) {
+    print_error(opt.model + ": " + e.what());
+    return std::nullopt;
+  }
+  in.sim.costs.overlap_factor = opt.overlap_factor;
+  in.sim.blocking_comms = opt.blocking_comms;
+  if (!opt.topology.empty()) {
+    DiagnosticSink sink;
+    in.sim.comm.topology = read_topology(opt.topology, ranks, sink);
+    print_diagnostics(sink);
+    if (!in.sim.comm.topology) return std::nullopt;
+  }
+  return in;
+}
+
+}  // namespace
+
 std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,
-                                         const std::vector<std::uint32_t>& stage_to_rank) {
+                                         const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t microbatch_size) {
+  if (!opt.model.empty()) return model_inputs(opt, ranks, stage_to_rank, microbatch_size ? microbatch_size : opt.microbatch_size);
+  if (!opt.gpu.empty() || !opt.pipeline_layout.empty() || !opt.blocks_per_stage.empty() || opt.microbatch_size != 1) {
+    print_error("--gpu, --pipeline-layout, --blocks-per-stage and --microbatch-size describe a --model; give one");
+    return std::nullopt;
+  }
   const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
   SimInputs in;
   KindCosts per_rank = unit_costs();
@@ -82,6 +167,7 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
 }
 
 std::string cost_description(const SimInputOptions& opt) {
+  if (!opt.model.empty()) return "model " + opt.model + (opt.gpu.empty() ? "" : " on " + opt.gpu);
   return opt.cost.empty() ? "F=1,I=1,W=1,B=2 (unit)" : opt.cost;
 }
 

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "model/gpu.hpp"
+#include "model/network.hpp"
+#include "model/partition.hpp"
 #include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
 
@@ -24,6 +27,10 @@ struct SimInputOptions {
   std::string stage_spec, topology;
   bool blocking_comms = false;
   std::string runtime = "pytorch";  ///< sim/runtime.hpp; only simulate and tune offer --runtime
+  /// A model file (model/network.hpp): costs and bytes per stage for any stage count.
+  std::string model, gpu, pipeline_layout;
+  std::vector<std::uint32_t> blocks_per_stage;  ///< --blocks-per-stage: an explicit partition
+  std::uint32_t microbatch_size = 1;            ///< samples per microbatch, for the model
 
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
 };
@@ -37,10 +44,26 @@ void add_runtime_option(CLI::App& sub, SimInputOptions& opt);
 /// "pytorch runtime (...)": the time model of a report, for its header or summary.
 std::string time_model_description(const SimInputOptions& opt);
 
-/// Reads every input for a pipeline of `ranks` ranks and `stage_to_rank.size()` stages; prints
-/// each problem and returns nullopt on any.
+/// Adds --model, --gpu, --pipeline-layout, --blocks-per-stage and (unless `with_microbatch_size` is
+/// false: tune derives it from the global batch) --microbatch-size.
+void add_model_options(CLI::App& sub, SimInputOptions& opt, bool with_microbatch_size = true);
+
+/// Reads every input for a pipeline of `ranks` ranks and `stage_to_rank.size()` stages, with
+/// microbatches of `microbatch_size` samples (0: the option's); prints each problem and returns
+/// nullopt on any.
 std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,
-                                         const std::vector<std::uint32_t>& stage_to_rank);
+                                         const std::vector<std::uint32_t>& stage_to_rank,
+                                         std::uint32_t microbatch_size = 0);
+
+/// The partition of the model into `stages` stages the options ask for (balanced by default);
+/// prints the problem and returns nullopt. Reads the model file.
+struct ModelPartition {
+  NetworkModel model;
+  const GpuSpec* gpu = nullptr;
+  Partition partition;
+};
+std::optional<ModelPartition> load_model_partition(const SimInputOptions& opt, std::uint32_t stages,
+                                                   std::uint32_t microbatch_size);
 
 /// "F=1,I=1,W=1,B=2 (unit)" or the shorthand given, for reports.
 std::string cost_description(const SimInputOptions& opt);

@@ -11,7 +11,26 @@ namespace ppsched {
 
 namespace {
 
-std::string shape(const TuneTrial& t) { return fmt::format("v={} m={}", t.stages_per_rank, t.microbatches); }
+std::string shape(const TuneRequest& req, const TuneTrial& t) {
+  std::string out = fmt::format("v={} m={}", t.stages_per_rank, t.microbatches);
+  if (req.global_batch || t.microbatch_size != 1) out += fmt::format(" b={}", t.microbatch_size);
+  return out;
+}
+
+std::string format_time(double t, bool in_us) {
+  if (!in_us) return fmt::format("{:.6g}", t);
+  if (t >= 1e6) return fmt::format("{:.4g} s", t / 1e6);
+  if (t >= 1e3) return fmt::format("{:.4g} ms", t / 1e3);
+  return fmt::format("{:.4g} us", t);
+}
+
+double samples_of(const TuneTrial& t) { return double(t.microbatches) * t.microbatch_size; }
+
+/// Samples per second when times are microseconds, else samples per time unit.
+double throughput(const TuneTrial& t, bool in_us) {
+  if (t.makespan <= 0) return 0;
+  return samples_of(t) / (in_us ? t.makespan * 1e-6 : t.makespan);
+}
 
 nlohmann::ordered_json or_null(bool present, auto value) {
   return present ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
@@ -19,19 +38,35 @@ nlohmann::ordered_json or_null(bool present, auto value) {
 
 }  // namespace
 
+std::string format_tune_memory(double value, bool in_bytes) {
+  if (!in_bytes) return fmt::format("{:.4g}", value);
+  return fmt::format("{:.1f} GiB", value / double(1ull << 30));
+}
+
 std::string tune_json(const TuneRequest& request, const TuneSources& sources, const TuneResult& result) {
   nlohmann::ordered_json j;
-  j["schema_version"] = 1;
+  j["schema_version"] = 2;
   j["input"] = {{"ranks", request.ranks},
                 {"microbatches", or_null(request.microbatches != 0, request.microbatches)},
                 {"global_batch", or_null(request.global_batch != 0, request.global_batch)},
                 {"memory_cap", or_null(request.memory_cap > 0, request.memory_cap)},
+                {"stages_per_rank", tune_shapes(request)},
                 {"cost", sources.cost},
                 {"costs_file", sources.costs_file},
                 {"topology", sources.topology},
-                {"stage_spec", sources.stage_spec}};
+                {"stage_spec", sources.stage_spec},
+                {"model", sources.model},
+                {"gpu", sources.gpu}};
+  j["parameters"] = {{"runtime", runtime_name(request.runtime)},
+                     {"time_model", sources.time_model},
+                     {"time_unit", sources.times_in_us ? "us" : "cost units"},
+                     {"memory_unit", sources.memory_in_bytes  ? "bytes"
+                                     : request.global_batch ? "samples of activation"
+                                                            : "microbatches of activation"}};
+  j["notes"] = sources.notes;
   auto& rows = j["results"] = nlohmann::ordered_json::array();
   const TuneTrial& best = result.trials.front();
+  auto mem = [&](double v) { return format_tune_memory(v, sources.memory_in_bytes); };
   for (std::size_t i = 0; i < result.trials.size(); ++i) {
     const TuneTrial& t = result.trials[i];
     nlohmann::ordered_json row;
@@ -39,14 +74,16 @@ std::string tune_json(const TuneRequest& request, const TuneSources& sources, co
     row["schedule"] = t.family;
     row["stages_per_rank"] = t.stages_per_rank;
     row["microbatches"] = t.microbatches;
+    row["microbatch_size"] = t.microbatch_size;
     row["ran"] = t.ran;
     row["fits"] = t.fits;
     if (t.ran) {
       row["iteration_time"] = t.makespan;
+      row["throughput"] = throughput(t, sources.times_in_us);
       row["bubble_ratio"] = t.bubble;
       row["peak_memory"] = t.peak;
     }
-    row["verdict"] = tune_verdict(t, best, request.memory_cap);
+    row["verdict"] = tune_verdict(t, best, request.memory_cap, mem);
     if (is_auto_schedule(t.family) && t.ran) row["auto_origin"] = t.note;
     rows.push_back(std::move(row));
   }
@@ -54,30 +91,47 @@ std::string tune_json(const TuneRequest& request, const TuneSources& sources, co
 }
 
 std::string tune_text(const TuneRequest& request, const TuneSources& sources, const TuneResult& result) {
-  const std::string cap = request.memory_cap > 0 ? fmt::format("{:.4g}", request.memory_cap) : "none";
+  auto mem = [&](double v) { return format_tune_memory(v, sources.memory_in_bytes); };
+  const std::string cap = request.memory_cap > 0 ? mem(request.memory_cap) : "none";
   const std::string counts =
       request.microbatches
           ? fmt::format("{} microbatches", request.microbatches)
           : fmt::format("global batch {} (every microbatch count that divides it)", request.global_batch);
-  const char* unit = !sources.stage_spec.empty() ? "bytes per rank"
-                     : request.global_batch      ? "samples of activation per rank"
-                                                 : "microbatches of activation per rank";
-  std::string out = fmt::format("# ppsched tune: {} ranks, {}, memory cap {} ({}), costs {}\n", request.ranks, counts,
-                                cap, unit, sources.costs_file.empty() ? sources.cost : sources.costs_file);
-  out += "# iteration time from the timed simulator; bubble = 1 - busy / (ranks x time); peak = activation memory\n";
-  out += fmt::format("{:>4}  {:<22} {:<12} {:>12} {:>7} {:>9}  {}\n", "rank", "schedule", "shape", "iteration",
-                     "bubble", "peak", "verdict");
+  const char* unit = sources.memory_in_bytes  ? "bytes per rank: weights, gradients, optimizer state and activations"
+                     : request.global_batch ? "samples of activation per rank"
+                                            : "microbatches of activation per rank";
+  std::string costs = !sources.model.empty()        ? "model " + sources.model_name +
+                                                   (sources.gpu.empty() ? " (measured times)" : " on " + sources.gpu)
+                      : !sources.costs_file.empty() ? "costs " + sources.costs_file
+                                                    : "costs " + sources.cost;
+  std::string out = fmt::format("# ppsched tune: {} ranks, {}, stages per rank {}, memory cap {} ({})\n", request.ranks,
+                                counts, fmt::join(tune_shapes(request), "/"), cap, unit);
+  out += "# " + costs + "; time model: " + sources.time_model + "\n";
+  for (const std::string& note : sources.notes) out += "# note: " + note + "\n";
+  out += "# bubble = 1 - busy / (ranks x time); b = samples per microbatch\n";
+  const char* rate = sources.times_in_us ? "samples/s" : "samples/t";
+  out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", "rank", "schedule", "shape",
+                     "iteration", rate, "bubble", "peak", "verdict");
   const TuneTrial& best = result.trials.front();
-  for (std::size_t i = 0; i < result.trials.size(); ++i) {
+  const std::size_t shown = sources.top ? std::min(sources.top, result.trials.size()) : result.trials.size();
+  for (std::size_t i = 0; i < shown; ++i) {
     const TuneTrial& t = result.trials[i];
     const std::string pos = t.ran && t.fits ? std::to_string(i + 1) : "-";
-    const std::string verdict = tune_verdict(t, best, request.memory_cap);
+    const std::string verdict = tune_verdict(t, best, request.memory_cap, mem);
     if (t.ran)
-      out += fmt::format("{:>4}  {:<22} {:<12} {:>12.6g} {:>6.1f}% {:>9.4g}  {}\n", pos, t.family, shape(t),
-                         t.makespan, 100 * t.bubble, t.peak, verdict);
+      out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11.4g} {:>6.1f}% {:>11}  {}\n", pos, t.family,
+                         shape(request, t), format_time(t.makespan, sources.times_in_us),
+                         throughput(t, sources.times_in_us), 100 * t.bubble, mem(t.peak), verdict);
     else
-      out += fmt::format("{:>4}  {:<22} {:<12} {:>12} {:>7} {:>9}  {}\n", pos, t.family, shape(t), "-", "-", "-",
-                         verdict);
+      out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", pos, t.family, shape(request, t),
+                         "-", "-", "-", "-", verdict);
+  }
+  if (shown < result.trials.size()) {
+    std::size_t fit = 0, over = 0, cannot = 0;
+    for (std::size_t i = shown; i < result.trials.size(); ++i)
+      ++(result.trials[i].fits ? fit : result.trials[i].ran ? over : cannot);
+    out += fmt::format("# {} more not shown ({} slower, {} over the cap, {} cannot run); --top 0 shows all\n",
+                       result.trials.size() - shown, fit, over, cannot);
   }
   if (result.found() && is_auto_schedule(best.family)) out += "# auto's schedule came from: " + best.note + "\n";
   if (!result.found()) out += "# nothing fits the memory cap\n";

@@ -1,16 +1,17 @@
 // The faces of `ppsched tune`'s result (tune/tune.hpp): a ranked table, and the same as JSON.
 //
-//   # ppsched tune: 4 ranks, 8 microbatches, memory cap 4 (microbatches of activation per rank), costs F=1,...
-//   # iteration time from the timed simulator; bubble = 1 - busy / (ranks x time); peak = activation memory
-//   rank  schedule               shape         iteration  bubble      peak  verdict
-//      1  auto                   v=1 m=8              27    11.1%         4  best
-//      2  ZBH1                   v=1 m=8              27    11.1%         4  ties the best; peak 4 vs 4
-//      -  ZBH2                   v=1 m=8              24     0.0%         7  over the cap: peak 7 > 4
+//   # ppsched tune: 8 ranks, global batch 64 (every microbatch count that divides it), memory cap 80 GiB per rank
+//   # model llama3-8b-like on h100 (roofline); time model: pytorch: ...
+//   rank  schedule               shape               iteration   samples/s  bubble       peak  verdict
+//      1  ZBVZeroBubble          v=2 m=64 b=1          6.418 s        9.97    4.1%   61.2 GiB  best
 //
-// A rank is given only to the trials that fit; the verdict compares each with the best.
+// A rank is given only to the trials that fit; the verdict compares each with the best. The text
+// shows the first `top` rows; JSON has them all.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tune/tune.hpp"
 
@@ -22,9 +23,20 @@ struct TuneSources {
   std::string costs_file;  ///< empty: none
   std::string topology;
   std::string stage_spec;
+  std::string model;       ///< model file; empty: none
+  std::string model_name;  ///< the model's own name
+  std::string gpu;         ///< accelerator of the roofline; empty: measured times only
+  std::string time_model;  ///< the runtime model's one-line summary
+  bool times_in_us = false;      ///< costs are microseconds (a model or a cost table): times and throughput get units
+  bool memory_in_bytes = false;  ///< peaks are bytes (a model or a stage spec)
+  std::size_t top = 10;          ///< rows of the text table; 0: all
+  std::vector<std::string> notes;  ///< said in the header (shapes left out, and why)
 };
 
 std::string tune_text(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
 std::string tune_json(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
+
+/// "71.3 GiB" for bytes, "4.5" for microbatches of activation.
+std::string format_tune_memory(double value, bool in_bytes);
 
 }  // namespace ppsched

@@ -113,7 +113,7 @@ class StepSimulator {
         throw std::length_error(fmt::format(
             "PyTorch's lock-step simulation passed {} cells (one per rank per step) before finishing: a long chain "
             "of dependencies over many ranks makes its grid grow with ranks x steps. The timed model "
-            "(--model timed) is linear in the schedule",
+            "(--simulator timed) is linear in the schedule",
             max_cells));
       waiting.clear();
       bool progress = false;

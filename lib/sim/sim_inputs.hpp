@@ -3,6 +3,10 @@
 // engine per placement; consumed by simulate_timed/simulate_aggregates and the automatic search.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
+#include "model/stage_model.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 
@@ -12,5 +16,12 @@ struct SimInputs {
   TimedOptions sim;
   MemoryModel memory;
 };
+
+/// The inputs a model's stages give a pipeline whose stages sit on ranks as `stage_to_rank` says:
+/// their costs, the bytes their transfers carry (for a topology to price), and memory in bytes:
+/// on each rank the static bytes (weights, gradients, optimizer state) of its stages plus live
+/// activations. The one place a derived StageModel becomes simulator inputs.
+SimInputs sim_inputs_from_stages(const StageModel& stages, const std::vector<std::uint32_t>& stage_to_rank,
+                                 std::uint32_t ranks);
 
 }  // namespace ppsched

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
+#include "passes/passes.hpp"
 #include "sim/aggregate.hpp"
 #include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
@@ -22,87 +26,59 @@ std::vector<std::string> default_families() {
   return out;
 }
 
-// Evaluates trials, asking for each distinct placement's inputs once.
-class Tuner {
- public:
-  Tuner(const TuneRequest& request, const TuneInputsFor& inputs_for) : req_(request), inputs_for_(inputs_for) {}
+Placement placement_of_trial(const TuneRequest& req, const TuneTrial& t) {
+  const PlacementStyle style =
+      is_auto_schedule(t.family) ? auto_placement(t.stages_per_rank) : find_family(t.family)->placement;
+  return Placement::for_shape(style, req.ranks, t.stages_per_rank);
+}
 
-  // Fills the trial's results; false when the inputs could not be had.
-  bool evaluate(TuneTrial& t) {
-    const PlacementStyle style =
-        is_auto_schedule(t.family) ? auto_placement(t.stages_per_rank) : find_family(t.family)->placement;
-    const Placement placement = Placement::for_shape(style, req_.ranks, t.stages_per_rank);
-    const SimInputs* base = inputs(placement.stage_to_rank);
-    if (!base) return false;
-    // With a global batch the costs and sizes are per sample: a microbatch of G/m samples costs
-    // and holds G/m times as much (a linear model; small microbatches run less efficiently on a
-    // real GPU, which a measured cost table per microbatch size would show).
-    SimInputs scaled;
-    const SimInputs* in = base;
-    if (req_.global_batch) {
-      const double samples = double(req_.global_batch) / t.microbatches;
-      scaled = *base;
-      for (auto& stage : scaled.sim.costs.per_stage)
-        for (double& c : stage) c *= samples;
-      scaled.memory = base->memory.scaled(samples, req_.ranks, placement.num_stages());
-      in = &scaled;
-    }
-    try {
-      t.schedule = build(t, *in);
-    } catch (const std::invalid_argument& e) {  // SynthError, or auto's "no schedule fits"
-      t.note = e.what();
-      return true;
-    }
-    try {
-      SimAnalysis a = simulate_aggregates(t.schedule, t.schedule.placement.stage_to_rank, in->sim, in->memory);
-      t.ran = true;
-      t.makespan = a.makespan;
-      t.bubble = a.bubble_global;
-      t.peak = a.memory.max_peak();
-      for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
-      t.fits = fits_under_cap(t.peak, req_.memory_cap);
-    } catch (const TimedDeadlock&) {
-      t.note = "its schedule does not finish";
-    }
-    return true;
-  }
+using InputsKey = std::pair<std::vector<std::uint32_t>, std::uint32_t>;  // placement, microbatch size
 
- private:
-  Schedule build(TuneTrial& t, const SimInputs& in) const {
+// Synthesizes (or searches), lowers for the runtime and simulates one trial with its inputs.
+void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
+  Schedule built;
+  try {
     if (is_auto_schedule(t.family)) {
       AutoParams p;
-      p.ranks = req_.ranks;
+      p.ranks = req.ranks;
       p.microbatches = t.microbatches;
       p.stages_per_rank = t.stages_per_rank;
-      p.memory_cap = req_.memory_cap;
+      p.memory_cap = req.memory_cap;
       p.sim = in.sim;
       p.memory = in.memory;
-      p.time_budget_s = req_.time_budget_s;
+      p.time_budget_s = req.time_budget_s;
       AutoResult r = auto_schedule(p);
       t.note = r.best.origin;
-      return std::move(r.schedule);
+      built = std::move(r.schedule);
+    } else {
+      built = tune_schedule_of(req, t);
     }
-    SynthParams p;
-    p.ranks = req_.ranks;
-    p.microbatches = t.microbatches;
-    p.stages_per_rank = t.stages_per_rank;
-    return synthesize(t.family, p);
+  } catch (const std::invalid_argument& e) {  // SynthError, or auto's "no schedule fits"
+    t.note = e.what();
+    return;
   }
-
-  const SimInputs* inputs(const std::vector<std::uint32_t>& stage_to_rank) {
-    auto it = inputs_.find(stage_to_rank);
-    if (it == inputs_.end()) {
-      std::optional<SimInputs> in = inputs_for_(stage_to_rank);
-      if (!in) return nullptr;
-      it = inputs_.emplace(stage_to_rank, std::move(*in)).first;
-    }
-    return &it->second;
+  Schedule run;
+  try {
+    run = schedule_as_run(built, req.runtime);
+  } catch (const PassError& e) {
+    t.note = std::string("PyTorch's runtime lowering rejects it: ") + e.what();
+    return;
   }
-
-  const TuneRequest& req_;
-  const TuneInputsFor& inputs_for_;
-  std::map<std::vector<std::uint32_t>, SimInputs> inputs_;
-};
+  TimedOptions sim = in.sim;
+  sim.blocking_comms = req.blocking_comms;
+  try {
+    SimAnalysis a = simulate_aggregates(run, built.placement.stage_to_rank, sim, in.memory);
+    t.ran = true;
+    t.makespan = a.makespan;
+    t.bubble = a.bubble_global;
+    t.peak = a.memory.max_peak();
+    for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
+    t.fits = fits_under_cap(t.peak, req.memory_cap);
+  } catch (const TimedDeadlock&) {
+    t.note = "its schedule does not finish";
+  }
+  if (is_auto_schedule(t.family)) t.schedule = std::move(built);  // a family's is rebuilt on demand
+}
 
 // Fitting by time (then peak), then over the cap by time, then the ones that did not run.
 void rank_trials(std::vector<TuneTrial>& trials) {
@@ -127,55 +103,118 @@ std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request) {
   return counts;
 }
 
+std::vector<std::uint32_t> tune_shapes(const TuneRequest& request) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t v : request.stages_per_rank) {
+    const std::uint64_t stages = std::uint64_t(request.ranks) * v;
+    if (v == 0 || (request.max_stages && stages > request.max_stages)) continue;
+    if (request.only_stages && stages != request.only_stages) continue;
+    out.push_back(v);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<TuneTrial> tune_trials(const TuneRequest& request) {
   const std::vector<std::uint32_t> counts = tune_microbatch_counts(request);
   const std::vector<std::string> families = request.families.empty() ? default_families() : request.families;
   for (const std::string& f : families)
     if (!is_auto_schedule(f) && !find_family(f))
       throw std::invalid_argument("--families: unknown schedule '" + f + "' (see ppsched list)");
+  const std::vector<std::uint32_t> shapes = tune_shapes(request);
+  if (shapes.empty())
+    throw std::invalid_argument(fmt::format("no pipeline shape to try: stages per rank {} on {} ranks {}",
+                                            fmt::join(request.stages_per_rank, ", "), request.ranks,
+                                            request.only_stages ? fmt::format("never give the {} stages the costs describe", request.only_stages)
+                                                                : fmt::format("need more than the model's {} blocks", request.max_stages)));
+  auto tried = [&](std::uint32_t v) { return std::find(shapes.begin(), shapes.end(), v) != shapes.end(); };
   std::vector<TuneTrial> out;
   auto trial = [&](std::string family, std::uint32_t v, std::uint32_t m) {
     TuneTrial t;
     t.family = std::move(family);
     t.stages_per_rank = v;
     t.microbatches = m;
+    t.microbatch_size = request.global_batch ? request.global_batch / m : request.microbatch_size;
     out.push_back(std::move(t));
   };
   for (std::uint32_t m : counts)
     for (const std::string& name : families) {
       if (is_auto_schedule(name)) {
-        for (std::uint32_t v : {1u, 2u}) trial("auto", v, m);
+        for (std::uint32_t v : {1u, 2u})
+          if (tried(v)) trial("auto", v, m);
         continue;
       }
       const Family& f = *find_family(name);
-      if (f.fixed_stages_per_rank)
-        trial(std::string(f.name), f.default_stages_per_rank, m);
-      else
-        for (std::uint32_t v = 2; v <= 4; ++v) trial(std::string(f.name), v, m);
+      if (f.fixed_stages_per_rank) {
+        if (tried(f.default_stages_per_rank)) trial(std::string(f.name), f.default_stages_per_rank, m);
+      } else {
+        for (std::uint32_t v : shapes)
+          if (v >= 2) trial(std::string(f.name), v, m);
+      }
     }
+  return out;
+}
+
+SimInputs per_sample_inputs(const SimInputs& per_sample, double samples, std::size_t ranks, std::uint32_t stages) {
+  SimInputs out = per_sample;
+  for (auto& stage : out.sim.costs.per_stage)
+    for (double& c : stage) c *= samples;
+  out.memory = per_sample.memory.scaled(samples, ranks, stages);
   return out;
 }
 
 std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector<TuneTrial> trials,
                                          const TuneInputsFor& inputs_for) {
+  // Every input first, in trial order and on this thread: the caller's reader reports problems.
+  std::map<InputsKey, SimInputs> inputs;
+  std::vector<const SimInputs*> of_trial(trials.size());
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    InputsKey key{placement_of_trial(request, trials[i]).stage_to_rank, trials[i].microbatch_size};
+    auto it = inputs.find(key);
+    if (it == inputs.end()) {
+      std::optional<SimInputs> in = inputs_for(key.first, key.second);
+      if (!in) return std::nullopt;
+      it = inputs.emplace(std::move(key), std::move(*in)).first;
+    }
+    of_trial[i] = &it->second;
+  }
+  // Then the trials, independent of each other, on every hardware thread.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < trials.size();) evaluate(request, trials[i], *of_trial[i]);
+  };
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), trials.size()));
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
   TuneResult result;
   result.trials = std::move(trials);
-  Tuner tuner(request, inputs_for);
-  for (TuneTrial& t : result.trials)
-    if (!tuner.evaluate(t)) return std::nullopt;
   rank_trials(result.trials);
   return result;
 }
 
-std::string tune_verdict(const TuneTrial& t, const TuneTrial& best, double memory_cap) {
+Schedule tune_schedule_of(const TuneRequest& request, const TuneTrial& trial) {
+  if (is_auto_schedule(trial.family)) return trial.schedule;
+  SynthParams p;
+  p.ranks = request.ranks;
+  p.microbatches = trial.microbatches;
+  p.stages_per_rank = trial.stages_per_rank;
+  return synthesize(trial.family, p);
+}
+
+std::string tune_verdict(const TuneTrial& t, const TuneTrial& best, double memory_cap,
+                         const std::function<std::string(double)>& format_memory) {
   if (!t.ran) return "cannot run: " + t.note.substr(0, t.note.find('\n'));
-  if (!t.fits) return fmt::format("over the cap: peak {:.4g} > {:.4g}", t.peak, memory_cap);
+  if (!t.fits) return "over the cap: peak " + format_memory(t.peak) + " > " + format_memory(memory_cap);
   if (&t == &best) return "best";
+  if (t.makespan == best.makespan)
+    return "ties the best; peak " + format_memory(t.peak) + " vs " + format_memory(best.peak);
   std::string why = fmt::format("{:+.1f}% time", 100.0 * (t.makespan / best.makespan - 1.0));
   if (t.bubble > best.bubble + 1e-9)
     why += fmt::format(", more bubble ({:.1f}% vs {:.1f}%)", 100 * t.bubble, 100 * best.bubble);
   if (t.comm_wait > best.comm_wait * 1.01 + 1e-9) why += ", more comm wait";
-  if (t.makespan == best.makespan) why = fmt::format("ties the best; peak {:.4g} vs {:.4g}", t.peak, best.peak);
   return why;
 }
 

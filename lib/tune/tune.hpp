@@ -1,11 +1,13 @@
 // Which schedule to run: every family that can run the configuration (and the automatic schedule)
-// is synthesized for each microbatch count, simulated with the same timed model and memory
-// accounting as `ppsched simulate`, and ranked: fitting schedules by iteration time, then those
-// over the memory cap, then those that cannot run, each with a one-line verdict.
+// is synthesized for each shape (stages per rank) and microbatch count, run through the same
+// runtime model and memory accounting as `ppsched simulate`, and ranked: fitting schedules by
+// iteration time, then those over the memory cap, then those that cannot run, each with a one-line
+// verdict.
 //
-// The engine does not read files: the caller gives, for each placement a trial needs, the costs
-// and memory model of that placement (tune_schedules asks once per distinct placement). The
-// text and JSON faces of the result are in report/tune_report.hpp.
+// The engine does not read files: the caller gives, for each placement and microbatch size a
+// trial needs, the costs and memory model (tune_schedules asks once per distinct pair, before any
+// trial runs). Trials run in parallel, one per hardware thread. The text and JSON faces of the
+// result are in report/tune_report.hpp.
 #pragma once
 
 #include <cstdint>
@@ -15,19 +17,30 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
 
 namespace ppsched {
 
 struct TuneRequest {
   std::uint32_t ranks = 0;
-  /// Exactly one of the two: one microbatch count, or a global batch whose every divisor is a
-  /// count to try (costs and activation sizes are then per sample and scale with G/m).
+  /// Exactly one of the two: one microbatch count (of `microbatch_size` samples each), or a
+  /// global batch whose every divisor m is a count to try, with microbatches of G/m samples.
   std::uint32_t microbatches = 0;
   std::uint32_t global_batch = 0;
+  std::uint32_t microbatch_size = 1;  ///< samples per microbatch with `microbatches`
   double memory_cap = 0;              ///< 0: none
   std::vector<std::string> families;  ///< names, aliases or "auto"; empty: tune's default set and auto
-  double time_budget_s = 1.0;         ///< of each automatic search
+  /// The stages per rank to try; a family runs at those it supports (single-stage families at 1,
+  /// V families at 2, looped multi-stage families at each value >= 2, auto at 1 and 2).
+  std::vector<std::uint32_t> stages_per_rank = {1, 2, 4};
+  /// The most stages a pipeline may have (a model's blocks: each stage holds at least one); 0: no limit.
+  std::uint32_t max_stages = 0;
+  /// Only pipelines of exactly this many stages (a cost table or stage spec describes one); 0: any.
+  std::uint32_t only_stages = 0;
+  double time_budget_s = 1.0;  ///< of each automatic search
+  Runtime runtime = Runtime::PyTorch;
+  bool blocking_comms = false;
 };
 
 /// One configuration tried and what the simulator said of it.
@@ -35,10 +48,13 @@ struct TuneTrial {
   std::string family;  ///< the registry's name, or "auto"
   std::uint32_t stages_per_rank = 1;
   std::uint32_t microbatches = 0;
+  std::uint32_t microbatch_size = 1;  ///< samples per microbatch
   bool ran = false;   ///< synthesized and finished in simulation
   bool fits = false;  ///< ran, and its peak fits under the cap
   double makespan = 0, bubble = 0, peak = 0, comm_wait = 0;
   std::string note;  ///< why it cannot run, or where auto's schedule came from
+  /// The compute-only schedule (what torchtitan loads), kept for auto's trials (the search's
+  /// answer); a family's is rebuilt on demand by tune_schedule_of.
   Schedule schedule;
 };
 
@@ -53,21 +69,34 @@ struct TuneResult {
 /// global_batch to be set.
 std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request);
 
-/// The trials of a request, unevaluated: per count, per family, Interleaved-style families with 2
-/// to 4 stages per rank, auto with 1 and 2. Throws std::invalid_argument for an unknown family.
+/// The stages per rank a request tries, ascending: those of `request.stages_per_rank` whose
+/// pipelines the stage limits allow.
+std::vector<std::uint32_t> tune_shapes(const TuneRequest& request);
+
+/// The trials of a request, unevaluated: per count, per family, at each stage count it supports.
+/// Throws std::invalid_argument for an unknown family or an empty set of shapes.
 std::vector<TuneTrial> tune_trials(const TuneRequest& request);
 
-/// The simulator's inputs for one placement (stage -> rank), with costs and sizes per microbatch
-/// (per sample with a global batch); nullopt stops the tuning (the caller has said why).
-using TuneInputsFor = std::function<std::optional<SimInputs>(const std::vector<std::uint32_t>& stage_to_rank)>;
+/// The simulator's inputs for one placement (stage -> rank) and microbatch size; nullopt stops
+/// the tuning (the caller has said why).
+using TuneInputsFor = std::function<std::optional<SimInputs>(const std::vector<std::uint32_t>& stage_to_rank,
+                                                             std::uint32_t microbatch_size)>;
+
+/// Inputs whose costs and sizes are per sample, for a microbatch of `samples` samples: costs and
+/// activation sizes times `samples` (a linear model; a model file's roofline is not linear).
+SimInputs per_sample_inputs(const SimInputs& per_sample, double samples, std::size_t ranks, std::uint32_t stages);
 
 /// Synthesizes, simulates and ranks the trials of `request` (tune_trials's); nullopt when
 /// `inputs_for` failed.
 std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector<TuneTrial> trials,
                                          const TuneInputsFor& inputs_for);
 
+/// The compute-only schedule of a trial: auto's as found, a family's synthesized again.
+Schedule tune_schedule_of(const TuneRequest& request, const TuneTrial& trial);
+
 /// One line on a trial against the best: "best", "+4.2% time, more bubble (...)", "over the cap:
-/// ...", "cannot run: ...".
-std::string tune_verdict(const TuneTrial& trial, const TuneTrial& best, double memory_cap);
+/// ...", "cannot run: ...". `format_memory` writes a peak or cap in the memory model's unit.
+std::string tune_verdict(const TuneTrial& trial, const TuneTrial& best, double memory_cap,
+                         const std::function<std::string(double)>& format_memory);
 
 }  // namespace ppsched

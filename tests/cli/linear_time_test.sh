@@ -25,7 +25,7 @@ awk 'BEGIN { pad = sprintf("%2000s", ""); gsub(/ /, ",", pad); for (r = 0; r < 5
 "$bin" validate "$tmp/idle.csv" >/dev/null || [ $? -eq 1 ]  # findings are fine; a hang is not
 "$bin" simulate "$tmp/idle.csv" >/dev/null
 set +e
-"$bin" simulate "$tmp/idle.csv" --model pytorch-steps >/dev/null 2>"$tmp/err"
+"$bin" simulate "$tmp/idle.csv" --simulator pytorch-steps >/dev/null 2>"$tmp/err"
 status=$?
 set -e
 [ $status -eq 2 ] && grep -q "lock-step simulation passed" "$tmp/err" || { echo "pytorch-steps: exit $status"; cat "$tmp/err"; exit 1; }

@@ -117,7 +117,7 @@ def commands(f, out):
         (["validate", f, "--format", "sarif"], None, True),
         (["validate", f, "--format", "github", "--max-bubble", "0.5", "--max-memory", "100"], None, False),
         (["simulate", f], None, True),
-        (["simulate", f, "--model", "pytorch-steps"], None, True),
+        (["simulate", f, "--simulator", "pytorch-steps"], None, True),
         (["simulate", f, "--format", "json", "--trace", out + ".trace.json", "--svg", out + ".svg", "--gantt", "40",
           "-o", out + ".sim.json"], out + ".sim.json", False),
         (["simulate", f, "--lower", "runtime", "--blocking-comms", "--views", "summary"], None, True),

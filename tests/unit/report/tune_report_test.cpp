@@ -45,31 +45,62 @@ TuneRequest request() {
   return q;
 }
 
+TuneSources sources(std::string cost, std::string costs_file, std::string stage_spec) {
+  TuneSources src;
+  src.cost = std::move(cost);
+  src.costs_file = std::move(costs_file);
+  src.stage_spec = std::move(stage_spec);
+  src.time_model = "ideal: test";
+  src.memory_in_bytes = !src.stage_spec.empty();
+  src.times_in_us = !src.costs_file.empty();
+  return src;
+}
+
 TEST_CASE("tune_report: the text table ranks only what fits and gives each row its verdict") {
-  const std::string text = tune_text(request(), {"F=1,I=1,W=1,B=2 (unit)", "", "", ""}, ranked());
-  CHECK(text.rfind("# ppsched tune: 4 ranks, 8 microbatches, memory cap 4 (microbatches of activation per rank), "
-                   "costs F=1,I=1,W=1,B=2 (unit)\n",
+  const std::string text = tune_text(request(), sources("F=1,I=1,W=1,B=2 (unit)", "", ""), ranked());
+  CHECK(text.rfind("# ppsched tune: 4 ranks, 8 microbatches, stages per rank 1/2/4, memory cap 4 (microbatches of "
+                   "activation per rank)\n# costs F=1,I=1,W=1,B=2 (unit); time model: ideal: test\n",
                    0) == 0);
-  CHECK(text.find("\n   1  auto                   v=1 m=8                24    0.0%         4  best\n") != std::string::npos);
-  CHECK(text.find("\n   2  ZBH1                   v=1 m=8                27   11.1%         4  +12.5% time, more bubble "
-                  "(11.1% vs 0.0%)\n") != std::string::npos);
-  CHECK(text.find("\n   -  ZBH2                   v=1 m=8                24    0.0%         7  over the cap: peak 7 > 4\n") !=
+  // 8 samples per time unit over 24 units: throughput 0.3333.
+  CHECK(text.find("\n   1  auto                   v=1 m=8                      24      0.3333    0.0%           4  best\n") !=
         std::string::npos);
-  CHECK(text.find("\n   -  DualPipeV              v=2 m=8                 -       -         -  cannot run: DualPipeV needs "
-                  "at least 8 microbatches\n") != std::string::npos);
+  CHECK(text.find("\n   2  ZBH1                   v=1 m=8                      27      0.2963   11.1%           4  +12.5% "
+                  "time, more bubble (11.1% vs 0.0%)\n") != std::string::npos);
+  CHECK(text.find("\n   -  ZBH2                   v=1 m=8                      24      0.3333    0.0%           7  over "
+                  "the cap: peak 7 > 4\n") != std::string::npos);
+  CHECK(text.find("\n   -  DualPipeV              v=2 m=8                       -           -       -           -  "
+                  "cannot run: DualPipeV needs at least 8 microbatches\n") != std::string::npos);
   CHECK(text.find("# auto's schedule came from: greedy cap=4\n") != std::string::npos);
 }
 
+TEST_CASE("tune_report: --top shows the first rows and counts the rest by kind") {
+  TuneSources src = sources("F=1", "", "");
+  src.top = 1;
+  const std::string text = tune_text(request(), src, ranked());
+  CHECK(text.find("ZBH1") == std::string::npos);
+  CHECK(text.find("# 3 more not shown (1 slower, 1 over the cap, 1 cannot run); --top 0 shows all\n") != std::string::npos);
+}
+
+TEST_CASE("tune_report: with times in microseconds, iteration time has a unit and throughput is samples per second") {
+  TuneResult r = ranked();
+  r.trials[0].makespan = 2.5e6;  // 8 samples in 2.5 s
+  const std::string text = tune_text(request(), sources("F=1", "costs.csv", ""), r);
+  CHECK(text.find("samples/s") != std::string::npos);
+  CHECK(text.find("   1  auto                   v=1 m=8                   2.5 s         3.2") != std::string::npos);
+}
+
 TEST_CASE("tune_report: JSON has the input, a rank only for fitting rows, and null for what was not given") {
-  const auto j = nlohmann::json::parse(tune_json(request(), {"F=2", "costs.csv", "", ""}, ranked()));
-  CHECK(j["schema_version"] == 1);
+  const auto j = nlohmann::json::parse(tune_json(request(), sources("F=2", "costs.csv", ""), ranked()));
+  CHECK(j["schema_version"] == 2);
   CHECK(j["input"]["global_batch"].is_null());
   CHECK(j["input"]["memory_cap"] == 4);
   CHECK(j["input"]["costs_file"] == "costs.csv");
+  CHECK(j["parameters"]["time_unit"] == "us");
   const auto& rows = j["results"];
   REQUIRE(rows.size() == 4);
   CHECK(rows[0]["rank"] == 1);
   CHECK(rows[0]["auto_origin"] == "greedy cap=4");
+  CHECK(rows[0]["throughput"] == Approx(8 / 24e-6));
   CHECK(rows[2]["rank"].is_null());
   CHECK(rows[2]["fits"] == false);
   CHECK(rows[3]["ran"] == false);
@@ -79,8 +110,12 @@ TEST_CASE("tune_report: JSON has the input, a rank only for fitting rows, and nu
 TEST_CASE("tune_report: nothing fits says so, with bytes as the unit when a stage spec is given") {
   TuneResult r = ranked();
   r.trials.erase(r.trials.begin(), r.trials.begin() + 2);  // only the unfit and the dead are left
-  const std::string text = tune_text(request(), {"F=1", "", "", "spec.json"}, r);
-  CHECK(text.find("(bytes per rank)") != std::string::npos);
+  TuneRequest req = request();
+  req.memory_cap = 4.0 * (1ull << 30);
+  r.trials[0].peak = 7.5 * (1ull << 30);
+  const std::string text = tune_text(req, sources("F=1", "", "spec.json"), r);
+  CHECK(text.find("(bytes per rank: weights, gradients, optimizer state and activations)") != std::string::npos);
+  CHECK(text.find("over the cap: peak 7.5 GiB > 4.0 GiB") != std::string::npos);
   CHECK(text.find("# nothing fits the memory cap\n") != std::string::npos);
   CHECK(text.find("auto's schedule came from") == std::string::npos);
 }

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "sim/aggregate.hpp"
+#include "sim/runtime.hpp"
 #include "support/catch.hpp"
 
 namespace ppsched {
@@ -33,6 +36,8 @@ struct Inputs {
   }
 };
 
+std::string plain(double v) { return fmt::format("{:g}", v); }
+
 TuneRequest request(std::uint32_t ranks, std::uint32_t microbatches, std::vector<std::string> families) {
   TuneRequest r;
   r.ranks = ranks;
@@ -53,7 +58,7 @@ TEST_CASE("tune: auto's two-chunk trial is simulated with V placement, the place
   // weights it charged each rank were not those of the schedule it emitted.
   Inputs inputs{.weights = true, .asked = {}};
   const TuneRequest req = request(4, 8, {"auto"});
-  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
   REQUIRE(result);
   const TuneTrial& v2 = find(*result, "auto", 2);
   REQUIRE(v2.ran);
@@ -73,12 +78,12 @@ TEST_CASE("tune: one request for each distinct placement, trials in order, ranke
   Inputs inputs;
   TuneRequest req = request(4, 8, {"1F1B", "ZBH1", "ZBH2", "Interleaved1F1B"});
   req.memory_cap = 4;
-  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
   REQUIRE(result);
-  // 1F1B, ZBH1, ZBH2 share loop placement with one stage per rank; Interleaved1F1B tries 2, 3, 4.
-  CHECK(inputs.asked.size() == 4);
-  CHECK(std::set(inputs.asked.begin(), inputs.asked.end()).size() == 4);
-  REQUIRE(result->trials.size() == 6);
+  // 1F1B, ZBH1, ZBH2 share loop placement with one stage per rank; Interleaved1F1B tries 2 and 4.
+  CHECK(inputs.asked.size() == 3);
+  CHECK(std::set(inputs.asked.begin(), inputs.asked.end()).size() == 3);
+  REQUIRE(result->trials.size() == 5);
   REQUIRE(result->found());
   const TuneTrial& best = result->trials.front();
   bool over = false;
@@ -97,8 +102,8 @@ TEST_CASE("tune: one request for each distinct placement, trials in order, ranke
   // ZB-H2 holds 2p - 1 = 7 microbatches: over a cap of 4, with the verdict saying so.
   const TuneTrial& zbh2 = find(*result, "ZBH2", 1);
   CHECK_FALSE(zbh2.fits);
-  CHECK(tune_verdict(zbh2, best, 4) == "over the cap: peak 7 > 4");
-  CHECK(tune_verdict(best, best, 4) == "best");
+  CHECK(tune_verdict(zbh2, best, 4, plain) == "over the cap: peak 7 > 4");
+  CHECK(tune_verdict(best, best, 4, plain) == "best");
 }
 
 TEST_CASE("tune: a global batch tries every divisor, with per-sample costs and sizes scaled by G/m") {
@@ -108,8 +113,13 @@ TEST_CASE("tune: a global batch tries every divisor, with per-sample costs and s
   req.global_batch = 6;
   req.families = {"1F1B"};
   CHECK(tune_microbatch_counts(req) == std::vector<std::uint32_t>{1, 2, 3, 6});
-  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement) { return inputs(req.ranks, placement); });
+  std::vector<std::uint32_t> sizes;
+  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t samples) {
+    sizes.push_back(samples);
+    return per_sample_inputs(*inputs(req.ranks, placement), samples, req.ranks, 2);
+  });
   REQUIRE(result);
+  CHECK(sizes == std::vector<std::uint32_t>{6, 3, 2, 1});  // one request per microbatch size, G/m samples each
   REQUIRE(result->trials.size() == 4);
   for (const TuneTrial& t : result->trials) {
     INFO("m=" << t.microbatches);
@@ -132,15 +142,67 @@ TEST_CASE("tune: bad requests are refused with the flag's message") {
   CHECK_THROWS_WITH(tune_trials(request(4, 8, {"ZBX"})), "--families: unknown schedule 'ZBX' (see ppsched list)");
   // A family that cannot run the shape is a trial that did not run, with the family's reason.
   const TuneRequest dual = request(4, 2, {"DualPipeV"});
-  auto result = tune_schedules(dual, tune_trials(dual), [](const auto&) { return std::optional<SimInputs>(SimInputs{}); });
+  auto result = tune_schedules(dual, tune_trials(dual), [](const auto&, std::uint32_t) { return std::optional<SimInputs>(SimInputs{}); });
   REQUIRE(result);
   REQUIRE(result->trials.size() == 1);
   CHECK_FALSE(result->trials[0].ran);
   CHECK_FALSE(result->found());
-  CHECK(tune_verdict(result->trials[0], result->trials[0], 0).rfind("cannot run: ", 0) == 0);
+  CHECK(tune_verdict(result->trials[0], result->trials[0], 0, plain).rfind("cannot run: ", 0) == 0);
   // Inputs that cannot be had stop the tuning.
   const TuneRequest one = request(4, 8, {"1F1B"});
-  CHECK_FALSE(tune_schedules(one, tune_trials(one), [](const auto&) { return std::optional<SimInputs>(); }));
+  CHECK_FALSE(tune_schedules(one, tune_trials(one), [](const auto&, std::uint32_t) { return std::optional<SimInputs>(); }));
+}
+
+TEST_CASE("tune: the shapes tried are those the stage limits allow, and each family runs at the ones it supports") {
+  TuneRequest req = request(4, 8, {"1F1B", "ZBVZeroBubble", "Interleaved1F1B", "auto"});
+  CHECK(tune_shapes(req) == std::vector<std::uint32_t>{1, 2, 4});
+  auto shapes_of = [&](const std::string& family) {
+    std::vector<std::uint32_t> out;
+    for (const TuneTrial& t : tune_trials(req))
+      if (t.family == family) out.push_back(t.stages_per_rank);
+    return out;
+  };
+  CHECK(shapes_of("1F1B") == std::vector<std::uint32_t>{1});
+  CHECK(shapes_of("ZBVZeroBubble") == std::vector<std::uint32_t>{2});
+  CHECK(shapes_of("Interleaved1F1B") == std::vector<std::uint32_t>{2, 4});
+  CHECK(shapes_of("auto") == std::vector<std::uint32_t>{1, 2});
+  req.max_stages = 10;  // a model of 10 blocks: 16 stages cannot be
+  CHECK(tune_shapes(req) == std::vector<std::uint32_t>{1, 2});
+  CHECK(shapes_of("Interleaved1F1B") == std::vector<std::uint32_t>{2});
+  req.max_stages = 0;
+  req.only_stages = 4;  // a cost table of 4 stages
+  CHECK(tune_shapes(req) == std::vector<std::uint32_t>{1});
+  CHECK(shapes_of("ZBVZeroBubble").empty());
+  req.only_stages = 12;
+  CHECK_THROWS_WITH(tune_trials(req), Catch::Contains("never give the 12 stages"));
+}
+
+TEST_CASE("tune: each trial's time is the one `simulate` gives under the same runtime model") {
+  for (Runtime runtime : {Runtime::PyTorch, Runtime::Ideal}) {
+    INFO(runtime_name(runtime));
+    TuneRequest req = request(4, 8, {"ZBVZeroBubble", "1F1B", "Interleaved1F1B"});
+    req.runtime = runtime;
+    Inputs inputs;
+    auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+    REQUIRE(result);
+    for (const TuneTrial& t : result->trials) {
+      INFO(t.family << " v=" << t.stages_per_rank);
+      REQUIRE(t.ran);
+      const Schedule s = tune_schedule_of(req, t);
+      const Schedule run = schedule_as_run(s, runtime);
+      CHECK(has_comms(run) == (runtime == Runtime::PyTorch));
+      SimInputs own = inputs(4, s.placement.stage_to_rank).value();
+      CHECK(t.makespan == simulate_aggregates(run, s.placement.stage_to_rank, own.sim, own.memory).makespan);
+    }
+  }
+  // Where the two differ: ZBV on 4 ranks, 4 microbatches, unit costs (PyTorch's send/recv order waits).
+  TuneRequest req = request(4, 4, {"ZBVZeroBubble"});
+  Inputs inputs;
+  auto with = [&](Runtime r) {
+    req.runtime = r;
+    return tune_schedules(req, tune_trials(req), [&](const auto& p, std::uint32_t) { return inputs(4, p); })->trials[0].makespan;
+  };
+  CHECK(with(Runtime::Ideal) < with(Runtime::PyTorch));
 }
 
 }  // namespace

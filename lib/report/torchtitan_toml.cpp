@@ -1,0 +1,49 @@
+#include "report/torchtitan_toml.hpp"
+
+#include <fmt/format.h>
+
+namespace ppsched {
+
+namespace {
+
+// A TOML basic string: quotes and backslashes escaped, control characters as \uXXXX.
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += char(c);
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04X}", c);
+    else out += char(c);
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string torchtitan_class_for(std::uint32_t stages_per_rank, bool v_placement) {
+  if (v_placement) return "ZBVZeroBubble";
+  return stages_per_rank == 1 ? "1F1B" : "Interleaved1F1B";
+}
+
+std::string torchtitan_toml(const TorchtitanSettings& s) {
+  std::string out;
+  for (const std::string& c : s.comments) out += "# " + c + "\n";
+  out += "[parallelism]\n";
+  out += fmt::format("pipeline_parallel_degree = {}\n", s.pp_degree);
+  out += "pipeline_parallel_schedule = " + toml_string(s.schedule_class) + "\n";
+  if (!s.csv_path.empty()) out += "pipeline_parallel_schedule_csv = " + toml_string(s.csv_path) + "\n";
+  out += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.microbatch_size);
+  if (!s.module_fqns.empty()) {
+    out += "module_fqns_per_model_part = [\n";
+    for (const auto& stage : s.module_fqns) {
+      out += "  [";
+      for (std::size_t i = 0; i < stage.size(); ++i) out += (i ? ", " : "") + toml_string(stage[i]);
+      out += "],\n";
+    }
+    out += "]\n";
+  }
+  out += "\n[training]\n";
+  out += fmt::format("local_batch_size = {}\n", s.local_batch_size);
+  return out;
+}
+
+}  // namespace ppsched

@@ -1,0 +1,31 @@
+// The torchtitan settings that run a schedule `ppsched tune` chose, as a TOML snippet for a job
+// config (docs/conventions: torchtitan reads the CSV through _PipelineScheduleRuntime, takes the
+// stages per rank and their placement from the schedule class it is given, and the modules of
+// each stage from module_fqns_per_model_part).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ppsched {
+
+struct TorchtitanSettings {
+  std::uint32_t pp_degree = 0;
+  std::string schedule_class;  ///< the class torchtitan builds the stages with (its placement)
+  std::string csv_path;        ///< the schedule CSV; empty: the class runs its own order
+  std::uint32_t microbatch_size = 1;
+  std::uint32_t local_batch_size = 0;  ///< microbatches x microbatch size
+  /// Per stage, the modules it holds (torchtitan's names); empty: not known (no model file).
+  std::vector<std::vector<std::string>> module_fqns;
+  std::vector<std::string> comments;  ///< lines at the top (what was chosen and why)
+};
+
+/// The snippet: comments, then [parallelism] and [training] tables.
+std::string torchtitan_toml(const TorchtitanSettings& settings);
+
+/// The class whose stage placement matches a schedule of `stages_per_rank` stages per rank in
+/// loop or V placement: 1F1B (one per rank), Interleaved1F1B (loop), ZBVZeroBubble (V).
+std::string torchtitan_class_for(std::uint32_t stages_per_rank, bool v_placement);
+
+}  // namespace ppsched
