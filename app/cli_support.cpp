@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -47,6 +49,31 @@ CLI::Validator finite_non_negative() {
 CLI::Validator finite_in(double lo, double hi) {  // NaN fails both comparisons
   return number_check(fmt::format("a number from {} to {}", lo, hi), fmt::format("NUMBER in [{}, {}]", lo, hi),
                       [lo, hi](double v) { return v >= lo && v <= hi; });
+}
+
+CLI::Validator byte_suffixes() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        static const std::pair<const char*, double> kUnits[] = {
+            {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+            {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},          {"tb", 1e12}};
+        std::string lower;
+        for (unsigned char c : text) lower += static_cast<char>(std::tolower(c));
+        for (const auto& [suffix, factor] : kUnits) {
+          const std::size_t n = std::strlen(suffix);
+          if (lower.size() <= n || lower.compare(lower.size() - n, n, suffix) != 0) continue;
+          std::string number = text.substr(0, text.size() - n);
+          while (!number.empty() && number.back() == ' ') number.pop_back();
+          char* end = nullptr;
+          const double v = std::strtod(number.c_str(), &end);
+          if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v))
+            return "'" + text + "' is not a size: write a number, optionally with KiB, MiB, GiB, TiB, KB, MB, GB or TB";
+          text = fmt::format("{:.17g}", v * factor);
+          return {};
+        }
+        return {};  // a plain number: the option's own check judges it
+      },
+      "NUMBER[GiB|GB|...]", "byte suffix");
 }
 
 void print_diagnostics(const DiagnosticSink& sink) {

@@ -29,6 +29,9 @@ CLI::Validator finite_positive();
 CLI::Validator finite_non_negative();
 /// A number in [lo, hi]; CLI11's Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_in(double lo, double hi);
+/// A transform for sizes in bytes: "80GiB", "75 GB", "1.5TiB" become their number of bytes; a plain
+/// number passes through to the option's own check.
+CLI::Validator byte_suffixes();
 
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.

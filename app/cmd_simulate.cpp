@@ -205,7 +205,9 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   add_model_options(*sub, opt->inputs);
   sub->add_option("--memory-cap", opt->memory_cap,
                   "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
-                  "--stage-spec bytes of its stages' weights plus live activations (as validate --max-memory); 0: none")
+                  "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "
+                  "80GiB, 75GB); 0: none")
+      ->transform(byte_suffixes())
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text, json (all views), or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
       ->check(CLI::IsMember({"text", "json", "csv"}))

@@ -199,7 +199,9 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(1u, 1000000u));
   sub->add_option("--memory-cap", opt->request.memory_cap,
                   "Peak memory per rank, as simulate --memory-cap: microbatches of activation, or with a stage spec or "
-                  "model bytes of its stages' weights (with a model also gradients and optimizer state) plus live activations")
+                  "model bytes of its stages' weights (with a model also gradients and optimizer state) plus live "
+                  "activations; bytes take suffixes: 80GiB, 75GB")
+      ->transform(byte_suffixes())
       ->check(finite_positive());
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
