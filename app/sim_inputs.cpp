@@ -86,7 +86,8 @@ std::optional<ModelPartition> load_model_partition(const SimInputOptions& opt, s
     else
       out.partition = balanced_partition(out.model, stages, out.gpu, microbatch_size);
   } catch (const ModelError& e) {
-    print_error(opt.model + ": " + e.what());
+    const std::string what = e.what();  // a layout error names the flag and column itself
+    print_error(what.rfind("--pipeline-layout", 0) == 0 ? what : opt.model + ": " + what);
     return std::nullopt;
   }
   return out;
