@@ -111,7 +111,7 @@ int run_simulate(SimulateOptions opt) {
   Schedule& s = *loaded;
   if (opt.model == "pytorch-steps") return run_pytorch_steps(opt, std::move(s));
 
-  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s));
+  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s), &s);
   if (!inputs) return kExitUsage;
   const TimedOptions& sim = inputs->sim;
   const MemoryModel& memory = inputs->memory;
