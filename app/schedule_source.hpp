@@ -53,6 +53,9 @@ std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& rec
 struct AsGiven {
   Schedule schedule;
   SourceMap source;
+  /// False: without a lowering, `schedule` is left empty, since the schedule load_schedule
+  /// returns is the one as given (no copy of a schedule of millions of actions).
+  bool copy_unlowered = true;
 };
 
 /// Reads or synthesizes, then lowers; prints every problem and returns nullopt on failure.
