@@ -97,7 +97,7 @@ int run_run(RunOptions opt) {
     run::RunRequest req;
     req.name = name.empty() ? opt.source.input : name;
     req.stage_to_rank = stage_to_rank_in_use(*s);
-    auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s->rank_count()), req.stage_to_rank);
+    auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s->rank_count()), req.stage_to_rank, &*s);
     if (!inputs) return kExitUsage;
     if (!passes_validation(given, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;
     req.sim = inputs->sim;

@@ -1,13 +1,17 @@
 // `ppsched simulate`: run a schedule through the timed simulator (or PyTorch's lock-step dry run)
 // and report iteration time, bubbles, critical path and memory; write a Chrome trace on request.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <algorithm>
 #include <memory>
 #include <string>
 
+#include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
+#include "diag/render.hpp"
 #include "exit_codes.hpp"
+#include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "passes/passes.hpp"
@@ -38,6 +42,7 @@ struct SimulateOptions {
   std::string trace, svg;
   std::size_t gantt_width = 0;
   std::vector<std::string> views = sim_view_names();
+  bool force = false;
 
   bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
   /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
@@ -61,6 +66,29 @@ nlohmann::ordered_json input_json(const SimulateOptions& opt) {
   }
   in["lower"] = opt.source.lower;
   return in;
+}
+
+// A schedule with missing, duplicate or misplaced actions (validate's structural rules, on the
+// schedule as given, before lowering) has no iteration time worth reporting: refused (true), or
+// with --force simulated after a warning.
+bool refuse_invalid(const SimulateOptions& opt, const Schedule& as_given, const SourceMap& source) {
+  const bool file = opt.source.schedule.empty();
+  const std::string name = file ? display_name(opt.source.input) : "--schedule " + opt.source.schedule;
+  const CheckContext ctx = resolve_context(as_given, file ? &source : nullptr, name, {}).context;
+  DiagnosticSink first(1);
+  const std::size_t n = check_structure(ctx, first);
+  if (n == 0) return false;
+  const std::string what = file ? name : "the synthesized " + opt.source.schedule + " schedule";
+  const std::string count = fmt::format("{} structural error{}; the first: {}", n, n == 1 ? "" : "s",
+                                        render_one_line(first.diagnostics().front()));
+  if (opt.force) {
+    print_warning(fmt::format("--force: simulating {}, which is not a valid schedule ({})", what, count));
+    return false;
+  }
+  print_error(fmt::format("{} is not a valid schedule ({}); {}pass --force to simulate it anyway", what, count,
+                          file ? fmt::format("run `ppsched validate {}{}` for all of them, or ", opt.source.lenient ? "--lenient " : "", name)
+                               : ""));
+  return true;
 }
 
 int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
@@ -114,14 +142,18 @@ int run_simulate(SimulateOptions opt) {
     return kExitUsage;
   }
   opt.source.will_lower = opt.simulator == "timed" && opt.inputs.runtime_model() == Runtime::PyTorch;
-  std::optional<Schedule> loaded = load_schedule(opt.source);
+  AsGiven given;
+  given.copy_unlowered = false;
+  std::optional<Schedule> loaded = load_schedule(opt.source, &given);
   if (!loaded) return kExitUsage;
+  if (refuse_invalid(opt, opt.source.lower == "none" ? *loaded : given.schedule, given.source)) return kExitUsage;
+  given = {};
   if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
   std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs);
   if (!run_form) return kExitUsage;
   Schedule& s = *run_form;
 
-  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s));
+  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s), &s);
   if (!inputs) return kExitUsage;
   const TimedOptions& sim = inputs->sim;
   const MemoryModel& memory = inputs->memory;
@@ -223,6 +255,9 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->option_text("LIST");
   sub->add_option("--gantt", opt->gantt_width, "Add an ASCII Gantt chart this many columns wide")
       ->check(CLI::Range(std::size_t{10}, std::size_t{1000}));
+  sub->add_flag("--force", opt->force,
+                "Simulate a schedule that validate's structural rules reject (missing, duplicate or misplaced "
+                "actions), with a warning");
   commands.push_back({sub, [opt] { return run_simulate(*opt); }});
 }
 

@@ -169,7 +169,7 @@ int run_tune(TuneOptions& opt) {
   // global batch, scaled linearly).
   std::optional<TuneResult> result = tune_schedules(
       req, std::move(trials), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t samples) {
-        if (!opt.inputs.model.empty()) return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank, samples);
+        if (!opt.inputs.model.empty()) return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank, nullptr, samples);
         std::optional<SimInputs> in = load_sim_inputs(opt.inputs, req.ranks, stage_to_rank);
         if (in && req.global_batch)
           in = per_sample_inputs(*in, samples, req.ranks, static_cast<std::uint32_t>(stage_to_rank.size()));

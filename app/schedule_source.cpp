@@ -175,6 +175,10 @@ std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_give
   }
   std::optional<Schedule> source = source_schedule(opt, as_given);
   if (!source) return std::nullopt;
+  if (opt.lower == "none") {
+    if (as_given && as_given->copy_unlowered) as_given->schedule = *source;
+    return source;
+  }
   std::optional<Schedule> lowered = lower_schedule(*source, opt.lower, "--lower " + opt.lower);
   if (as_given) as_given->schedule = std::move(*source);
   return lowered;

@@ -61,6 +61,9 @@ std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& 
 struct AsGiven {
   Schedule schedule;
   SourceMap source;
+  /// False: without a lowering, `schedule` is left empty, since the schedule load_schedule
+  /// returns is the one as given (no copy of a schedule of millions of actions).
+  bool copy_unlowered = true;
 };
 
 /// Reads or synthesizes, then lowers; prints every problem and returns nullopt on failure.

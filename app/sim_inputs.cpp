@@ -4,6 +4,7 @@
 
 #include "cli_support.hpp"
 #include "model/stage_model.hpp"
+#include "io/input_file.hpp"
 #include "parse/cost_table.hpp"
 #include "parse/model_json.hpp"
 #include "parse/stage_spec_json.hpp"
@@ -13,7 +14,14 @@ namespace ppsched::cli {
 
 void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
   sub.add_option("--cost", opt.cost, "Per-rank costs, e.g. F=1,B=2,I=1,W=1 (default: F=I=W=1, B=I+W)");
-  sub.add_option("--costs", opt.costs, "Cost table: CSV stage,kind,time_us or JSON (overrides --cost)");
+  sub.add_option("--costs", opt.costs,
+                 "Cost table: CSV stage,kind,time_us or JSON (overrides --cost); it must price every stage and "
+                 "compute kind the schedule runs");
+  sub.add_option("--fill", opt.fill,
+                 "What the cost table leaves out costs: none (an error, the default) or unit (the --cost values, "
+                 "unit costs by default, with a warning)")
+      ->check(CLI::IsMember({"none", "unit"}))
+      ->option_text("none|unit");
   sub.add_option("--overlap-factor", opt.overlap_factor, "OVERLAP_F_B lasts this times the sum of its parts")
       ->check(finite_in(0.0, 1.0));
   sub.add_option("--stage-spec", opt.stage_spec, "Stage spec JSON: bytes per stage boundary, memory, inputs");
@@ -126,7 +134,8 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
 }  // namespace
 
 std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,
-                                         const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t microbatch_size) {
+                                         const std::vector<std::uint32_t>& stage_to_rank, const Schedule* schedule,
+                                         std::uint32_t microbatch_size) {
   if (!opt.model.empty()) return model_inputs(opt, ranks, stage_to_rank, microbatch_size ? microbatch_size : opt.microbatch_size);
   if (!opt.gpu.empty() || !opt.pipeline_layout.empty() || !opt.blocks_per_stage.empty() || opt.microbatch_size != 1) {
     print_error("--gpu, --pipeline-layout, --blocks-per-stage and --microbatch-size describe a --model; give one");
@@ -149,7 +158,18 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
   in.sim.blocking_comms = opt.blocking_comms;
   DiagnosticSink sink;
   bool ok = true;
-  if (!opt.costs.empty()) ok &= read_cost_file(opt.costs, in.sim.costs, sink);
+  if (!opt.costs.empty()) {
+    CostCoverage given;
+    if (read_cost_file(opt.costs, in.sim.costs, sink, &given)) {
+      CostNeeds needs;
+      needs.of_one_schedule = schedule != nullptr;
+      needs.kinds = schedule ? compute_kinds_by_stage(*schedule, stages) : every_compute_kind(stages);
+      needs.filled_with = opt.cost.empty() ? "the unit costs" : "the --cost values";
+      ok &= check_cost_coverage(display_name(opt.costs), given, needs, opt.fill == "unit", sink);
+    } else {
+      ok = false;
+    }
+  }
   if (!opt.topology.empty()) {
     in.sim.comm.topology = read_topology(opt.topology, ranks, sink);
     ok &= in.sim.comm.topology.has_value();

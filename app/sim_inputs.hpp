@@ -23,6 +23,9 @@ namespace ppsched::cli {
 struct SimInputOptions {
   std::string cost;   ///< shorthand, per rank
   std::string costs;  ///< cost table file
+  /// What a (stage, kind) the cost table leaves out costs: "none" (an error) or "unit" (the
+  /// shorthand's value, unit costs by default, with a warning).
+  std::string fill = "none";
   double overlap_factor = 1.0;
   std::string stage_spec, topology;
   bool blocking_comms = false;
@@ -35,7 +38,7 @@ struct SimInputOptions {
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
 };
 
-/// Adds --cost, --costs, --overlap-factor, --stage-spec, --topology and --blocking-comms.
+/// Adds --cost, --costs, --fill, --overlap-factor, --stage-spec, --topology and --blocking-comms.
 void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
 
 /// Adds --runtime: which runtime's execution the numbers describe (simulate and tune).
@@ -48,12 +51,14 @@ std::string time_model_description(const SimInputOptions& opt);
 /// false: tune derives it from the global batch) --microbatch-size.
 void add_model_options(CLI::App& sub, SimInputOptions& opt, bool with_microbatch_size = true);
 
-/// Reads every input for a pipeline of `ranks` ranks and `stage_to_rank.size()` stages, with
-/// microbatches of `microbatch_size` samples (0: the option's); prints each problem and returns
-/// nullopt on any.
+/// Reads every input for a pipeline of `ranks` ranks and `stage_to_rank.size()` stages; prints
+/// each problem and returns nullopt on any. A cost table must price every compute kind that
+/// `schedule` runs on each stage, or, when the schedule is not known yet (tune, the automatic
+/// search: null), every compute kind on every stage; --fill unit turns a gap into a warning.
+/// A model prices microbatches of `microbatch_size` samples (0: the option's).
 std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,
                                          const std::vector<std::uint32_t>& stage_to_rank,
-                                         std::uint32_t microbatch_size = 0);
+                                         const Schedule* schedule = nullptr, std::uint32_t microbatch_size = 0);
 
 /// The partition of the model into `stages` stages the options ask for (balanced by default);
 /// prints the problem and returns nullopt. Reads the model file.

@@ -92,4 +92,16 @@ SourceLoc action_location(const CheckContext& ctx, std::size_t rank, std::size_t
 void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
                 const std::vector<std::pair<std::string, RuleLevel>>& levels = {});
 
+/// The ids of the structural rules: those about missing, duplicate or misplaced actions, without
+/// which a simulation's answer means nothing (a forward run twice is timed twice, a missing
+/// backward is simply never waited for). check.cpp says why the others are left out.
+std::span<const std::string_view> structural_rule_ids();
+
+/// Runs only the structural rules, each as an error, into `sink` (validate's per-rule limits,
+/// so the count is the one `ppsched validate` reports for the same context); returns how many
+/// errors they found, those the sink dropped included. One pass over the schedule builds the
+/// index the rules share; on a valid schedule each rule then proves it has nothing to say from
+/// the index, or walks the schedule once.
+std::size_t check_structure(const CheckContext& ctx, DiagnosticSink& sink);
+
 }  // namespace ppsched

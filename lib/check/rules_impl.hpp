@@ -118,6 +118,10 @@ struct Simulation {
 MemoryModel memory_model(const CheckContext& ctx);
 const Simulation& simulation_of(const CheckContext& ctx);
 
+/// Whether one pass proves that no structural rule (structural_rule_ids) has anything to say;
+/// false when it cannot (then the rules run and say what, if anything, is wrong).
+bool provably_structurally_clean(const CheckContext& ctx);
+
 void rank_count(const CheckContext&, DiagnosticSink&);
 void stage_out_of_range(const CheckContext&, DiagnosticSink&);
 void microbatch_out_of_range(const CheckContext&, DiagnosticSink&);

@@ -70,6 +70,15 @@ std::string render_text(const Diagnostic& d, const RenderOptions& opt) {
   return out;
 }
 
+std::string render_one_line(const Diagnostic& d) {
+  std::string out;
+  append_loc(out, d.loc);
+  if (!d.loc.path.empty()) out += d.loc.path + ": ";
+  out += d.message;
+  if (!d.rule.empty()) out += fmt::format(" [{}]", d.rule);
+  return out;
+}
+
 std::string render_text(const DiagnosticSink& sink, const RenderOptions& opt) {
   std::string out;
   for (const Diagnostic& d : sink.diagnostics()) out += render_text(d, opt);

@@ -24,4 +24,8 @@ std::string render_text(const Diagnostic& d, const RenderOptions& opt = {});
 /// Renders every diagnostic of the sink, then a line for errors that were dropped.
 std::string render_text(const DiagnosticSink& sink, const RenderOptions& opt = {});
 
+/// The first line of `d` without its severity, no newline, for quoting a finding inside another
+/// message: "s.csv:3:7: 0F1 appears a second time [duplicate-action]".
+std::string render_one_line(const Diagnostic& d);
+
 }  // namespace ppsched

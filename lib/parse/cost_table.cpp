@@ -75,7 +75,7 @@ Diagnostic cost_error(const std::string& file, std::uint32_t line, std::string p
   return d;
 }
 
-bool set_cost(CostModel& model, std::int64_t stage, std::string_view kind_name, double value,
+bool set_cost(CostModel& model, CostCoverage* given, std::int64_t stage, std::string_view kind_name, double value,
               const std::function<void(std::string)>& fail) {
   if (stage < 0 || static_cast<std::size_t>(stage) >= model.per_stage.size()) {
     fail(fmt::format("stage {} is out of range: the schedule has stages 0 to {}", stage,
@@ -93,10 +93,12 @@ bool set_cost(CostModel& model, std::int64_t stage, std::string_view kind_name, 
     return false;
   }
   model.per_stage[static_cast<std::size_t>(stage)][static_cast<std::size_t>(*kind)] = value;
+  if (given) given->add(static_cast<std::uint32_t>(stage), *kind);
   return true;
 }
 
-bool read_csv_costs(const std::string& path, const std::string& text, CostModel& model, DiagnosticSink& sink) {
+bool read_csv_costs(const std::string& path, const std::string& text, CostModel& model, CostCoverage* given,
+                    DiagnosticSink& sink) {
   const std::string& name = path;  // already the display name
   try {
     io::CSVReader<3, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
@@ -120,7 +122,7 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
         ok = false;
         continue;
       }
-      ok &= set_cost(model, stage, kind, *value, fail);
+      ok &= set_cost(model, given, stage, kind, *value, fail);
     }
     return ok;
   } catch (const io::error::base& e) {
@@ -129,7 +131,8 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
   }
 }
 
-bool read_json_costs(const std::string& path, const std::string& text, CostModel& model, DiagnosticSink& sink) {
+bool read_json_costs(const std::string& path, const std::string& text, CostModel& model, CostCoverage* given,
+                     DiagnosticSink& sink) {
   const std::string& name = path;  // already the display name
   nlohmann::json doc;
   try {
@@ -161,7 +164,8 @@ bool read_json_costs(const std::string& path, const std::string& text, CostModel
       ok = false;
       continue;
     }
-    ok &= set_cost(model, c["stage"].get<std::int64_t>(), c["kind"].get<std::string>(), c["time_us"].get<double>(),
+    ok &= set_cost(model, given, c["stage"].get<std::int64_t>(), c["kind"].get<std::string>(),
+                   c["time_us"].get<double>(),
                    [&](std::string msg) { fail_at(at, std::move(msg)); });
   }
   return ok;
@@ -169,7 +173,7 @@ bool read_json_costs(const std::string& path, const std::string& text, CostModel
 
 }  // namespace
 
-bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& sink) {
+bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& sink, CostCoverage* given) {
   std::string text;
   try {
     text = read_whole_input(path, std::size_t{1} << 30);
@@ -177,13 +181,48 @@ bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& s
     sink.report(io_diagnostic(e));
     return false;
   }
-  return read_cost_text(display_name(path), text, model, sink);
+  return read_cost_text(display_name(path), text, model, sink, given);
 }
 
-bool read_cost_text(std::string_view name, const std::string& text, CostModel& model, DiagnosticSink& sink) {
+bool read_cost_text(std::string_view name, const std::string& text, CostModel& model, DiagnosticSink& sink,
+                    CostCoverage* given) {
   auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return read_json_costs(std::string(name), text, model, sink);
-  return read_csv_costs(std::string(name), text, model, sink);
+  if (first != std::string::npos && text[first] == '{')
+    return read_json_costs(std::string(name), text, model, given, sink);
+  return read_csv_costs(std::string(name), text, model, given, sink);
+}
+
+bool check_cost_coverage(std::string_view name, const CostCoverage& given, const CostNeeds& needs, bool fill,
+                         DiagnosticSink& sink) {
+  const std::optional<MissingCost> first = first_missing_cost(needs.kinds, given);
+  if (!first) return true;
+  Diagnostic d = cost_error(std::string(name), 0, {}, {});
+  const std::string where = first->kind ? fmt::format("{} of stage {}", kind_name(*first->kind), first->stage)
+                                       : fmt::format("all of stage {}", first->stage);
+  const char* runs = needs.of_one_schedule ? "the schedule runs" : "the schedules tried may run";
+  if (fill) {
+    const std::size_t n = count_missing_costs(needs.kinds, given);
+    d.severity = Severity::Warning;
+    d.message = fmt::format("--fill unit: the cost table leaves out {} (stage, kind) time{} that {} (the first: {}); "
+                            "{} {}",
+                            n, n == 1 ? "" : "s", runs, where, n == 1 ? "it takes" : "they take", needs.filled_with);
+    sink.report(std::move(d));
+    return true;
+  }
+  const auto stages = needs.kinds.size();
+  if (first->kind)
+    d.message = fmt::format("the cost table gives stage {} no time for {}, which {} there", first->stage,
+                            kind_name(*first->kind), runs);
+  else
+    d.message = fmt::format("the cost table gives no costs for stage {}; the {} has {} stage{} (0-{})", first->stage,
+                            needs.of_one_schedule ? "schedule" : "pipeline", stages, stages == 1 ? "" : "s",
+                            stages - 1);
+  Note way_out;
+  way_out.message = fmt::format("add the missing rows, or pass --fill unit to take {} for what the table leaves out",
+                                needs.filled_with);
+  d.notes.push_back(std::move(way_out));
+  sink.report(std::move(d));
+  return false;
 }
 
 void write_cost_table(std::span<const CostRow> rows, ByteSink& out) {

@@ -14,9 +14,13 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
   if (!doc.contains("stages") || !doc["stages"].is_array())
     return f.error("$.stages", "\"stages\" must list one object per stage"), std::nullopt;
   const auto& stages = doc["stages"];
-  if (stages.size() != num_stages)
-    return f.error("$.stages", fmt::format("{} stages described, the schedule has {}", stages.size(), num_stages)),
+  if (stages.size() != num_stages) {
+    auto count = [](std::size_t n) { return fmt::format("{} stage{}", n, n == 1 ? "" : "s"); };
+    return f.error("$.stages", fmt::format("the stage spec describes {}; the schedule has {}{}", count(stages.size()),
+                                           count(num_stages),
+                                           num_stages ? fmt::format(" (0-{})", num_stages - 1) : std::string())),
            std::nullopt;
+  }
   std::vector<StageSpec> out(num_stages);
   bool ok = true;
   for (std::size_t i = 0; i < stages.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "check/check.hpp"
+#include "check/rules_impl.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/timed.hpp"
 #include "parse/pytorch_csv.hpp"
@@ -219,4 +220,43 @@ TEST_CASE("the deadlock rule reports a deadlock exactly when the timed simulator
   std::cout << "conformance: aggregates equal analyze() on " << aggregate_runs << " runs, " << aggregate_fast_runs
             << " of them without a Timeline\n";
   CHECK(aggregate_fast_runs * 10 >= aggregate_runs * 9);
+}
+
+TEST_CASE("check_structure: validate's structural errors, counted alike; clean files proven clean without the index") {
+  std::set<std::string_view> structural(structural_rule_ids().begin(), structural_rule_ids().end());
+  std::size_t files = 0, proven = 0;
+  auto compare = [&](const std::filesystem::path& file, const nlohmann::json& cfg) {
+    DiagnosticSink read;
+    auto parsed = read_pytorch_csv(file.string(), {}, read);
+    if (!parsed) return;
+    auto context = [&] {
+      CheckContext ctx = context_for(parsed->schedule, cfg["stage_to_rank"].get<std::vector<std::uint32_t>>(),
+                                     file.filename().string(), &parsed->source);
+      ctx.ranks = cfg["ranks"];
+      ctx.stages = cfg["num_stages"];
+      ctx.microbatches = cfg["microbatches"];
+      return ctx;
+    };
+    DiagnosticSink all(1000000);
+    run_checks(context(), all);
+    std::size_t want = 0;
+    for (const auto& d : all.diagnostics()) want += d.severity == Severity::Error && structural.count(d.rule);
+    DiagnosticSink first(1);
+    const CheckContext ctx = context();
+    INFO(file.filename().string());
+    CHECK(check_structure(ctx, first) == want);
+    const bool clean = check::provably_structurally_clean(ctx);
+    CHECK((!clean || want == 0));  // never looser than the rules
+    ++files;
+    proven += clean;
+    if (want == 0) CHECK(clean);  // and the corpus takes the fast way
+  };
+  for (const auto& c : manifest()["configs"])
+    for (const auto& [key, name] : c["files"].items())
+      if (key.find("simulated") == std::string::npos) compare(corpus_dir() / "configs" / name.get<std::string>(), c);
+  for (const auto& n : negative_cases())
+    if (n["mutation"] != "illegal_constructor_args") compare(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
+  std::cout << "conformance: check_structure agrees with validate on " << files << " files, " << proven
+            << " proven clean in one pass\n";
+  CHECK(proven > 0);
 }

@@ -130,3 +130,70 @@ TEST_CASE("the cost table writer: a header, one line per row in order, three dec
   CHECK(model.cost(12, ActionKind::W) == 0);
   CHECK(model.cost(12, ActionKind::F) == 1);
 }
+
+namespace {
+
+// What check_cost_coverage says about the table `csv` on a pipeline of `needed.size()` stages.
+std::string coverage(const std::string& csv, std::vector<KindSet> needed, bool fill, bool* ok = nullptr,
+                     bool of_one_schedule = true) {
+  CostModel model = CostModel::uniform(static_cast<std::uint32_t>(needed.size()), 1, unit_costs());
+  DiagnosticSink sink;
+  CostCoverage given;
+  REQUIRE(read_cost_text("costs.csv", csv, model, sink, &given));
+  const CostNeeds needs{std::move(needed), of_one_schedule, "the unit costs"};
+  const bool fine = check_cost_coverage("costs.csv", given, needs, fill, sink);
+  if (ok) *ok = fine;
+  return render_text(sink);
+}
+
+constexpr KindSet kFIW = kind_bit(ActionKind::F) | kind_bit(ActionKind::I) | kind_bit(ActionKind::W);
+
+}  // namespace
+
+TEST_CASE("the reader records what the table priced, and only that") {
+  CostModel model = CostModel::uniform(3, 1, unit_costs());
+  DiagnosticSink sink;
+  CostCoverage given;
+  REQUIRE(read_cost_text("c.csv", "stage,kind,time_us\n0,F,1\n2,W,0\n2,SEND_F,3\n", model, sink, &given));
+  CHECK(given.at(0) == kind_bit(ActionKind::F));
+  CHECK(given.at(1) == 0);
+  CHECK(given.at(2) == (kind_bit(ActionKind::W) | kind_bit(ActionKind::SendF)));
+  CostCoverage from_json;
+  const std::string json = R"({"schema_version": 1, "costs": [{"stage": 1, "kind": "B", "time_us": 2}]})";
+  REQUIRE(read_cost_text("c.json", json, model, sink, &from_json));
+  CHECK(from_json.at(1) == kind_bit(ActionKind::B));
+}
+
+TEST_CASE("errors: a cost table that leaves out a stage or a kind the schedule runs") {
+  const std::string eight_stages = [] {
+    std::string t = "stage,kind,time_us\n";
+    for (char s = '0'; s < '8'; ++s) t += std::string{s} + ",F,10\n" + s + ",I,9\n" + s + ",W,8\n";
+    return t;
+  }();
+  bool ok = true;
+  CHECK(coverage(eight_stages, std::vector<KindSet>(16, kFIW), false, &ok) ==
+        "costs.csv: error: the cost table gives no costs for stage 8; the schedule has 16 stages (0-15) [cost-file]\n"
+        "note: add the missing rows, or pass --fill unit to take the unit costs for what the table leaves out\n");
+  CHECK_FALSE(ok);
+  CHECK(coverage("stage,kind,time_us\n0,F,1\n0,B,2\n1,F,1\n1,I,1\n", {kFIW, kFIW}, false, &ok) ==
+        "costs.csv: error: the cost table gives stage 0 no time for I, which the schedule runs there [cost-file]\n"
+        "note: add the missing rows, or pass --fill unit to take the unit costs for what the table leaves out\n");
+  CHECK(coverage("stage,kind,time_us\n0,F,1\n", {kFIW}, false, &ok, false).starts_with(
+        "costs.csv: error: the cost table gives stage 0 no time for I, which the schedules tried may run there"));
+  CHECK(coverage("stage,kind,time_us\n0,F,1\n0,I,1\n0,W,1\n", {kFIW, kFIW}, false, &ok, false).starts_with(
+        "costs.csv: error: the cost table gives no costs for stage 1; the pipeline has 2 stages (0-1)"));
+  // Covered: nothing to say.
+  CHECK(coverage(eight_stages, std::vector<KindSet>(8, kFIW), false, &ok).empty());
+  CHECK(ok);
+}
+
+TEST_CASE("fill unit: the gaps are a warning that counts them") {
+  bool ok = false;
+  CHECK(coverage("stage,kind,time_us\n0,F,10\n0,I,9\n0,W,8\n1,F,10\n", {kFIW, kFIW, kFIW}, true, &ok) ==
+        "costs.csv: warning: --fill unit: the cost table leaves out 5 (stage, kind) times that the schedule runs (the "
+        "first: I of stage 1); they take the unit costs [cost-file]\n");
+  CHECK(ok);
+  CHECK(coverage("stage,kind,time_us\n0,F,10\n", {kind_bit(ActionKind::F), kind_bit(ActionKind::F)}, true, &ok) ==
+        "costs.csv: warning: --fill unit: the cost table leaves out 1 (stage, kind) time that the schedule runs (the "
+        "first: all of stage 1); it takes the unit costs [cost-file]\n");
+}

@@ -49,7 +49,8 @@ TEST_CASE("a stage spec's optional sizes default to the activation") {
 
 TEST_CASE("errors: stage spec problems name the value, with line and column") {
   CHECK(errors("{\"schema_version\": 1,\n \"stages\": [{}]}") ==
-        "s.json:2:12: error: $.stages: 1 stages described, the schedule has 2 [stage-spec]\n");
+        "s.json:2:12: error: $.stages: the stage spec describes 1 stage; the schedule has 2 stages (0-1) "
+        "[stage-spec]\n");
   CHECK(errors(R"({"schema_version": 1})") ==
         "s.json: error: $.stages: \"stages\" must list one object per stage [stage-spec]\n");
   CHECK(errors("{\"schema_version\": 1, \"stages\": [\n  7,\n  {\"gradient_bytes\": \"x\", \"weight_bytes\": -1,\n"

@@ -1,0 +1,88 @@
+// A proof, in one pass and a few bytes per (stage, microbatch), that the structural rules have
+// nothing to say. simulate runs them on every schedule, synthesized ones of millions of actions
+// included, and the index they share (ActionIndex: an ordinal and a count per kind, stage and
+// microbatch) costs a third of such a simulation. The proof produces no diagnostic: when it
+// cannot prove a schedule clean, the rules run and say what is wrong (or, for an order it could
+// not follow, that nothing is). So it may be stricter than the rules, never looser; the check
+// tests hold it to that on every family, the corpus and its negatives.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "check/check_support.hpp"
+#include "check/rules_impl.hpp"
+
+namespace ppsched::check {
+
+namespace {
+
+// One bit per kind that carries a microbatch, as ActionIndex indexes them; 0 for the others.
+constexpr std::uint8_t kF = 1, kB = 2, kI = 4, kW = 8;
+constexpr std::array<std::uint8_t, kActionKindCount> kBit = [] {
+  std::array<std::uint8_t, kActionKindCount> t{};
+  const ActionKind order[] = {ActionKind::F,     ActionKind::B,     ActionKind::I,     ActionKind::W,
+                              ActionKind::SendF, ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
+  for (unsigned i = 0; i < 8; ++i) t[static_cast<std::size_t>(order[i])] = static_cast<std::uint8_t>(1u << i);
+  return t;
+}();
+
+struct Proof {
+  const CheckContext& ctx;
+  std::vector<std::uint8_t> seen;         // per (stage, microbatch), stage-major: the kinds seen so far
+  std::vector<std::uint32_t> stage_rank;  // per stage: its rank (the placement's, when one is given)
+
+  // Whether leaf `a` of rank `r` keeps the schedule provably clean, given what came before it.
+  bool visit(std::uint32_t r, const Action& a) {
+    if (a.has_stage()) {
+      if (a.stage >= ctx.stages) return false;  // stage-out-of-range
+      std::uint32_t& where = stage_rank[a.stage];
+      if (where == ActionIndex::kNone) where = r;
+      if (where != r) return false;  // stage-on-two-ranks, stage-on-wrong-rank
+    }
+    const std::uint8_t bit = kBit[static_cast<std::size_t>(a.kind)];
+    if (!a.has_microbatch()) return (bit & (kF | kB | kI | kW)) == 0;  // a compute action of no microbatch
+    if (a.microbatch() >= ctx.microbatches) return false;             // microbatch-out-of-range
+    if (bit == 0 || !a.has_stage()) return true;
+    std::uint8_t& cell = seen[std::size_t{a.stage} * ctx.microbatches + a.microbatch()];
+    // duplicate-action; backward-before-forward (B or I before F); weight-before-input-grad.
+    const std::uint8_t needs = (bit & (kB | kI)) ? kF : bit == kW ? kI : 0;
+    if ((cell & bit) || (cell & needs) != needs) return false;
+    cell |= bit;
+    return true;
+  }
+};
+
+}  // namespace
+
+bool provably_structurally_clean(const CheckContext& ctx) {
+  const Schedule& s = *ctx.schedule;
+  if (s.rank_count() != ctx.ranks) return false;  // rank-count
+  const double grid = double(ctx.stages) * double(ctx.microbatches);
+  if (grid > 16.0 * (double(s.step_count()) + 64)) return false;  // sparse: the rules' hash map serves
+  Proof proof{ctx, std::vector<std::uint8_t>(static_cast<std::size_t>(grid), 0),
+              std::vector<std::uint32_t>(ctx.stages, ActionIndex::kNone)};
+  // With a placement to check against, each stage's rank is known before its first action.
+  if (!ctx.placement_inferred)
+    for (std::size_t st = 0; st < ctx.stages && st < ctx.stage_to_rank.size(); ++st)
+      proof.stage_rank[st] = ctx.stage_to_rank[st];
+  // Each rank in program order: with every stage on one rank (checked as it goes), "already
+  // seen" is "earlier on the same rank", which is what the order rules ask.
+  for (std::uint32_t r = 0; r < s.rank_count(); ++r)
+    for (const Action& a : s.ranks[r].actions) {
+      if (a.is_idle()) continue;
+      if (a.is_container()) [[unlikely]] {
+        for (const Action& sub : s.subs(a))
+          if (!proof.visit(r, sub)) return false;
+      } else if (!proof.visit(r, a)) {
+        return false;
+      }
+    }
+  // missing-forward, missing-backward, full-and-split-backward: F, then B alone or I and W.
+  for (std::uint8_t cell : proof.seen) {
+    const std::uint8_t compute = cell & (kF | kB | kI | kW);
+    if (compute != (kF | kB) && compute != (kF | kI | kW)) return false;
+  }
+  return true;
+}
+
+}  // namespace ppsched::check
