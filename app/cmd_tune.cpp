@@ -16,6 +16,7 @@
 #include "exit_codes.hpp"
 #include "parse/model_json.hpp"
 #include "parse/pytorch_csv.hpp"
+#include "parse/stage_count.hpp"
 #include "report/torchtitan_toml.hpp"
 #include "report/tune_report.hpp"
 #include "schedule_source.hpp"
@@ -127,13 +128,29 @@ bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
       }
     }
   }
+  if (in.model.empty() && (!in.costs.empty() || !in.stage_spec.empty())) {
+    // A table or spec prices the stages it lists: only pipelines of that many stages.
+    std::optional<std::uint32_t> stages;
+    if (!in.costs.empty()) {
+      DiagnosticSink sink;
+      stages = cost_table_stage_count(in.costs, sink);
+      print_diagnostics(sink);
+      if (!stages) return false;
+    } else {
+      stages = stage_spec_stage_count(in.stage_spec);
+    }
+    if (stages) {  // else the spec's reader says why, with the place
+      req.only_stages = *stages;
+      sources.notes.push_back(fmt::format("{} describes {} stages: only shapes with {} stages are tried",
+                                          in.costs.empty() ? in.stage_spec : in.costs, *stages, *stages));
+    }
+  }
   const std::vector<std::uint32_t> shapes = tune_shapes(req);
   for (std::uint32_t v : req.stages_per_rank)
     if (std::find(shapes.begin(), shapes.end(), v) == shapes.end())
-      sources.notes.push_back(std::to_string(v) + " stage(s) per rank not tried: " +
-                              (req.only_stages ? "the partition describes " + std::to_string(req.only_stages) + " stages"
-                                               : std::to_string(req.ranks * v) + " stages exceed the model's " +
-                                                     std::to_string(req.max_stages) + " blocks"));
+      if (!req.only_stages)
+        sources.notes.push_back(std::to_string(v) + " stage(s) per rank not tried: " + std::to_string(req.ranks * v) +
+                                " stages exceed the model's " + std::to_string(req.max_stages) + " blocks");
   return true;
 }
 
