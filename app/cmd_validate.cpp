@@ -10,6 +10,7 @@
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
+#include "model/cost_coverage.hpp"
 #include "model/costs.hpp"
 #include "parse/cost_table.hpp"
 #include "parse/schedule_reader.hpp"
@@ -41,6 +42,7 @@ struct ValidateOptions {
   double max_bubble = -1, max_memory = -1;
   std::string bubble_definition = "global";
   std::string costs;
+  std::string fill = "none";
   std::string pytorch_version;
 };
 
@@ -148,7 +150,12 @@ int run_validate(const ValidateOptions& opt) {
       std::optional<CostModel> costs;
       if (!opt.costs.empty()) {
         costs = CostModel::for_pipeline(ctx->ranks, ctx->stages);
-        if (!read_cost_file(opt.costs, *costs, sink)) {
+        CostCoverage given;
+        CostNeeds needs;
+        needs.kinds = compute_kinds_by_stage(*ctx->schedule, ctx->stages);
+        needs.filled_with = "the unit costs";
+        if (!read_cost_file(opt.costs, *costs, sink, &given) ||
+            !check_cost_coverage(display_name(opt.costs), given, needs, opt.fill == "unit", sink)) {
           print_diagnostics(sink);
           return kExitUsage;
         }
@@ -214,6 +221,11 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
                   "--stage-spec bytes of its stages' weights plus live activations (as simulate --memory-cap)")
       ->check(finite_positive());
   sub->add_option("--costs", opt->costs, "Cost table for the thresholds (default: unit costs)");
+  sub->add_option("--fill", opt->fill,
+                  "What --costs leaves out of what the schedule runs: none (an error, the default) or unit (unit "
+                  "costs, with a warning)")
+      ->check(CLI::IsMember({"none", "unit"}))
+      ->option_text("none|unit");
   sub->add_option("--input-format", opt->input_format, "Input format (default: auto-detect)")
       ->check(CLI::IsMember({"auto", "csv", "json"}))
       ->option_text("auto|csv|json");
