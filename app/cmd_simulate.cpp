@@ -6,12 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
-#include "diag/render.hpp"
 #include "exit_codes.hpp"
-#include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "passes/passes.hpp"
@@ -71,26 +68,6 @@ nlohmann::ordered_json input_json(const SimulateOptions& opt) {
 // A schedule with missing, duplicate or misplaced actions (validate's structural rules, on the
 // schedule as given, before lowering) has no iteration time worth reporting: refused (true), or
 // with --force simulated after a warning.
-bool refuse_invalid(const SimulateOptions& opt, const Schedule& as_given, const SourceMap& source) {
-  const bool file = opt.source.schedule.empty();
-  const std::string name = file ? display_name(opt.source.input) : "--schedule " + opt.source.schedule;
-  const CheckContext ctx = resolve_context(as_given, file ? &source : nullptr, name, {}).context;
-  DiagnosticSink first(1);
-  const std::size_t n = check_structure(ctx, first);
-  if (n == 0) return false;
-  const std::string what = file ? name : "the synthesized " + opt.source.schedule + " schedule";
-  const std::string count = fmt::format("{} structural error{}; the first: {}", n, n == 1 ? "" : "s",
-                                        render_one_line(first.diagnostics().front()));
-  if (opt.force) {
-    print_warning(fmt::format("--force: simulating {}, which is not a valid schedule ({})", what, count));
-    return false;
-  }
-  print_error(fmt::format("{} is not a valid schedule ({}); {}pass --force to simulate it anyway", what, count,
-                          file ? fmt::format("run `ppsched validate {}{}` for all of them, or ", opt.source.lenient ? "--lenient " : "", name)
-                               : ""));
-  return true;
-}
-
 int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
   if (!has_comms(s)) {
     // PyTorch simulates the output of _add_send_recv; a compute-only order would never move data.
@@ -146,7 +123,7 @@ int run_simulate(SimulateOptions opt) {
   given.copy_unlowered = false;
   std::optional<Schedule> loaded = load_schedule(opt.source, &given);
   if (!loaded) return kExitUsage;
-  if (refuse_invalid(opt, opt.source.lower == "none" ? *loaded : given.schedule, given.source)) return kExitUsage;
+  if (refuse_invalid_schedule(opt.source, opt.force, opt.source.lower == "none" ? *loaded : given.schedule, given.source)) return kExitUsage;
   given = {};
   if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
   std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs);
@@ -200,7 +177,9 @@ int run_simulate(SimulateOptions opt) {
                          {"cost", cost_description(opt.inputs)},
                          {"costs_file", opt.inputs.costs},
                          {"topology", opt.inputs.topology},
-                         {"stage_spec", opt.inputs.stage_spec}};
+                         {"stage_spec", opt.inputs.stage_spec},
+                         {"model_file", opt.inputs.model},
+                         {"gpu", opt.inputs.gpu}};
       std::vector<const SimView*> in_json_order(sim_views().size());
       for (const SimView& v : sim_views()) in_json_order.at(v.json_position) = &v;
       for (const SimView* v : in_json_order)

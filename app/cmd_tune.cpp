@@ -37,28 +37,6 @@ struct TuneOptions {
   double max_schedule_gib = 4;
 };
 
-// torchtitan's module names of each stage: tok_embeddings, layers.<i>, norm and output.
-std::vector<std::vector<std::string>> module_fqns(const ModelPartition& mp) {
-  std::vector<std::uint32_t> block_index(mp.model.layers.size());
-  std::uint32_t blocks = 0;
-  for (std::size_t i = 0; i < mp.model.layers.size(); ++i) {
-    const LayerType type = mp.model.layers[i].type;
-    if (type == LayerType::Block || type == LayerType::MoeBlock) block_index[i] = blocks++;
-  }
-  std::vector<std::vector<std::string>> out;
-  for (const auto& stage : mp.partition.layers_of_stage) {
-    auto& names = out.emplace_back();
-    for (std::uint32_t layer : stage) {
-      switch (mp.model.layers[layer].type) {
-        case LayerType::Embedding: names.push_back("tok_embeddings"); break;
-        case LayerType::Head: names.push_back("norm"), names.push_back("output"); break;
-        default: names.push_back("layers." + std::to_string(block_index[layer]));
-      }
-    }
-  }
-  return out;
-}
-
 // DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml.
 bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTrial& best) {
   const TuneRequest& req = opt.request;
@@ -81,11 +59,14 @@ bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTri
                        " stage(s) per rank, " + std::to_string(best.microbatches) + " microbatches of " +
                        std::to_string(best.microbatch_size) + " sample(s)");
   t.comments.push_back("time model: " + sources.time_model);
-  t.comments.push_back("the class sets the stages per rank and their placement; the CSV sets the order");
+  t.comments.push_back(fmt::format("{} stage(s) per rank, {} stages in all: the class sets their placement, the CSV "
+                                   "their order{}",
+                                   best.stages_per_rank, req.ranks * best.stages_per_rank,
+                                   opt.inputs.model.empty() ? "" : ", module_fqns_per_model_part their layers"));
   if (!opt.inputs.model.empty()) {
     auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
     if (!mp) return false;
-    t.module_fqns = module_fqns(*mp);
+    t.module_fqns = torchtitan_module_fqns(mp->model, mp->partition);
   } else {
     t.comments.push_back("no --model: the layers of each stage are torchtitan's default split");
   }

@@ -6,7 +6,11 @@
 #include <cctype>
 #include <string_view>
 
+#include "check/check.hpp"
+#include "check/expectations.hpp"
 #include "cli_support.hpp"
+#include "diag/render.hpp"
+#include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
@@ -144,6 +148,26 @@ std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& rec
     print_error(msg);
     return std::nullopt;
   }
+}
+
+bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source) {
+  const bool file = opt.schedule.empty();
+  const std::string name = file ? display_name(opt.input) : "--schedule " + opt.schedule;
+  const CheckContext ctx = resolve_context(as_given, file ? &source : nullptr, name, {}).context;
+  DiagnosticSink first(1);
+  const std::size_t n = check_structure(ctx, first);
+  if (n == 0) return false;
+  const std::string what = file ? name : "the synthesized " + opt.schedule + " schedule";
+  const std::string count = fmt::format("{} structural error{}; the first: {}", n, n == 1 ? "" : "s",
+                                        render_one_line(first.diagnostics().front()));
+  if (force) {
+    print_warning(fmt::format("--force: simulating {}, which is not a valid schedule ({})", what, count));
+    return false;
+  }
+  print_error(fmt::format("{} is not a valid schedule ({}); {}pass --force to simulate it anyway", what, count,
+                          file ? fmt::format("run `ppsched validate {}{}` for all of them, or ", opt.lenient ? "--lenient " : "", name)
+                               : ""));
+  return true;
 }
 
 std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt) {

@@ -52,6 +52,11 @@ void add_source_options(CLI::App& sub, SourceOptions& opt);
 /// step grid and the stuck ranks, and returns nullopt: bad input, not an internal error.
 std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why);
 
+/// Runs validate's structural rules on the schedule as given (before lowering; `source` locates a
+/// file's actions). On an error prints it with the count and the way out and returns true (the
+/// caller refuses the input), unless `force`: then a warning, and false.
+bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source);
+
 /// What the chosen runtime executes of `s` (sim/runtime.hpp): lowered with PyTorch's runtime
 /// recipe under --runtime pytorch when it is compute-only. Refuses --blocking-comms on a schedule
 /// that has no SEND/RECV to block on. Prints the problem and returns nullopt.

@@ -19,6 +19,27 @@ std::string toml_string(const std::string& s) {
 
 }  // namespace
 
+std::vector<std::vector<std::string>> torchtitan_module_fqns(const NetworkModel& model, const Partition& partition) {
+  std::vector<std::uint32_t> block_index(model.layers.size());
+  std::uint32_t blocks = 0;
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const LayerType type = model.layers[i].type;
+    if (type == LayerType::Block || type == LayerType::MoeBlock) block_index[i] = blocks++;
+  }
+  std::vector<std::vector<std::string>> out;
+  for (const auto& stage : partition.layers_of_stage) {
+    auto& names = out.emplace_back();
+    for (std::uint32_t layer : stage) {
+      switch (model.layers.at(layer).type) {
+        case LayerType::Embedding: names.push_back("tok_embeddings"); break;
+        case LayerType::Head: names.push_back("norm"), names.push_back("output"); break;
+        default: names.push_back("layers." + std::to_string(block_index[layer]));
+      }
+    }
+  }
+  return out;
+}
+
 std::string torchtitan_class_for(std::uint32_t stages_per_rank, bool v_placement) {
   if (v_placement) return "ZBVZeroBubble";
   return stages_per_rank == 1 ? "1F1B" : "Interleaved1F1B";

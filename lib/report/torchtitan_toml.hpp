@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "model/network.hpp"
+#include "model/partition.hpp"
+
 namespace ppsched {
 
 struct TorchtitanSettings {
@@ -20,6 +23,10 @@ struct TorchtitanSettings {
   std::vector<std::vector<std::string>> module_fqns;
   std::vector<std::string> comments;  ///< lines at the top (what was chosen and why)
 };
+
+/// torchtitan's module names of each stage of a partition: tok_embeddings, layers.<i> (blocks
+/// counted from 0), and norm and output for the head.
+std::vector<std::vector<std::string>> torchtitan_module_fqns(const NetworkModel& model, const Partition& partition);
 
 /// The snippet: comments, then [parallelism] and [training] tables.
 std::string torchtitan_toml(const TorchtitanSettings& settings);

@@ -45,3 +45,18 @@ TEST_CASE("torchtitan_toml: the class gives the placement; paths are TOML string
 
 }  // namespace
 }  // namespace ppsched
+
+namespace ppsched {
+namespace {
+
+TEST_CASE("torchtitan_toml: module names follow the partition, blocks numbered from 0, the head as norm and output") {
+  NetworkModel m;
+  m.layers = {{LayerType::Embedding, {}}, {LayerType::Block, {}}, {LayerType::MoeBlock, {}}, {LayerType::Block, {}},
+              {LayerType::Head, {}}};
+  const Partition p{{{0, 1}, {2}, {3, 4}}};
+  CHECK(torchtitan_module_fqns(m, p) == std::vector<std::vector<std::string>>{
+                                           {"tok_embeddings", "layers.0"}, {"layers.1"}, {"layers.2", "norm", "output"}});
+}
+
+}  // namespace
+}  // namespace ppsched
