@@ -38,9 +38,10 @@ def corpus_files():
         d = os.path.join(ROOT, sub)
         files += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".csv"))
     d = os.path.join(ROOT, "schedules")
-    # Model files (*.model.json) sit beside the schedules but are not schedules.
+    # Model files (*.model.json) and runtime parameters (*.runtime.json) sit beside the schedules but
+    # are not schedules.
     files += sorted(os.path.join(d, f) for f in os.listdir(d)
-                    if f.endswith((".csv", ".json")) and not f.endswith(".model.json"))
+                    if f.endswith((".csv", ".json")) and not f.endswith((".model.json", ".runtime.json")))
     # Small files keep the sweep fast; the mutations do not need long schedules.
     return [f for f in files if os.path.getsize(f) < 4000]
 

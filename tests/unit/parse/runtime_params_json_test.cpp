@@ -99,3 +99,16 @@ TEST_CASE("errors: an empty runtime parameters file is not JSON; one that cannot
   CHECK(sink.diagnostics()[0].rule == "io-error");
   CHECK(sink.diagnostics()[0].loc.file == "/nonexistent/r.json");
 }
+
+TEST_CASE("the shipped schedules/megatron-a100.runtime.json reads back as megatron_a100_params()") {
+  DiagnosticSink sink;
+  auto p = read_runtime_params(std::string(PPSCHED_SOURCE_DIR) + "/schedules/megatron-a100.runtime.json", sink);
+  INFO(render_text(sink));
+  REQUIRE(p);
+  CHECK(sink.diagnostics().empty());
+  const RuntimeParams shipped = megatron_a100_params();
+  CHECK(p->runtime == shipped.runtime);
+  CHECK(p->hardware == shipped.hardware);
+  CHECK(p->source == shipped.source);
+  CHECK(p->p2p_call_overhead_us == shipped.p2p_call_overhead_us);
+}
