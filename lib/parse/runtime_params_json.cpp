@@ -45,12 +45,12 @@ bool read_runtime(JsonInput& f, const nlohmann::json& doc, std::string& out) {
   }
   for (auto none : kWithoutParams)
     if (name == none) {
-      f.error("$.runtime", fmt::format("runtime '{}' has no parameters: only '{}' reads a parameters file", name,
-                                       kWithParams));
+      f.error("$.runtime",
+              fmt::format("runtime '{}' has no parameters: only '{}' reads a parameters file", name, kWithParams));
       return false;
     }
-  f.error("$.runtime", fmt::format("unknown runtime '{}': the only runtime with parameters is '{}'", name,
-                                   kWithParams));
+  f.error("$.runtime",
+          fmt::format("unknown runtime '{}': the only runtime with parameters is '{}'", name, kWithParams));
   return false;
 }
 
