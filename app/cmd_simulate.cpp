@@ -126,6 +126,8 @@ int run_simulate(SimulateOptions opt) {
   if (refuse_invalid_schedule(opt.source, opt.force, opt.source.lower == "none" ? *loaded : given.schedule, given.source)) return kExitUsage;
   given = {};
   if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
+  const std::optional<RuntimeModel> runtime = load_runtime_model(opt.inputs);
+  if (!runtime) return kExitUsage;
   std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs);
   if (!run_form) return kExitUsage;
   Schedule& s = *run_form;
@@ -139,12 +141,10 @@ int run_simulate(SimulateOptions opt) {
   SimAnalysis a;
   const std::vector<std::uint32_t> stage_to_rank = placement_of(s).stage_to_rank;  // as placed, not padded
   try {
-    if (opt.needs_timeline()) {
-      t = simulate_timed(s, stage_to_rank, sim);
-      a = analyze(s, t, memory);
-    } else {
-      a = simulate_aggregates(s, stage_to_rank, sim, memory);
-    }
+    a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);
+  } catch (const std::invalid_argument& e) {  // a model that cannot take this schedule
+    print_error(e.what());
+    return kExitUsage;
   } catch (const TimedDeadlock& d) {
     std::string msg = "the schedule deadlocks: no remaining action can start";
     for (const auto& st : d.stuck())
@@ -159,10 +159,10 @@ int run_simulate(SimulateOptions opt) {
     // Perfetto's bind_id flows still bind then.
     bool free_comms = !sim.comm.topology.has_value();
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
-    trace.label = "time model: " + time_model_description(opt.inputs);
+    trace.label = "time model: " + time_model_description(opt.inputs, *runtime);
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
-  const SimViewInput view_input{s, t, a, SimReportOptions{opt.memory_cap, time_model_description(opt.inputs)}};
+  const SimViewInput view_input{s, t, a, SimReportOptions{opt.memory_cap, time_model_description(opt.inputs, *runtime), runtime->optimizer}};
   if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
@@ -171,7 +171,9 @@ int run_simulate(SimulateOptions opt) {
       j["input"] = input_json(opt);
       j["parameters"] = {{"model", "timed"},
                          {"runtime", opt.inputs.runtime},
-                         {"time_model", time_model_description(opt.inputs)},
+                         {"optimizer", optimizer_name(runtime->optimizer)},
+                         {"runtime_params", opt.inputs.runtime_params},
+                         {"time_model", time_model_description(opt.inputs, *runtime)},
                          {"blocking_comms", opt.inputs.blocking_comms},
                          {"overlap_factor", opt.inputs.overlap_factor},
                          {"cost", cost_description(opt.inputs)},

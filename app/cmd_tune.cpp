@@ -137,10 +137,14 @@ bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
 
 int run_tune(TuneOptions& opt) {
   TuneRequest& req = opt.request;
-  req.runtime = opt.inputs.runtime_model();
+  const std::optional<RuntimeModel> runtime = load_runtime_model(opt.inputs);
+  if (!runtime) return kExitUsage;
+  req.runtime = runtime->runtime;
+  req.optimizer = runtime->optimizer;
+  req.runtime_params = runtime->params;
   req.blocking_comms = opt.inputs.blocking_comms;
   TuneSources sources{cost_description(opt.inputs), opt.inputs.costs, opt.inputs.topology, opt.inputs.stage_spec,
-                      opt.inputs.model, "", opt.inputs.gpu, time_model_description(opt.inputs),
+                      opt.inputs.model, "", opt.inputs.gpu, time_model_description(opt.inputs, *runtime),
                       !opt.inputs.model.empty() || !opt.inputs.costs.empty(),
                       !opt.inputs.model.empty() || !opt.inputs.stage_spec.empty(), opt.top, {}};
   if (!limit_shapes(opt, sources)) return kExitUsage;

@@ -172,6 +172,12 @@ bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedul
 
 std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt) {
   const Runtime runtime = opt.runtime_model();
+  if (runtime == Runtime::Megatron) {
+    if (has_comms(s))
+      print_note("--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are "
+                 "left out");
+    return schedule_as_run(s, runtime);
+  }
   if (runtime_lowers(runtime, s)) {
     auto lowered = lower_schedule(s, "runtime",
                                   "--runtime pytorch runs a compute-only schedule as PyTorch's runtime lowers it; "

@@ -1,12 +1,14 @@
 #include "sim_inputs.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli_support.hpp"
 #include "model/stage_model.hpp"
 #include "io/input_file.hpp"
 #include "parse/cost_table.hpp"
 #include "parse/model_json.hpp"
+#include "parse/runtime_params_json.hpp"
 #include "parse/stage_spec_json.hpp"
 #include "parse/topology_json.hpp"
 
@@ -42,15 +44,64 @@ std::vector<std::string> runtime_name_list() {
 void add_runtime_option(CLI::App& sub, SimInputOptions& opt) {
   sub.add_option("--runtime", opt.runtime,
                  "Whose execution the times describe: pytorch (default: what PyTorch's _PipelineScheduleRuntime runs, "
-                 "a compute-only schedule lowered with its runtime recipe) or ideal (the schedule as given, data moving "
-                 "as soon as it is produced: a lower bound)")
+                 "a compute-only schedule lowered with its runtime recipe), ideal (the schedule as given, data moving "
+                 "as soon as it is produced: a lower bound) or megatron (Megatron-LM's p2p calls, calibrated on A100; "
+                 "costs in microseconds)")
       ->transform(CLI::IsMember(runtime_name_list(), CLI::ignore_case))
-      ->option_text("pytorch|ideal");
+      ->option_text("pytorch|ideal|megatron");
+  sub.add_option("--runtime-params", opt.runtime_params,
+                 "With --runtime megatron: a file of its calibrated figures (docs/formats.md; default: the shipped "
+                 "A100 figures, schedules/megatron-a100.runtime.json)");
+  sub.add_option("--optimizer", opt.optimizer,
+                 "How iterations meet: sync (default: each ends in a synchronizing optimizer step; an iteration costs "
+                 "the makespan) or post-validated (iterations overlap, as in the Zero Bubble runtime; one costs the "
+                 "longest rank span)")
+      ->transform(CLI::IsMember({"sync", "post-validated"}, CLI::ignore_case))
+      ->option_text("sync|post-validated");
 }
 
-std::string time_model_description(const SimInputOptions& opt) {
-  std::string out(runtime_summary(opt.runtime_model()));
+std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
+  RuntimeModel model;
+  model.runtime = opt.runtime_model();
+  model.optimizer = opt.optimizer_model();
+  if (model.runtime != Runtime::Megatron) {
+    if (!opt.runtime_params.empty()) {
+      print_error("--runtime-params gives the figures of --runtime megatron; --runtime " + opt.runtime +
+                  " has none");
+      return std::nullopt;
+    }
+    return model;
+  }
+  if (opt.blocking_comms) {
+    print_error("--blocking-comms does not apply to --runtime megatron: Megatron decides how its calls block "
+                "(synchronous for a fused backward under --optimizer sync, asynchronous otherwise)");
+    return std::nullopt;
+  }
+  if (opt.model.empty() && opt.cost.empty() && opt.costs.empty()) {
+    print_error("--runtime megatron adds overheads in microseconds: give costs in microseconds (--cost, --costs "
+                "or --model), not the unit defaults");
+    return std::nullopt;
+  }
+  if (!opt.runtime_params.empty()) {
+    DiagnosticSink sink;
+    std::optional<RuntimeParams> params = read_runtime_params(opt.runtime_params, sink);
+    print_diagnostics(sink);
+    if (!params) return std::nullopt;
+    model.params = *params;
+  }
+  return model;
+}
+
+std::string time_model_description(const SimInputOptions& opt, const RuntimeModel& model) {
+  std::string out(runtime_summary(model.runtime));
+  if (model.runtime == Runtime::Megatron) {
+    out += fmt::format("; {} us per p2p call ({}{})", model.params.p2p_call_overhead_us,
+                       opt.runtime_params.empty() ? "the shipped figures: " : opt.runtime_params + ": ",
+                       model.params.hardware.empty() ? "hardware not stated" : model.params.hardware);
+  }
   if (opt.blocking_comms) out += "; blocking sends and receives";
+  out += "; optimizer ";
+  out += optimizer_summary(model.optimizer);
   return out;
 }
 

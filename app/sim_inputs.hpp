@@ -30,22 +30,30 @@ struct SimInputOptions {
   std::string stage_spec, topology;
   bool blocking_comms = false;
   std::string runtime = "pytorch";  ///< sim/runtime.hpp; only simulate and tune offer --runtime
+  std::string optimizer = "sync";   ///< sim/runtime.hpp Optimizer
+  std::string runtime_params;       ///< --runtime-params: a file replacing megatron's figures
   /// A model file (model/network.hpp): costs and bytes per stage for any stage count.
   std::string model, gpu, pipeline_layout;
   std::vector<std::uint32_t> blocks_per_stage;  ///< --blocks-per-stage: an explicit partition
   std::uint32_t microbatch_size = 1;            ///< samples per microbatch, for the model
 
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
+  Optimizer optimizer_model() const { return *optimizer_from_name(optimizer); }
 };
 
 /// Adds --cost, --costs, --fill, --overlap-factor, --stage-spec, --topology and --blocking-comms.
 void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
 
-/// Adds --runtime: which runtime's execution the numbers describe (simulate and tune).
+/// Adds --runtime, --runtime-params and --optimizer: which runtime's execution the numbers describe
+/// and how its iterations meet (simulate and tune).
 void add_runtime_option(CLI::App& sub, SimInputOptions& opt);
 
-/// "pytorch runtime (...)": the time model of a report, for its header or summary.
-std::string time_model_description(const SimInputOptions& opt);
+/// The runtime model the options ask for, its figures read from --runtime-params when given; prints
+/// the problem and returns nullopt (a flag the runtime does not take, unreadable figures).
+std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt);
+
+/// "pytorch: ...; optimizer sync: ...": the time model of a report, for its header or summary.
+std::string time_model_description(const SimInputOptions& opt, const RuntimeModel& model);
 
 /// Adds --model, --gpu, --pipeline-layout, --blocks-per-stage and (unless `with_microbatch_size` is
 /// false: tune derives it from the global batch) --microbatch-size.

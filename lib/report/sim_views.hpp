@@ -23,6 +23,7 @@
 
 #include "ir/schedule.hpp"
 #include "sim/analysis.hpp"
+#include "sim/runtime.hpp"
 #include "sim/memory.hpp"
 #include "sim/timeline.hpp"
 
@@ -34,6 +35,7 @@ namespace ppsched {
 struct SimReportOptions {
   double memory_cap = 0;  ///< per rank, in the memory model's unit; <= 0: none
   std::string time_model;  ///< what the times describe (the runtime model), for the summary; empty: not said
+  Optimizer optimizer = Optimizer::Sync;  ///< which time one iteration costs (sim/runtime.hpp)
 };
 
 std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt = {});

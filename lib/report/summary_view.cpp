@@ -19,6 +19,9 @@ double finite(double v) { return std::isfinite(v) ? v : 0.0; }
 std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
   std::string out = opt.time_model.empty() ? "" : "time model         " + opt.time_model + "\n";
   out += fmt::format("makespan           {:g}\n", a.makespan);
+  out += fmt::format("iteration time     {:g} ({})\n", iteration_time(a, opt.optimizer),
+                     opt.optimizer == Optimizer::Sync ? "optimizer sync: the makespan"
+                                                      : "optimizer post-validated: the longest rank span");
   out += fmt::format("bubble ratio       {:.2f}% global (1 - compute / (ranks x makespan))\n",
                      100 * a.bubble_global);
   out += fmt::format("                   {:.2f}% per stage (Zero Bubble paper: (max stage span - its compute) / max span)\n",
@@ -44,6 +47,8 @@ std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
 nlohmann::ordered_json summary_json(const SimAnalysis& a, const SimReportOptions& opt) {
   nlohmann::ordered_json j;
   j["makespan"] = finite(a.makespan);
+  j["iteration_time"] = finite(iteration_time(a, opt.optimizer));
+  j["optimizer"] = optimizer_name(opt.optimizer);
   j["bubble_ratio_global"] = finite(a.bubble_global);
   j["bubble_ratio_per_stage"] = finite(a.bubble_per_stage);
   j["bubble_definitions"] = {

@@ -28,8 +28,8 @@ double samples_of(const TuneTrial& t) { return double(t.microbatches) * t.microb
 
 /// Samples per second when times are microseconds, else samples per time unit.
 double throughput(const TuneTrial& t, bool in_us) {
-  if (t.makespan <= 0) return 0;
-  return samples_of(t) / (in_us ? t.makespan * 1e-6 : t.makespan);
+  if (t.iteration_time <= 0) return 0;
+  return samples_of(t) / (in_us ? t.iteration_time * 1e-6 : t.iteration_time);
 }
 
 nlohmann::ordered_json or_null(bool present, auto value) {
@@ -78,7 +78,7 @@ std::string tune_json(const TuneRequest& request, const TuneSources& sources, co
     row["ran"] = t.ran;
     row["fits"] = t.fits;
     if (t.ran) {
-      row["iteration_time"] = t.makespan;
+      row["iteration_time"] = t.iteration_time;
       row["throughput"] = throughput(t, sources.times_in_us);
       row["bubble_ratio"] = t.bubble;
       row["peak_memory"] = t.peak;
@@ -120,7 +120,7 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
     const std::string verdict = tune_verdict(t, best, request.memory_cap, mem);
     if (t.ran)
       out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11.4g} {:>6.1f}% {:>11}  {}\n", pos, t.family,
-                         shape(request, t), format_time(t.makespan, sources.times_in_us),
+                         shape(request, t), format_time(t.iteration_time, sources.times_in_us),
                          throughput(t, sources.times_in_us), 100 * t.bubble, mem(t.peak), verdict);
     else
       out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", pos, t.family, shape(request, t),

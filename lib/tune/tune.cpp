@@ -67,9 +67,10 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
   TimedOptions sim = in.sim;
   sim.blocking_comms = req.blocking_comms;
   try {
-    SimAnalysis a = simulate_aggregates(run, built.placement.stage_to_rank, sim, in.memory);
+    const RuntimeModel model{req.runtime, req.optimizer, req.runtime_params};
+    SimAnalysis a = simulate_runtime(run, built.placement.stage_to_rank, sim, in.memory, model);
     t.ran = true;
-    t.makespan = a.makespan;
+    t.iteration_time = iteration_time(a, req.optimizer);
     t.bubble = a.bubble_global;
     t.peak = a.memory.max_peak();
     for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
@@ -86,7 +87,7 @@ void rank_trials(std::vector<TuneTrial>& trials) {
   std::stable_sort(trials.begin(), trials.end(), [&](const TuneTrial& a, const TuneTrial& b) {
     if (group(a) != group(b)) return group(a) < group(b);
     if (!a.ran) return false;
-    if (a.makespan != b.makespan) return a.makespan < b.makespan;
+    if (a.iteration_time != b.iteration_time) return a.iteration_time < b.iteration_time;
     return a.peak < b.peak;
   });
 }
@@ -209,9 +210,9 @@ std::string tune_verdict(const TuneTrial& t, const TuneTrial& best, double memor
   if (!t.ran) return "cannot run: " + t.note.substr(0, t.note.find('\n'));
   if (!t.fits) return "over the cap: peak " + format_memory(t.peak) + " > " + format_memory(memory_cap);
   if (&t == &best) return "best";
-  if (t.makespan == best.makespan)
+  if (t.iteration_time == best.iteration_time)
     return "ties the best; peak " + format_memory(t.peak) + " vs " + format_memory(best.peak);
-  std::string why = fmt::format("{:+.1f}% time", 100.0 * (t.makespan / best.makespan - 1.0));
+  std::string why = fmt::format("{:+.1f}% time", 100.0 * (t.iteration_time / best.iteration_time - 1.0));
   if (t.bubble > best.bubble + 1e-9)
     why += fmt::format(", more bubble ({:.1f}% vs {:.1f}%)", 100 * t.bubble, 100 * best.bubble);
   if (t.comm_wait > best.comm_wait * 1.01 + 1e-9) why += ", more comm wait";

@@ -40,6 +40,8 @@ struct TuneRequest {
   std::uint32_t only_stages = 0;
   double time_budget_s = 1.0;  ///< of each automatic search
   Runtime runtime = Runtime::PyTorch;
+  Optimizer optimizer = Optimizer::Sync;                ///< which time one iteration costs
+  RuntimeParams runtime_params = megatron_a100_params();  ///< the figures of --runtime megatron
   bool blocking_comms = false;
 };
 
@@ -51,7 +53,8 @@ struct TuneTrial {
   std::uint32_t microbatch_size = 1;  ///< samples per microbatch
   bool ran = false;   ///< synthesized and finished in simulation
   bool fits = false;  ///< ran, and its peak fits under the cap
-  double makespan = 0, bubble = 0, peak = 0, comm_wait = 0;
+  /// What one iteration costs under the request's optimizer (the makespan, or the longest rank span).
+  double iteration_time = 0, bubble = 0, peak = 0, comm_wait = 0;
   std::string note;  ///< why it cannot run, or where auto's schedule came from
   /// The compute-only schedule (what torchtitan loads), kept for auto's trials (the search's
   /// answer); a family's is rebuilt on demand by tune_schedule_of.

@@ -43,10 +43,10 @@ TEST_CASE("memory view: each rank's peak and when it is first reached") {
 
 TEST_CASE("memory view: the ranks over the cap are marked, in text and JSON") {
   const SimAnalysis a = one_f_one_b();
-  CHECK(memory_text(a, {1.5, ""}) == std::string(kHead) +
+  CHECK(memory_text(a, {1.5, "", Optimizer::Sync}) == std::string(kHead) +
                                      "   0         2          1  over the cap\n"
                                      "   1         1          1\n");
-  const nlohmann::ordered_json j = memory_json(a, {1.5, ""});
+  const nlohmann::ordered_json j = memory_json(a, {1.5, "", Optimizer::Sync});
   CHECK(j["ranks"][0]["over_cap"] == true);
   CHECK(j["ranks"][1]["over_cap"] == false);
 }
@@ -55,6 +55,6 @@ TEST_CASE("memory view: a peak within rounding of the cap is not over it, as sim
   const SimAnalysis a = one_f_one_b();
   const double cap = 2 * (1 - 1e-12);
   REQUIRE(fits_under_cap(a.memory.max_peak(), cap));
-  CHECK(memory_text(a, {cap, ""}).find("over the cap") == std::string::npos);
-  CHECK(memory_json(a, {cap, ""})["ranks"][0]["over_cap"] == false);
+  CHECK(memory_text(a, {cap, "", Optimizer::Sync}).find("over the cap") == std::string::npos);
+  CHECK(memory_json(a, {cap, "", Optimizer::Sync})["ranks"][0]["over_cap"] == false);
 }

@@ -52,7 +52,7 @@ TEST_CASE("sim views: the table's faces are the views' own, with the report's op
   opt.costs = CostModel::uniform(4, 1, unit_costs());
   const Timeline t = simulate_timed(s, s.placement.stage_to_rank, opt);
   const SimAnalysis a = analyze(s, t, MemoryModel{});
-  const SimReportOptions cap{3};
+  const SimReportOptions cap{3, "", Optimizer::Sync};
   const SimViewInput in{s, t, a, cap};
   CHECK(view("summary").text(in) == summary_text(a, cap));
   CHECK(view("summary").json(in) == summary_json(a, cap));

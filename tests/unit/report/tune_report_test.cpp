@@ -14,7 +14,7 @@ TuneTrial trial(std::string family, std::uint32_t v, double makespan, double bub
   t.microbatches = 8;
   t.ran = true;
   t.fits = fits;
-  t.makespan = makespan;
+  t.iteration_time = makespan;
   t.bubble = bubble;
   t.peak = peak;
   return t;
@@ -83,7 +83,7 @@ TEST_CASE("tune_report: --top shows the first rows and counts the rest by kind")
 
 TEST_CASE("tune_report: with times in microseconds, iteration time has a unit and throughput is samples per second") {
   TuneResult r = ranked();
-  r.trials[0].makespan = 2.5e6;  // 8 samples in 2.5 s
+  r.trials[0].iteration_time = 2.5e6;  // 8 samples in 2.5 s
   const std::string text = tune_text(request(), sources("F=1", "costs.csv", ""), r);
   CHECK(text.find("samples/s") != std::string::npos);
   CHECK(text.find("   1  auto                   v=1 m=8                   2.5 s         3.2") != std::string::npos);

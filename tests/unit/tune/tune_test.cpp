@@ -94,8 +94,8 @@ TEST_CASE("tune: one request for each distinct placement, trials in order, ranke
     CHECK(t.fits == (t.peak <= 4 + 1e-9));
     if (t.fits) {
       CHECK_FALSE(over);  // every fitting trial comes before the first one over the cap
-      CHECK(t.makespan >= last);
-      last = t.makespan;
+      CHECK(t.iteration_time >= last);
+      last = t.iteration_time;
     }
     over |= !t.fits;
   }
@@ -129,7 +129,7 @@ TEST_CASE("tune: a global batch tries every divisor, with per-sample costs and s
     }
     const double samples = 6.0 / t.microbatches;
     // 1F1B at unit costs: (m + p - 1) x (F + B) = (m + 1) x 3, each cost times G/m.
-    CHECK(t.makespan == Approx((t.microbatches + 1) * 3 * samples));
+    CHECK(t.iteration_time == Approx((t.microbatches + 1) * 3 * samples));
     CHECK(t.peak == Approx(std::min<double>(t.microbatches, 2) * samples));
   }
   CHECK(result->trials.front().microbatches == 6);  // the most microbatches has the least bubble
@@ -192,7 +192,7 @@ TEST_CASE("tune: each trial's time is the one `simulate` gives under the same ru
       const Schedule run = schedule_as_run(s, runtime);
       CHECK(has_comms(run) == (runtime == Runtime::PyTorch));
       SimInputs own = inputs(4, s.placement.stage_to_rank).value();
-      CHECK(t.makespan == simulate_aggregates(run, s.placement.stage_to_rank, own.sim, own.memory).makespan);
+      CHECK(t.iteration_time == simulate_aggregates(run, s.placement.stage_to_rank, own.sim, own.memory).makespan);
     }
   }
   // Where the two differ: ZBV on 4 ranks, 4 microbatches, unit costs (PyTorch's send/recv order waits).
@@ -200,7 +200,7 @@ TEST_CASE("tune: each trial's time is the one `simulate` gives under the same ru
   Inputs inputs;
   auto with = [&](Runtime r) {
     req.runtime = r;
-    return tune_schedules(req, tune_trials(req), [&](const auto& p, std::uint32_t) { return inputs(4, p); })->trials[0].makespan;
+    return tune_schedules(req, tune_trials(req), [&](const auto& p, std::uint32_t) { return inputs(4, p); })->trials[0].iteration_time;
   };
   CHECK(with(Runtime::Ideal) < with(Runtime::PyTorch));
 }
