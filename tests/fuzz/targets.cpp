@@ -18,6 +18,7 @@
 #include "parse/json_schedule.hpp"
 #include "parse/model_json.hpp"
 #include "parse/pytorch_csv.hpp"
+#include "parse/runtime_params_json.hpp"
 #include "parse/stage_spec_json.hpp"
 #include "parse/topology_json.hpp"
 #include "passes/passes.hpp"
@@ -89,6 +90,18 @@ void topology(const std::uint8_t* d, std::size_t n) {
       if (!(l.latency_us >= 0) || !(l.bytes_per_us > 0) || l.bytes_per_us == 1.0 / 0.0)
         fuzz_fail("a topology was accepted with a negative latency or a bandwidth that is not positive and finite");
     }
+}
+
+// What the runtime parameters reader accepts is a figure the megatron model can use.
+void runtime_params(const std::uint8_t* d, std::size_t n) {
+  DiagnosticSink sink;
+  auto p = read_runtime_params_text("fuzz.json", as_text(d, n), sink);
+  if (p.has_value() == sink.has_errors())
+    fuzz_fail("the runtime parameters reader's result disagrees with its diagnostics");
+  if (!p) return;
+  if (p->runtime != "megatron") fuzz_fail("runtime parameters were accepted for a runtime that has none");
+  if (!(p->p2p_call_overhead_us >= 0) || p->p2p_call_overhead_us == 1.0 / 0.0)
+    fuzz_fail("runtime parameters were accepted with a negative, NaN or infinite call overhead");
 }
 
 // A model the reader accepts can be costed and split: every layer has finite, non-negative times
@@ -367,6 +380,7 @@ constexpr Target kTargets[] = {
     {"cost_table", "cost table reader (CSV or JSON)", cost_table},
     {"stage_spec", "stage spec reader", stage_spec},
     {"topology", "topology reader", topology},
+    {"runtime_params", "runtime parameters reader (--runtime-params)", runtime_params},
     {"model_file", "model file reader; what it accepts can be costed and split", model_file},
     {"roundtrip", "parse, write, parse: same IR and same bytes (CSV and JSON)", roundtrip},
     {"pipeline", "validate, lower, both simulators; deadlock verdicts agree", pipeline},
