@@ -71,7 +71,11 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
     SimAnalysis a = simulate_runtime(run, built.placement.stage_to_rank, sim, in.memory, model);
     t.ran = true;
     t.iteration_time = iteration_time(a, req.optimizer);
-    t.bubble = a.bubble_global;
+    // 1 - busy / (ranks x the iteration time): the global bubble under sync, its share of the
+    // steady-state period under post-validated.
+    double busy = 0;
+    for (const RankUsage& u : a.ranks) busy += u.busy;
+    t.bubble = t.iteration_time > 0 && !a.ranks.empty() ? 1 - busy / (double(a.ranks.size()) * t.iteration_time) : 0;
     t.peak = a.memory.max_peak();
     for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
     t.fits = fits_under_cap(t.peak, req.memory_cap);
