@@ -7,9 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "sim/timed_rules.hpp"
 
