@@ -174,7 +174,10 @@ class MegatronSim {
     double time = 0;             ///< when the compute stream is free
     std::uint32_t last = kNone;  ///< the entry that ran last (or released the stream)
     std::uint32_t blocked_entry = kNone;
-    std::string waiting_for;
+    // What it waits for, put into words only if the run deadlocks: a message (and whether for
+    // its receive to be posted), or an action later in its own program.
+    std::uint32_t waiting_on = kNone;
+    bool waits_for_receive_post = false, waits_on_itself = false;
   };
 
   bool finished(std::uint32_t r) const { return state_[r].call > steps_[r].size(); }
@@ -194,9 +197,10 @@ class MegatronSim {
     }
   }
 
-  void wait_on(std::uint32_t r, std::uint32_t k, std::uint32_t entry, std::string why) {
+  void wait_on(std::uint32_t r, std::uint32_t k, std::uint32_t entry, bool for_receive_post) {
     state_[r].blocked_entry = entry;
-    state_[r].waiting_for = std::move(why);
+    state_[r].waiting_on = k;
+    state_[r].waits_for_receive_post = for_receive_post;
     next_waiter_[r] = messages_[k].waiters;
     messages_[k].waiters = r;
   }
@@ -282,8 +286,7 @@ class MegatronSim {
           if (missing) return;
           const Message& msg = messages_[k];
           if (!msg.ready()) {
-            wait_on(r, k, c < steps_[r].size() ? steps_[r][c].first : kNone,
-                    describe(k) + (send ? ", until its receive is posted" : ""));
+            wait_on(r, k, c < steps_[r].size() ? steps_[r][c].first : kNone, send);
             missing = true;
             return;
           }
@@ -313,7 +316,7 @@ class MegatronSim {
           if (missing) return;
           const Message& msg = messages_[k];
           if (!msg.ready()) {
-            wait_on(r, k, e, describe(k));
+            wait_on(r, k, e, false);
             missing = true;
             return;
           }
@@ -331,7 +334,7 @@ class MegatronSim {
         }
         if (!local_ok) {  // a same-rank dependency later in this rank's program: never met
           st.blocked_entry = e;
-          st.waiting_for = "an action later in its own program";
+          st.waits_on_itself = true;
           return;
         }
         t_.start[e] = start;
@@ -356,7 +359,12 @@ class MegatronSim {
       const RankState& st = state_[r];
       std::size_t step = s_.ranks[r].actions.size();
       if (st.blocked_entry != kNone) step = t_.step[st.blocked_entry];
-      stuck.push_back({r, step, st.waiting_for.empty() ? "nothing (the rank never ran)" : st.waiting_for});
+      std::string why = "nothing (the rank never ran)";
+      if (st.waits_on_itself)
+        why = "an action later in its own program";
+      else if (st.waiting_on != kNone)
+        why = describe(st.waiting_on) + (st.waits_for_receive_post ? ", until its receive is posted" : "");
+      stuck.push_back({r, step, why});
     }
     throw TimedDeadlock(std::move(stuck), std::move(t_));
   }
