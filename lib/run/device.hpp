@@ -7,6 +7,8 @@
 // The protocol, as the engine drives it:
 //   runtime.discover()                once per process, by the command, never by the engine
 //   runtime.open(discovery)           once per process: contexts, handles
+//   (or runtime.open_member(...)      once per process of a multi-process run: one device, and the
+//                                     communicator every process joins)
 //   device.setup(plan)                per schedule: streams, events, weights, workspaces
 //   per iteration:
 //     device.begin_iteration()
@@ -20,6 +22,10 @@
 //     (CUDA's cudaStreamWaitEvent), which is why the host order must be checked before launch.
 //   - Buffers in Work::allocs are allocated on the launch's stream just before its work, and
 //     those in Work::frees released just after it (stream-ordered, cudaMallocAsync style).
+//   - Multi-process (run/distributed.hpp): Send, SendDone and Recv move a transfer between the
+//     processes of two ranks with NCCL's rendezvous semantics: a Send is matched with the peer's
+//     Recv in the order both were launched, and the sender's stream is busy until the receive has
+//     taken the bytes (SendDone ends there).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +36,7 @@
 #include <vector>
 
 #include "ir/action.hpp"
+#include "run/process_group.hpp"
 
 namespace ppsched::run {
 
@@ -43,6 +50,9 @@ enum class WorkKind : std::uint8_t {
   WeightGrad,    ///< dW = X^T dY for each layer (W)
   FullBackward,  ///< InputGrad then WeightGrad (B)
   Copy,          ///< move copy_bytes from buffer `input` (on rank copy_from) into buffer `output`
+  Send,          ///< multi-process: send copy_bytes to rank `peer` (ncclSend)
+  SendDone,      ///< multi-process: the Send before it on this stream has been received (ends there)
+  Recv,          ///< multi-process: receive copy_bytes from rank `peer` into `output` (ncclRecv)
 };
 
 /// One launch. Trivially copyable; buffers are indices into DevicePlan::buffers.
@@ -60,6 +70,7 @@ struct Work {
   std::uint32_t output = kNoBuffer;  ///< a Copy's destination
   std::uint32_t copy_from = 0;       ///< a Copy's source rank
   std::uint64_t copy_bytes = 0;
+  std::uint32_t peer = 0;            ///< Send, SendDone, Recv: the other rank
   std::uint32_t label = 0;           ///< index into DevicePlan::labels (NVTX range name)
   std::uint8_t alloc_count = 0, free_count = 0;
   std::uint32_t allocs[2] = {kNoBuffer, kNoBuffer};  ///< allocated before the work, on its stream
@@ -106,7 +117,12 @@ struct DevicePlan {
   std::vector<std::uint32_t> span_stream;    ///< the one stream each span is launched on
   std::vector<BufferSpec> buffers;
   std::vector<std::string> labels;           ///< NVTX range names ("2F5"), indexed by Work::label
+  /// Multi-process runs: the process of each rank and this process (empty: every rank is here).
+  /// A device prepares streams, weights and buffers of its own ranks only.
+  std::vector<std::int32_t> process_of_rank;
+  std::int32_t process = 0;
   std::uint32_t stream_count() const { return static_cast<std::uint32_t>(device_of_rank.size()) * 3; }
+  bool here(std::uint32_t rank) const { return process_of_rank.empty() || process_of_rank.at(rank) == process; }
 };
 
 struct DeviceInfo {
@@ -154,16 +170,34 @@ class Device {
   virtual double end_iteration(std::span<double> span_start_us, std::span<double> span_end_us) = 0;
   /// The memory the last iteration used.
   virtual MemoryUse memory_use() const = 0;
+  /// Multi-process runs, before setup: the one-way time of moving `bytes` to and from process
+  /// `peer` (half the median round trip of `repeats` ping-pongs, µs). Both processes call it at
+  /// the same point; the lower process sends first. Throws DeviceError.
+  virtual double ping_pong_us(int peer, std::uint64_t bytes, int repeats) = 0;
+};
+
+/// This process's part in a multi-process run.
+struct GroupMembership {
+  ProcessGroup* group = nullptr;  ///< the launcher's processes (the fake device moves its bytes over it)
+  int device = 0;                 ///< index into Discovery::devices: the one device this process drives
+  Bytes comm_id;                  ///< DeviceRuntime::new_comm_id() of process 0, broadcast to all
+  double timeout_s = 60;          ///< no blocking wait of the device lasts longer (DeviceError)
 };
 
 /// How a process reaches its devices. The command calls discover() once, at its start, and
-/// open() once; the engine only ever sees the Device.
+/// open() (or open_member()) once; the engine only ever sees the Device.
 class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
   virtual Discovery discover() = 0;
   /// Opens the devices `discovery` found (status Ok). Throws DeviceError.
   virtual std::unique_ptr<Device> open(const Discovery& discovery) = 0;
+  /// Multi-process runs, on process 0 only: the id of the communicator all processes will join
+  /// (ncclGetUniqueId). Throws DeviceError.
+  virtual Bytes new_comm_id() = 0;
+  /// Multi-process runs: opens one device and joins the communicator of `member.comm_id`, eagerly
+  /// (every process calls it at start, in the same order). Throws DeviceError.
+  virtual std::unique_ptr<Device> open_member(const Discovery& discovery, const GroupMembership& member) = 0;
 };
 
 /// The CUDA runtime; where ppsched was built without CUDA, one whose discover() says NotBuilt.

@@ -23,6 +23,20 @@
 
 namespace ppsched::run {
 
+/// Keeps the processes of a multi-process run in step (run/distributed.hpp implements it over a
+/// ProcessGroup): every process calls these at the same points of every iteration, warm-up
+/// included, so their collectives match.
+class IterationSync {
+ public:
+  virtual ~IterationSync() = default;
+  /// Before the iteration is enqueued (CUDA: a barrier, so all processes start it together).
+  virtual void before_iteration() = 0;
+  /// The iteration's time over all processes, given this process's (µs from the common start).
+  virtual double iteration_us(double local_us) = 0;
+  /// Process 0's decision (it alone applies the stop rule and sees Ctrl-C), on every process.
+  virtual StopReason agree(StopReason local) = 0;
+};
+
 struct MeasureOptions {
   std::size_t warmup = 5;
   StopRule rule;
@@ -30,6 +44,8 @@ struct MeasureOptions {
   const std::atomic<bool>* interrupted = nullptr;
   /// Seconds since an arbitrary start; defaults to a steady clock (tests pass their own).
   std::function<double()> wall_clock;
+  /// Multi-process runs: keeps this process in step with the others (null: a single process).
+  IterationSync* sync = nullptr;
 };
 
 /// Durations of one action kind on one stage, over every timed launch.
