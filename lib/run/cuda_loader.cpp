@@ -23,6 +23,10 @@ class UnavailableRuntime : public DeviceRuntime {
   }
   Discovery discover() override { return d_; }
   std::unique_ptr<Device> open(const Discovery&) override { throw DeviceError("open: " + d_.message); }
+  Bytes new_comm_id() override { throw DeviceError("new_comm_id: " + d_.message); }
+  std::unique_ptr<Device> open_member(const Discovery&, const GroupMembership&) override {
+    throw DeviceError("open: " + d_.message);
+  }
 
  private:
   Discovery d_;

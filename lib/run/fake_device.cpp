@@ -34,6 +34,16 @@ std::unique_ptr<Device> FakeRuntime::open(const Discovery& discovery) {
   return std::make_unique<FakeDevice>(opt_);
 }
 
+Bytes FakeRuntime::new_comm_id() { throw DeviceError("the fake backend has no multi-process mode yet"); }
+
+std::unique_ptr<Device> FakeRuntime::open_member(const Discovery&, const GroupMembership&) {
+  throw DeviceError("the fake backend has no multi-process mode yet");
+}
+
+double FakeDevice::ping_pong_us(int, std::uint64_t, int) {
+  throw DeviceError("the fake backend has no multi-process mode yet");
+}
+
 void FakeDevice::setup(const DevicePlan& plan) {
   plan_ = plan;
   clock_.assign(plan.stream_count(), 0.0);

@@ -27,6 +27,8 @@ class FakeRuntime : public DeviceRuntime {
   explicit FakeRuntime(FakeOptions opt = {}) : opt_(opt) {}
   Discovery discover() override;
   std::unique_ptr<Device> open(const Discovery& discovery) override;
+  Bytes new_comm_id() override;
+  std::unique_ptr<Device> open_member(const Discovery& discovery, const GroupMembership& member) override;
   /// How many times discover() ran: the command must call it exactly once.
   int discover_calls() const { return discover_calls_; }
 
@@ -46,6 +48,7 @@ class FakeDevice : public Device {
   void launch(std::uint32_t stream, const Work& work, std::uint32_t span) override;
   double end_iteration(std::span<double> span_start_us, std::span<double> span_end_us) override;
   MemoryUse memory_use() const override { return memory_; }
+  double ping_pong_us(int peer, std::uint64_t bytes, int repeats) override;
   /// Waits on events not recorded in the current iteration: a race on a real GPU.
   std::uint64_t unrecorded_waits() const { return unrecorded_waits_; }
 

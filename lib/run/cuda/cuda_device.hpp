@@ -42,6 +42,9 @@ class CudaDevice final : public Device {
   void launch(std::uint32_t stream, const Work& work, std::uint32_t span) override;
   double end_iteration(std::span<double> span_start_us, std::span<double> span_end_us) override;
   MemoryUse memory_use() const override { return memory_; }
+  double ping_pong_us(int, std::uint64_t, int) override {
+    throw DeviceError("the CUDA backend has no multi-process mode yet");
+  }
 
  private:
   struct Gpu {

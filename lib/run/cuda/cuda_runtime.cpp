@@ -88,6 +88,11 @@ class CudaRuntime final : public DeviceRuntime {
     for (const DeviceInfo& info : discovery.devices) ordinals.push_back(info.ordinal);
     return std::make_unique<CudaDevice>(ordinals);
   }
+
+  Bytes new_comm_id() override { throw DeviceError("the CUDA backend has no multi-process mode yet"); }
+  std::unique_ptr<Device> open_member(const Discovery&, const GroupMembership&) override {
+    throw DeviceError("the CUDA backend has no multi-process mode yet");
+  }
 };
 
 }  // namespace
