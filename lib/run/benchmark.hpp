@@ -11,6 +11,7 @@
 #include "run/device.hpp"
 #include "run/engine.hpp"
 #include "run/plan.hpp"
+#include "run/process_group.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 
@@ -47,11 +48,36 @@ struct RunResult {
   double ratio() const { return simulated_us > 0 ? measured.iteration.median / simulated_us : 0.0; }
 };
 
+/// A process of a multi-process run, as process 0 reports it.
+struct ProcessRow {
+  int process = 0;
+  ProcessPlace place;
+  std::int32_t rank = -1;  ///< the pipeline rank it ran; -1: none (--rank-map left it idle)
+  int ordinal = 0;         ///< its device
+  std::string device;      ///< the device's name
+  int discoveries = 0;     ///< device discoveries it ran (must be 1)
+  int opens = 0;           ///< device opens (must be 1)
+};
+
+/// A class of link measured by ping-pong at start, between two processes.
+struct MeasuredLink {
+  std::string link;  ///< "intra_node" or "inter_node" (the topology file's names)
+  int from = 0, to = 0;
+  double latency_us = 0;    ///< one way, smallest message
+  double bytes_per_us = 0;  ///< from the large message's extra time over the small one's; 0: not measured
+};
+
 struct BenchmarkReport {
   Discovery discovery;
   std::vector<int> ordinals;  ///< the devices used
   std::vector<RunResult> results;
   bool interrupted = false;
+  // Multi-process runs only (run/distributed.hpp), at process 0:
+  std::string launcher;  ///< the process group's implementation; empty for a single process
+  std::vector<ProcessRow> processes;
+  std::vector<MeasuredLink> links;
+  std::optional<Topology> measured_topology;  ///< where the ranks ran, with the measured links
+  double startup_s = 0;  ///< joining the communicator and the ping-pong, the slowest process
 };
 
 /// Discovers devices once; when usable, opens them once and runs every request in turn (each

@@ -174,6 +174,9 @@ class Device {
   /// `peer` (half the median round trip of `repeats` ping-pongs, µs). Both processes call it at
   /// the same point; the lower process sends first. Throws DeviceError.
   virtual double ping_pong_us(int peer, std::uint64_t bytes, int repeats) = 0;
+  /// Seconds the host has spent blocked on other processes inside launch() so far (the fake
+  /// backend's transfers; 0 where launches never block the host).
+  virtual double host_wait_s() const { return 0; }
 };
 
 /// This process's part in a multi-process run.

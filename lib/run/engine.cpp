@@ -36,14 +36,23 @@ bool timed_kind(ActionKind k) {
 
 Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& opt) {
   auto now = opt.wall_clock ? opt.wall_clock : steady_seconds;
+  // A single process stops where it sees Ctrl-C; processes of one run stop together, where
+  // process 0 says (IterationSync::agree), so their collectives stay matched.
   auto interrupted = [&] { return opt.interrupted && opt.interrupted->load(); };
+  auto stop_here = [&] { return !opt.sync && interrupted(); };
   const std::size_t spans = plan.ops.size();
   std::vector<double> start(spans), end(spans);
-  Measurement m;
-  for (; m.warmup < opt.warmup && !interrupted(); ++m.warmup) {
+  double enqueue_s = 0;  // host time spent enqueueing
+  auto iteration = [&] {
+    if (opt.sync) opt.sync->before_iteration();
+    const double enqueued = now();
     enqueue(device, plan);
-    device.end_iteration(start, end);
-  }
+    enqueue_s += now() - enqueued;
+    const double t = device.end_iteration(start, end);
+    return opt.sync ? opt.sync->iteration_us(t) : t;
+  };
+  Measurement m;
+  for (; m.warmup < opt.warmup && !stop_here(); ++m.warmup) iteration();
   // Per (stage, kind) bucket, the durations of every timed launch. Launches of a kind the cost
   // table has no row for (markers, SEND completions) are not kept.
   std::map<std::pair<std::uint32_t, ActionKind>, std::vector<double>> buckets;
@@ -54,22 +63,26 @@ Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& o
       bucket_of[p] = &buckets[{w.stage, w.action}];
   }
   Stopper stopper(opt.rule);
+  enqueue_s = 0;
+  const double waited_before = device.host_wait_s();
   const double began = now();
   while (true) {
-    if (interrupted()) {
+    if (stop_here()) {
       m.stop = StopReason::Interrupted;
       break;
     }
-    enqueue(device, plan);
-    const double t = device.end_iteration(start, end);
+    const double t = iteration();
     m.iteration_us.push_back(t);
     stopper.add(t);
     for (std::uint32_t p = 0; p < spans; ++p)
       if (bucket_of[p]) bucket_of[p]->push_back(end[p] - start[p]);
     m.stop = stopper.check(now() - began);
+    if (opt.sync) m.stop = opt.sync->agree(interrupted() ? StopReason::Interrupted : m.stop);
     if (m.stop != StopReason::NotYet) break;
   }
   m.wall_s = now() - began;
+  if (const std::size_t launches = spans * m.iteration_us.size(); launches > 0)
+    m.host_us_per_launch = std::max(0.0, enqueue_s - (device.host_wait_s() - waited_before)) * 1e6 / launches;
   m.iteration = summarize(m.iteration_us);
   for (auto& [k, samples] : buckets) m.kinds.push_back({k.first, k.second, summarize(samples)});
   m.last_start_us = std::move(start);

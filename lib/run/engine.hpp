@@ -67,6 +67,9 @@ struct Measurement {
   /// Every launch's start and end in the last timed iteration (µs), for the trace.
   std::vector<double> last_start_us, last_end_us;
   MemoryUse memory;
+  /// Host time to enqueue one launch, µs: the timed iterations' enqueue time, less what the host
+  /// spent blocked on other processes (Device::host_wait_s), over their launches.
+  double host_us_per_launch = 0;
 };
 
 /// Runs `plan` on `device` (already set up with plan.device) until the stop rule holds.
