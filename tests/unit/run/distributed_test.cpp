@@ -144,7 +144,7 @@ TEST_CASE("a fake run over four processes times exactly what one process running
   }
 }
 
-TEST_CASE("--rank-map places ranks on chosen processes; the others join but run nothing") {
+TEST_CASE("a rank map places ranks on chosen processes, and the other processes join but run nothing") {
   const RunRequest req = request("1F1B", 2, 4);
   test::ThreadWorld world(4, {0, 0, 1, 1});
   BenchmarkReport together;
