@@ -1,6 +1,11 @@
 #include "parse/topology_json.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <ranges>
+#include <vector>
 
 #include "parse/json_input.hpp"
 
@@ -110,6 +115,36 @@ std::optional<Topology> read_topology_text(std::string_view name, std::string_vi
                                            DiagnosticSink& sink) {
   JsonInput f(name, text, "topology-file", sink);
   return topology_from(f, ranks);
+}
+
+void write_topology(const Topology& t, ByteSink& out) {
+  std::uint32_t nodes = 0, slices = 0;
+  for (std::uint32_t n : t.node_of_rank) nodes = std::max(nodes, n + 1);
+  std::vector<std::vector<std::uint32_t>> ranks_of_node(nodes);
+  std::vector<std::uint32_t> slice_of_node(nodes, 0);
+  for (std::uint32_t r = 0; r < t.node_of_rank.size(); ++r) {
+    ranks_of_node[t.node_of_rank[r]].push_back(r);
+    const std::uint32_t sl = r < t.slice_of_rank.size() ? t.slice_of_rank[r] : 0;
+    slice_of_node[t.node_of_rank[r]] = sl;
+    slices = std::max(slices, sl + 1);
+  }
+  std::vector<std::vector<std::uint32_t>> nodes_of_slice(std::max(slices, 1u));
+  for (std::uint32_t n = 0; n < nodes; ++n) nodes_of_slice[slice_of_node[n]].push_back(n);
+  auto link = [](const Link& l) {
+    return fmt::format("{{\"latency_us\": {:.6g}, \"bandwidth_gbps\": {:.6g}}}", l.latency_us,
+                       l.bytes_per_us > 0 ? l.bytes_per_us / 1e3 : 1e6);
+  };
+  out.write(fmt::format("{{\n  \"schema_version\": 1,\n  \"nodes\": [{}],\n  \"slices\": [{}],\n  \"links\": {{\n"
+                        "    \"intra_node\": {},\n    \"inter_node\": {},\n    \"inter_slice\": {}\n  }}\n}}\n",
+                        fmt::join(ranks_of_node | std::views::transform([](const auto& v) {
+                                    return fmt::format("[{}]", fmt::join(v, ", "));
+                                  }),
+                                  ", "),
+                        fmt::join(nodes_of_slice | std::views::transform([](const auto& v) {
+                                    return fmt::format("[{}]", fmt::join(v, ", "));
+                                  }),
+                                  ", "),
+                        link(t.intra_node), link(t.inter_node), link(t.inter_slice)));
 }
 
 }  // namespace ppsched

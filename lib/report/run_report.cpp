@@ -35,6 +35,7 @@ nlohmann::ordered_json result_json(const run::RunResult& r) {
   res["times_us"] = r.measured.iteration_us;
   res["simulated_us"] = r.simulated_us;
   res["measured_over_simulated"] = r.ratio();
+  res["host_us_per_launch"] = r.measured.host_us_per_launch;
   res["memory"] = {{"measured_peak_bytes", r.measured.memory.peak_buffer_bytes},
                    {"predicted_peak_bytes", r.predicted_peak},
                    {"fixed_bytes", r.measured.memory.fixed_bytes}};
@@ -47,6 +48,54 @@ nlohmann::ordered_json result_json(const run::RunResult& r) {
   return res;
 }
 
+// Who holds each memory figure: the devices of one process, or the processes of a multi-process
+// run (one device each).
+std::vector<std::pair<std::string, int>> memory_owners(const run::BenchmarkReport& rep) {
+  std::vector<std::pair<std::string, int>> owners;
+  if (rep.processes.empty())
+    for (int o : rep.ordinals) owners.emplace_back(fmt::format("device {}", o), o);
+  else
+    for (const run::ProcessRow& p : rep.processes) owners.emplace_back(fmt::format("process {}", p.process), p.process);
+  return owners;
+}
+
+std::string gb_per_s(double bytes_per_us) {
+  return bytes_per_us > 0 ? fmt::format("{:.2f} GB/s", bytes_per_us / 1e3) : "bandwidth not measured";
+}
+
+// The multi-process part of the text report: the launcher, a row per process, the links.
+std::string processes_text(const run::BenchmarkReport& rep) {
+  if (rep.processes.empty()) return {};
+  int nodes = 0;
+  for (const run::ProcessRow& p : rep.processes) nodes = std::max(nodes, p.place.node + 1);
+  std::string out = fmt::format("# launcher {}: {} processes on {} node{}; start-up {:.2f} s (slowest process)\n",
+                                rep.launcher, rep.processes.size(), nodes, nodes == 1 ? "" : "s", rep.startup_s);
+  for (const run::ProcessRow& p : rep.processes)
+    out += fmt::format("# process {}: {}, host {} (node {}, local rank {}), device {} {}; discoveries {}, opens {}\n",
+                       p.process, p.rank >= 0 ? fmt::format("rank {}", p.rank) : std::string("no rank"), p.place.host,
+                       p.place.node, p.place.local_rank, p.ordinal, p.device, p.discoveries, p.opens);
+  for (const run::MeasuredLink& l : rep.links)
+    out += fmt::format("# link {} (processes {} and {}): {:.1f} us latency, {}\n", l.link, l.from, l.to,
+                       l.latency_us, gb_per_s(l.bytes_per_us));
+  return out;
+}
+
+nlohmann::ordered_json processes_json(const run::BenchmarkReport& rep) {
+  nlohmann::ordered_json j;
+  j["launcher"] = rep.launcher;
+  j["startup_s"] = rep.startup_s;
+  auto& rows = j["processes"] = nlohmann::ordered_json::array();
+  for (const run::ProcessRow& p : rep.processes)
+    rows.push_back({{"process", p.process}, {"rank", p.rank}, {"host", p.place.host}, {"node", p.place.node},
+                    {"local_rank", p.place.local_rank}, {"ordinal", p.ordinal}, {"device", p.device},
+                    {"discoveries", p.discoveries}, {"opens", p.opens}});
+  auto& links = j["links"] = nlohmann::ordered_json::array();
+  for (const run::MeasuredLink& l : rep.links)
+    links.push_back({{"link", l.link}, {"from", l.from}, {"to", l.to}, {"latency_us", l.latency_us},
+                     {"bytes_per_us", l.bytes_per_us}});
+  return j;
+}
+
 }  // namespace
 
 std::string run_report_text(const RunReportConfig& config, const run::BenchmarkReport& rep) {
@@ -54,7 +103,8 @@ std::string run_report_text(const RunReportConfig& config, const run::BenchmarkR
   const run::StopRule& stop = config.stop;
   std::string out = fmt::format("# ppsched {} run: backend {}, driver {}, runtime {}\n", config.version, d.backend,
                                 d.driver_version, d.runtime_version);
-  for (int o : rep.ordinals) {
+  out += processes_text(rep);
+  for (int o : rep.processes.empty() ? rep.ordinals : std::vector<int>{}) {
     const run::DeviceInfo& dev = d.devices.at(o);
     out += dev.total_memory_bytes ? fmt::format("# device {}: {}, {} MiB, {} SMs\n", o, dev.name,
                                                 dev.total_memory_bytes >> 20, dev.sm_count)
@@ -82,13 +132,17 @@ std::string run_report_text(const RunReportConfig& config, const run::BenchmarkR
                        r.measured.warmup, s.count, s.median, s.p99, s.min, s.max, s.cv_pct, r.simulated_us, r.ratio(),
                        run::stop_reason_name(r.measured.stop));
   }
-  out += "# peak memory per device, MiB: measured (buffers) / predicted (memory model) / fixed (weights)\n";
+  out += fmt::format("# peak memory per {}, MiB: measured (buffers) / predicted (memory model) / fixed (weights)\n",
+                     rep.processes.empty() ? "device" : "process");
   for (const run::RunResult& r : rep.results)
-    for (const int o : rep.ordinals) {
+    for (const auto& [owner, o] : memory_owners(rep)) {
       const auto& m = r.measured.memory;
-      out += fmt::format("#{:>19} device {}: {} / {} / {}\n", r.name, o, mib(at_or_zero(m.peak_buffer_bytes, o)),
+      out += fmt::format("#{:>19} {}: {} / {} / {}\n", r.name, owner, mib(at_or_zero(m.peak_buffer_bytes, o)),
                          mib(at_or_zero(r.predicted_peak, o)), mib(at_or_zero(m.fixed_bytes, o)));
     }
+  out += "# host time to enqueue one launch, us (less waits on other processes; the slowest process):";
+  for (const run::RunResult& r : rep.results) out += fmt::format(" {} {:.2f}", r.name, r.measured.host_us_per_launch);
+  out += "\n";
   return out;
 }
 
@@ -115,10 +169,11 @@ std::string run_report_json(const RunReportConfig& config, const run::BenchmarkR
               {"driver_version", rep.discovery.driver_version},
               {"runtime_version", rep.discovery.runtime_version}};
   auto& devs = j["devices"] = nlohmann::ordered_json::array();
-  for (int o : rep.ordinals) {
+  for (int o : rep.processes.empty() ? rep.ordinals : std::vector<int>{}) {
     const run::DeviceInfo& d = rep.discovery.devices.at(o);
     devs.push_back({{"ordinal", o}, {"name", d.name}, {"total_memory_bytes", d.total_memory_bytes}, {"sm_count", d.sm_count}});
   }
+  if (!rep.processes.empty()) j["multi_process"] = processes_json(rep);
   auto& results = j["results"] = nlohmann::ordered_json::array();
   for (const run::RunResult& r : rep.results) results.push_back(result_json(r));
   return json_text(j);

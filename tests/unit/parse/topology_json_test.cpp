@@ -1,6 +1,7 @@
 #include "parse/topology_json.hpp"
 
 #include "diag/render.hpp"
+#include "io/byte_sink.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
@@ -86,4 +87,25 @@ TEST_CASE("errors: a topology file that cannot be read is an io-error") {
   REQUIRE(sink.diagnostics().size() == 1);
   CHECK(sink.diagnostics()[0].rule == "io-error");
   CHECK(sink.diagnostics()[0].loc.file == "/nonexistent/t.json");
+}
+
+TEST_CASE("a written topology (run --topology-out) reads back as the same topology") {
+  DiagnosticSink sink;
+  auto t = read_topology_text("t.json", kTwoSlices, 4, sink);
+  REQUIRE(t);
+  t->node_of_rank = {1, 0, 0, 1};  // ranks on nodes out of order, as processes may be placed
+  t->slice_of_rank = {0, 0, 0, 0};
+  t->inter_slice.bytes_per_us = 0;  // not measured: infinite to the simulator
+  std::string text;
+  StringSink out(text);
+  write_topology(*t, out);
+  auto back = read_topology_text("written.json", text, 4, sink);
+  INFO(text);
+  REQUIRE(back);
+  CHECK(back->node_of_rank == t->node_of_rank);
+  CHECK(back->slice_of_rank == t->slice_of_rank);
+  CHECK(back->intra_node.latency_us == 2);
+  CHECK(back->intra_node.bytes_per_us == 400e3);
+  CHECK(back->inter_node.bytes_per_us == 50e3);
+  CHECK(back->inter_slice.bytes_per_us == 1e9);  // written as 1e6 GB/s: the file needs a positive figure
 }
