@@ -14,8 +14,9 @@
 namespace ppsched::run {
 
 /// How many processes the launcher that started this one says the job has, from its environment:
-/// Open MPI's mpirun (OMPI_COMM_WORLD_SIZE), PMIx launchers such as srun --mpi=pmix or prterun
-/// (PMIX_SIZE... see the .cpp), MPICH's hydra (PMI_SIZE). 0 when no launcher started it.
+/// Open MPI's mpirun (OMPI_COMM_WORLD_SIZE), MPICH's hydra and srun --mpi=pmi2 (PMI_SIZE),
+/// srun --mpi=pmix (PMIX_RANK, with Slurm's task count: PMIx exports no size; see the .cpp).
+/// 0 when no launcher started it, or its count is not a positive number.
 int launcher_world_size(const std::function<const char*(const char*)>& env = [](const char* n) { return std::getenv(n); });
 
 /// Loads the MPI module and joins the job (MPI_Init; every process's place gathered). Throws
