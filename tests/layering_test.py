@@ -23,6 +23,10 @@ SEAMS = {
     # The CUDA backend is a module that ppsched_run loads at run time: it implements the device
     # interface that header declares (header only) and must not link the runner that loads it.
     ("ppsched_cuda", "run/device.hpp"),
+    # The MPI module, likewise: it implements ProcessGroup and defines the entry point the loader
+    # in ppsched_run looks up, both header only.
+    ("ppsched_mpi", "run/process_group.hpp"),
+    ("ppsched_mpi", "run/mpi_module.hpp"),
 }
 
 
