@@ -7,9 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 #include "check/check.hpp"
 #include "cli_support.hpp"
@@ -17,9 +19,12 @@
 #include "exit_codes.hpp"
 #include "io/output_file.hpp"
 #include "parse/cost_table.hpp"
+#include "parse/topology_json.hpp"
 #include "report/run_report.hpp"
 #include "run/benchmark.hpp"
+#include "run/distributed.hpp"
 #include "run/fake_device.hpp"
+#include "run/mpi_loader.hpp"
 #include "schedule_source.hpp"
 #include "sim_inputs.hpp"
 
@@ -41,6 +46,8 @@ struct RunOptions {
   double min_ratio = 0, max_ratio = 0;
   double fake_jitter = 0.02;
   int fake_devices = 1;
+  std::vector<int> rank_map;   // multi-process: the process of each rank
+  std::string topology_out;    // multi-process: where the processes ran, with the measured links
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -74,18 +81,14 @@ bool passes_validation(const AsGiven& given, const std::string& name, const std:
   return false;
 }
 
-int run_run(RunOptions opt) {
+// Reads and checks every schedule before any device work. Returns 0, or the exit code.
+int load_requests(RunOptions& opt, bool predict_from_measurement, std::vector<run::RunRequest>& requests) {
+  opt.shape.element_bytes = opt.dtype == "fp32" ? 4 : 2;
   const std::vector<std::string> names = split_names(opt.source.schedule);
   if (names.size() > 1 && (!opt.trace.empty() || !opt.cost_out.empty())) {
     print_error("--trace and --cost-out describe one schedule; give one --schedule with them");
     return kExitUsage;
   }
-  opt.shape.element_bytes = opt.dtype == "fp32" ? 4 : 2;
-  // The GEMM workload without a given cost table: does the simulator, given the run's own
-  // measured per-action times, predict the measured iteration?
-  const bool predict_from_measurement = opt.workload == "gemm" && opt.inputs.cost.empty() && opt.inputs.costs.empty();
-  // Read and check every schedule before touching a device.
-  std::vector<run::RunRequest> requests;
   std::vector<std::string> sources = names.empty() ? std::vector<std::string>{""} : names;
   for (const std::string& name : sources) {
     SourceOptions src = opt.source;
@@ -111,22 +114,77 @@ int run_run(RunOptions opt) {
     req.schedule = std::move(*s);
     requests.push_back(std::move(req));
   }
+  return kExitOk;
+}
 
-  std::unique_ptr<run::DeviceRuntime> runtime;
-  if (opt.backend == "fake")
-    runtime = std::make_unique<run::FakeRuntime>(run::FakeOptions{opt.fake_devices, opt.fake_jitter, 1});
-  else
-    runtime = run::make_cuda_runtime();
+// The GEMM workload without a given cost table: does the simulator, given the run's own measured
+// per-action times, predict the measured iteration?
+bool predicts_from_measurement(const RunOptions& opt) {
+  return opt.workload == "gemm" && opt.inputs.cost.empty() && opt.inputs.costs.empty();
+}
 
-  run::MeasureOptions measure = opt.measure;
-  measure.interrupted = &g_interrupted;
-  // Ctrl-C stops at the next iteration boundary; the outputs are written afterwards with the
-  // usual protection (install_output_signal_handlers) back in place.
+// Ctrl-C stops at the next iteration boundary; the outputs are written afterwards with the usual
+// protection (install_output_signal_handlers) back in place.
+void stop_at_iteration_boundary_on_interrupt() {
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+std::string no_gpu_text(const run::Discovery& d) {
+  return no_gpu_message(d) + " (--backend fake runs the same engine without a GPU)";
+}
+
+// The report, the trace, the cost table and the measured topology; then the exit code.
+int write_outputs(const RunOptions& opt, const run::BenchmarkReport& rep) {
+  if (!rep.results.empty()) {
+    const run::RunResult& first = rep.results.front();
+    if (!opt.trace.empty())
+      write_output(opt.trace, [&](ByteSink& out) { write_measured_trace(first, rep.discovery.backend, out); });
+    if (!opt.cost_out.empty())
+      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.measured), out); });
+  }
+  if (!opt.topology_out.empty() && rep.measured_topology)
+    write_output(opt.topology_out, [&](ByteSink& out) { write_topology(*rep.measured_topology, out); });
+  const RunReportConfig config{.version = PPSCHED_VERSION, .backend = opt.backend, .workload = opt.workload,
+                               .dtype = opt.dtype, .shape = opt.shape, .warmup = opt.measure.warmup,
+                               .stop = opt.measure.rule, .cost = cost_description(opt.inputs),
+                               .costs_file = opt.inputs.costs, .sim_from_measured_costs = predicts_from_measurement(opt)};
+  write_output(opt.output, [&](ByteSink& out) {
+    out.write(opt.format == "json" ? run_report_json(config, rep) : run_report_text(config, rep));
+  });
+  if (rep.interrupted) return g_signal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
+  for (const run::RunResult& r : rep.results) {
+    const double ratio = r.ratio();
+    if ((opt.min_ratio > 0 && ratio < opt.min_ratio) || (opt.max_ratio > 0 && ratio > opt.max_ratio)) {
+      print_error(fmt::format("'{}': measured/simulated = {:.3f}, outside [{}, {}]", r.name, ratio, opt.min_ratio,
+                              opt.max_ratio > 0 ? fmt::format("{}", opt.max_ratio) : "inf"));
+      return kExitFindings;
+    }
+  }
+  return kExitOk;
+}
+
+std::unique_ptr<run::DeviceRuntime> make_runtime(const RunOptions& opt) {
+  if (opt.backend == "fake")
+    return std::make_unique<run::FakeRuntime>(run::FakeOptions{opt.fake_devices, opt.fake_jitter, 1});
+  return run::make_cuda_runtime();
+}
+
+int run_single_process(RunOptions opt) {
+  if (!opt.rank_map.empty() || !opt.topology_out.empty()) {
+    print_error(std::string(!opt.rank_map.empty() ? "--rank-map" : "--topology-out") +
+                " places ranks on the processes of a multi-process run: start ppsched under mpirun or srun");
+    return kExitUsage;
+  }
+  std::vector<run::RunRequest> requests;
+  if (int code = load_requests(opt, predicts_from_measurement(opt), requests)) return code;
+  std::unique_ptr<run::DeviceRuntime> runtime = make_runtime(opt);
+  run::MeasureOptions measure = opt.measure;
+  measure.interrupted = &g_interrupted;
+  stop_at_iteration_boundary_on_interrupt();
   run::BenchmarkReport rep;
   try {
     rep = run::run_benchmarks(*runtime, std::move(requests), opt.devices, measure);
@@ -149,33 +207,121 @@ int run_run(RunOptions opt) {
   }
   install_output_signal_handlers();
   if (rep.discovery.status != run::Discovery::Status::Ok) {
-    print_error(no_gpu_message(rep.discovery));
+    print_error(no_gpu_text(rep.discovery));
     return kExitNoGpu;
   }
-  if (!rep.results.empty()) {
-    const run::RunResult& first = rep.results.front();
-    if (!opt.trace.empty())
-      write_output(opt.trace, [&](ByteSink& out) { write_measured_trace(first, rep.discovery.backend, out); });
-    if (!opt.cost_out.empty())
-      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.measured), out); });
+  return write_outputs(opt, rep);
+}
+
+// What a process other than 0 writes to stderr while it prepares the run, held back: when every
+// process reads the same bad input, process 0 alone says so; a process that fails where process
+// 0 did not prints what it held.
+class HeldStderr {
+ public:
+  HeldStderr() {
+    std::fflush(stderr);
+    file_ = std::tmpfile();
+    saved_ = ::dup(STDERR_FILENO);
+    if (file_ && saved_ >= 0) ::dup2(::fileno(file_), STDERR_FILENO);
   }
-  const RunReportConfig config{.version = PPSCHED_VERSION, .backend = opt.backend, .workload = opt.workload,
-                               .dtype = opt.dtype, .shape = opt.shape, .warmup = opt.measure.warmup,
-                               .stop = opt.measure.rule, .cost = cost_description(opt.inputs),
-                               .costs_file = opt.inputs.costs, .sim_from_measured_costs = predict_from_measurement};
-  write_output(opt.output, [&](ByteSink& out) {
-    out.write(opt.format == "json" ? run_report_json(config, rep) : run_report_text(config, rep));
-  });
-  if (rep.interrupted) return g_signal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
-  for (const run::RunResult& r : rep.results) {
-    const double ratio = r.ratio();
-    if ((opt.min_ratio > 0 && ratio < opt.min_ratio) || (opt.max_ratio > 0 && ratio > opt.max_ratio)) {
-      print_error(fmt::format("'{}': measured/simulated = {:.3f}, outside [{}, {}]", r.name, ratio, opt.min_ratio,
-                              opt.max_ratio > 0 ? fmt::format("{}", opt.max_ratio) : "inf"));
-      return kExitFindings;
+  ~HeldStderr() { release(false); }
+  HeldStderr(const HeldStderr&) = delete;
+  HeldStderr& operator=(const HeldStderr&) = delete;
+  /// Restores stderr; prints what was held when `show`.
+  void release(bool show) {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    saved_ = -1;
+    if (show && file_) {
+      std::rewind(file_);
+      char buf[4096];
+      for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) std::fwrite(buf, 1, n, stderr);
     }
+    if (file_) std::fclose(file_);
+    file_ = nullptr;
   }
-  return kExitOk;
+
+ private:
+  std::FILE* file_ = nullptr;
+  int saved_ = -1;
+};
+
+// One process of a multi-process run (run/distributed.hpp): every process reads and checks the
+// same inputs, agrees with the others to start, runs its rank; process 0 writes the outputs.
+int run_multi_process(RunOptions opt, run::ProcessGroup& group) {
+  const int me = group.rank();
+  const double timeout_s = opt.measure.rule.timeout_s;
+  std::vector<run::RunRequest> requests;
+  auto held = me != 0 ? std::make_unique<HeldStderr>() : nullptr;
+  int code = load_requests(opt, predicts_from_measurement(opt), requests);
+  run::DistributedOptions dopt;
+  dopt.rank_map = opt.rank_map;
+  dopt.timeout_s = timeout_s;
+  dopt.barrier_each_iteration = opt.backend == "cuda";
+  dopt.predict_with_measured_links = opt.backend == "cuda";
+  if (code == kExitOk)
+    for (const run::RunRequest& r : requests) try {
+        run::place_ranks(static_cast<std::uint32_t>(r.schedule.rank_count()), group.size(), opt.rank_map);
+      } catch (const std::invalid_argument& e) {
+        print_error(e.what());
+        code = kExitUsage;
+        break;
+      }
+  const std::uint64_t fingerprint =
+      run::run_fingerprint(std::string(PPSCHED_VERSION) + " " + opt.backend, requests, opt.measure, dopt);
+  run::StartVerdict verdict;
+  try {
+    verdict = run::agree_to_start(group, code, fingerprint, timeout_s);
+  } catch (const run::GroupError& e) {
+    if (held) held->release(true);
+    print_error(fmt::format("process {}: {}", me, e.what()));
+    group.abort(kExitFindings);
+  }
+  if (held) held->release(code != kExitOk && verdict.first_ready);
+  if (verdict.exit_code != 0) {
+    if (me == 0 && code == kExitOk) print_error(verdict.why);
+    return verdict.exit_code;
+  }
+
+  std::unique_ptr<run::DeviceRuntime> backend = make_runtime(opt);
+  run::CountingRuntime runtime(*backend);
+  dopt.discoveries = [&] { return runtime.discoveries(); };
+  dopt.opens = [&] { return runtime.opens(); };
+  run::MeasureOptions measure = opt.measure;
+  measure.interrupted = &g_interrupted;
+  stop_at_iteration_boundary_on_interrupt();
+  run::BenchmarkReport rep;
+  try {
+    rep = run::run_distributed(runtime, group, std::move(requests), dopt, measure);
+  } catch (const std::exception& e) {
+    // Any failure here ends the whole job: the others would wait for this process forever.
+    const run::ProcessPlace& place = group.places().at(me);
+    print_error(fmt::format("process {} on {}: {}; ending the run", me, place.host, e.what()));
+    group.abort(kExitFindings);
+  }
+  install_output_signal_handlers();
+  if (rep.discovery.status != run::Discovery::Status::Ok) {
+    if (me == 0) print_error(no_gpu_text(rep.discovery));
+    return kExitNoGpu;
+  }
+  if (me != 0) return rep.interrupted ? kExitInterrupted : kExitOk;
+  return write_outputs(opt, rep);
+}
+
+int run_run(RunOptions opt) {
+  // Under a launcher that started several processes, this is one of them.
+  if (run::launcher_world_size() <= 1) return run_single_process(std::move(opt));
+  std::unique_ptr<run::ProcessGroup> group;
+  try {
+    group = run::join_launched_group();
+  } catch (const run::GroupError& e) {
+    print_error(std::string("a launcher started this process as one of several, but it cannot join them: ") +
+                e.what());
+    return kExitUsage;
+  }
+  return run_multi_process(std::move(opt), *group);
 }
 
 }  // namespace
@@ -183,7 +329,7 @@ int run_run(RunOptions opt) {
 void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<RunOptions>();
   opt->source.lower = "send-recv";  // what PyTorch's runtime executes
-  CLI::App* sub = app.add_subcommand("run", "Execute schedules on this node's GPUs, measure them, compare with the simulator");
+  CLI::App* sub = app.add_subcommand("run", "Execute schedules on GPUs (this node's, or one process per GPU under mpirun or srun), measure them, compare with the simulator");
   add_source_options(*sub, opt->source);
   add_sim_input_options(*sub, opt->inputs);
   sub->add_option("--backend", opt->backend, "cuda (default), or fake: replay the costs without a GPU (tests, dry runs)")
@@ -208,7 +354,9 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(finite_non_negative());
   sub->add_option("--max-noise", opt->measure.rule.max_noise_pct, "Stop rule: stop when the CV% is at most this (default 0.5)")
       ->check(finite_non_negative());
-  sub->add_option("--timeout", opt->measure.rule.timeout_s, "Stop rule: give up timing after this many seconds (default 15)")
+  sub->add_option("--timeout", opt->measure.rule.timeout_s,
+                  "Stop rule: give up timing after this many seconds; multi-process runs: also the longest any "
+                  "process waits for another (default 15)")
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text (a table with # headers) or json")
       ->check(CLI::IsMember({"text", "json"}));
@@ -223,6 +371,13 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(finite_in(0.0, 0.9));
   sub->add_option("--fake-devices", opt->fake_devices, "fake backend: how many devices it pretends to have (1)")
       ->check(CLI::Range(1, 64));
+  sub->add_option("--rank-map", opt->rank_map,
+                  "Multi-process runs: the process of each pipeline rank, e.g. 0,8,1,9 (default: rank r on process r)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("--topology-out", opt->topology_out,
+                  "Multi-process runs: write where the ranks ran, with the measured links, as a topology file for "
+                  "simulate --topology");
   commands.push_back({sub, [opt] { return run_run(*opt); }});
 }
 

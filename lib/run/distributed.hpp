@@ -105,3 +105,25 @@ class CountingRuntime final : public DeviceRuntime {
 };
 
 }  // namespace ppsched::run
+
+namespace ppsched::run {
+
+/// A digest of what a process is about to run: `version` (ppsched's, and the backend), every
+/// request's schedule, placement, workload, costs and transfers, the stop rule and the
+/// multi-process options. The processes of one run must agree on it.
+std::uint64_t run_fingerprint(const std::string& version, const std::vector<RunRequest>& requests,
+                              const MeasureOptions& measure, const DistributedOptions& dopt);
+
+/// Whether every process may start.
+struct StartVerdict {
+  int exit_code = 0;  ///< 0: all ready; else what every process exits with
+  std::string why;    ///< when not ready: which processes, and why
+  bool first_ready = true;  ///< process 0 was ready (so the others' own messages are news)
+};
+
+/// Each process gives its exit code so far (0: ready to run) and its fingerprint. All are ready
+/// when every code is 0 and every fingerprint is process 0's; otherwise every process gets the
+/// first failing process's code, or 2 (a usage error) for fingerprints that differ.
+StartVerdict agree_to_start(ProcessGroup& group, int my_code, std::uint64_t fingerprint, double timeout_s);
+
+}  // namespace ppsched::run

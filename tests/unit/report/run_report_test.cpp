@@ -47,8 +47,14 @@ RunReportConfig config() {
 }  // namespace
 
 TEST_CASE("run report text: the header lines, one row per schedule, and memory per device") {
-  const std::string text = run_report_text(config(), one_f_one_b());
-  INFO(text);
+  const std::string full = run_report_text(config(), one_f_one_b());
+  INFO(full);
+  // The last line is a host timing of this run: its shape only.
+  const std::size_t host = full.rfind("# host time to enqueue one launch");
+  REQUIRE(host != std::string::npos);
+  CHECK(full.substr(host).starts_with(
+      "# host time to enqueue one launch, us (less waits on other processes; the slowest process): 1F1B "));
+  const std::string text = full.substr(0, host);
   CHECK(text ==
         "# ppsched 1.2.3 run: backend fake, driver none, runtime none\n"
         "# device 0: fake device 0 (replays the cost table)\n"
@@ -95,8 +101,8 @@ TEST_CASE("run report json: config, env, devices and each result's statistics, t
   std::vector<std::string> keys;
   for (const auto& [k, v] : r.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schedule", "ranks", "microbatches", "device_of_rank", "warmup", "stop",
-                                         "iteration", "times_us", "simulated_us", "measured_over_simulated", "memory",
-                                         "actions"});
+                                         "iteration", "times_us", "simulated_us", "measured_over_simulated",
+                                         "host_us_per_launch", "memory", "actions"});
   CHECK(r["device_of_rank"] == nlohmann::ordered_json::parse("[0, 0]"));
   CHECK(r["iteration"]["p50_us"] == 900.0);
   CHECK(r["iteration"]["count"] == 3);
@@ -105,6 +111,28 @@ TEST_CASE("run report json: config, env, devices and each result's statistics, t
   CHECK(r["actions"][0]["stage"] == 0);
   CHECK(r["actions"][0]["kind"] == "F");
   CHECK(r["actions"][0]["p50_us"] == 100.0);
+}
+
+TEST_CASE("run report of a multi-process run: the launcher, a row per process, the links, memory per process") {
+  run::BenchmarkReport rep = one_f_one_b();
+  rep.launcher = "Open MPI v4.1.4";
+  rep.startup_s = 0.5;
+  rep.processes = {{0, {"gpu-a", 0, 0, 1}, 0, 0, "H100", 1, 1}, {1, {"gpu-b", 1, 0, 1}, 1, 3, "H100", 1, 1}};
+  rep.links = {{"inter_node", 0, 1, 12.5, 25e3}};
+  const std::string text = run_report_text(config(), rep);
+  INFO(text);
+  CHECK(text.find("# launcher Open MPI v4.1.4: 2 processes on 2 nodes; start-up 0.50 s (slowest process)\n"
+                  "# process 0: rank 0, host gpu-a (node 0, local rank 0), device 0 H100; discoveries 1, opens 1\n"
+                  "# process 1: rank 1, host gpu-b (node 1, local rank 0), device 3 H100; discoveries 1, opens 1\n"
+                  "# link inter_node (processes 0 and 1): 12.5 us latency, 25.00 GB/s\n") != std::string::npos);
+  CHECK(text.find("# device 0") == std::string::npos);  // the rows name each process's device
+  CHECK(text.find("# peak memory per process, MiB:") != std::string::npos);
+  CHECK(text.find("#               1F1B process 1: ") != std::string::npos);
+  const auto j = nlohmann::ordered_json::parse(run_report_json(config(), rep));
+  CHECK(j["multi_process"]["launcher"] == "Open MPI v4.1.4");
+  CHECK(j["multi_process"]["processes"][1]["host"] == "gpu-b");
+  CHECK(j["multi_process"]["processes"][1]["ordinal"] == 3);
+  CHECK(j["multi_process"]["links"][0]["bytes_per_us"] == 25e3);
 }
 
 TEST_CASE("run report: the measured trace is a Chrome trace of the device streams, labelled with the backend") {
