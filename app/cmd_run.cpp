@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -250,7 +251,7 @@ class HeldStderr {
 
 // One process of a multi-process run (run/distributed.hpp): every process reads and checks the
 // same inputs, agrees with the others to start, runs its rank; process 0 writes the outputs.
-int run_multi_process(RunOptions opt, run::ProcessGroup& group) {
+int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_at_s) {
   const int me = group.rank();
   const double timeout_s = opt.measure.rule.timeout_s;
   std::vector<run::RunRequest> requests;
@@ -258,6 +259,7 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group) {
   int code = load_requests(opt, predicts_from_measurement(opt), requests);
   run::DistributedOptions dopt;
   dopt.rank_map = opt.rank_map;
+  dopt.started_at_s = started_at_s;
   dopt.timeout_s = timeout_s;
   dopt.barrier_each_iteration = opt.backend == "cuda";
   dopt.predict_with_measured_links = opt.backend == "cuda";
@@ -313,6 +315,8 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group) {
 int run_run(RunOptions opt) {
   // Under a launcher that started several processes, this is one of them.
   if (run::launcher_world_size() <= 1) return run_single_process(std::move(opt));
+  const double started_at_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   std::unique_ptr<run::ProcessGroup> group;
   try {
     group = run::join_launched_group();
@@ -321,7 +325,7 @@ int run_run(RunOptions opt) {
                 e.what());
     return kExitUsage;
   }
-  return run_multi_process(std::move(opt), *group);
+  return run_multi_process(std::move(opt), *group, started_at_s);
 }
 
 }  // namespace

@@ -70,6 +70,9 @@ struct DistributedOptions {
   /// Link ping-pong at start: small (latency) and large (bandwidth) messages, repeats each.
   std::uint64_t ping_small_bytes = 8, ping_large_bytes = 1u << 22;
   int ping_repeats = 10;
+  /// When this process began joining the group (steady clock, seconds since its epoch), so the
+  /// reported start-up includes the launcher's part; 0: from run_distributed's start.
+  double started_at_s = 0;
   /// Predict with the topology of where the processes are and the measured links, unless the
   /// request's comm model has a topology (CUDA; the fake backend replays the given model).
   bool predict_with_measured_links = false;

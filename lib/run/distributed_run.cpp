@@ -119,7 +119,7 @@ std::vector<ProcessRow> gather_rows(ProcessGroup& group, const Discovery& discov
 
 BenchmarkReport run_distributed(DeviceRuntime& runtime, ProcessGroup& group, std::vector<RunRequest> requests,
                                 const DistributedOptions& dopt, const MeasureOptions& mopt) {
-  const double began = steady_seconds();
+  const double began = dopt.started_at_s > 0 ? dopt.started_at_s : steady_seconds();
   const int me = group.rank();
   BenchmarkReport report;
   report.launcher = group.implementation();
