@@ -9,7 +9,7 @@
 # 2. --rank-map leaves processes idle and says so per process.
 # 3. Refusals before any device work, on every process: different commands (exit 2, process 0
 #    names the others), a process count that is not the rank count (exit 2), a schedule the
-#    validator finds deadlocking (exit 1, the cycle printed once).
+#    validator finds deadlocking (exit 1, the cycle printed once); no usable GPU (exit 77).
 # 4. A process that hangs (SIGSTOP) or dies (SIGKILL) mid-run: every process exits non-zero
 #    within the deadline (--timeout).
 set -u
@@ -104,6 +104,10 @@ check "a deadlocking schedule: every process exits 1" all_exit 1 2
 check "with the validator's cycle, once" test "$(grep -c "refusing to run" "$tmp/deadlock.err")" -eq 1
 check "naming the deadlock" grep -q "deadlock" "$tmp/deadlock.err"
 
+PPSCHED_CUDA_MODULE=/nonexistent/libppsched_cuda.so mpi 2 run --schedule 1F1B --ranks 2 --microbatches 4 \
+  >/dev/null 2>"$tmp/nogpu.err"
+check "no usable GPU: every process exits 77" all_exit 77 2
+check "with the reason once, and the way out" test "$(grep -c "no usable GPU.*--backend fake" "$tmp/nogpu.err")" -eq 1
 unset OMPI_MCA_orte_abort_on_non_zero_status
 
 # 4. A process that hangs or dies mid-run: all exit non-zero within the deadline.
