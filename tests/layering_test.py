@@ -27,6 +27,10 @@ SEAMS = {
     # in ppsched_run looks up, both header only.
     ("ppsched_mpi", "run/process_group.hpp"),
     ("ppsched_mpi", "run/mpi_module.hpp"),
+    # Pure helpers of the multi-process CUDA device, header only so that the module can use them
+    # and unit tests can check them without a GPU.
+    ("ppsched_cuda", "run/overdue.hpp"),
+    ("ppsched_cuda", "run/ping_pong.hpp"),
 }
 
 
