@@ -3,6 +3,7 @@
 // ppsched dlopen()s this module (run/cuda_loader.cpp) only when a run asks for CUDA, and calls
 // ppsched_make_cuda_runtime. Nothing here calls CUDA before discover(): not the constructor,
 // not a static initializer, so loading the module on a machine without a driver is harmless.
+// Nothing loads NCCL before new_comm_id() or open_member(): single-process runs never need it.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
+#include "nccl_comm.hpp"
 #include "run/device.hpp"
 
 namespace ppsched::run::cuda {
@@ -89,7 +91,7 @@ class CudaRuntime final : public DeviceRuntime {
     return std::make_unique<CudaDevice>(ordinals);
   }
 
-  Bytes new_comm_id() override { throw DeviceError("the CUDA backend has no multi-process mode yet"); }
+  Bytes new_comm_id() override { return NcclComm::new_id(); }
   std::unique_ptr<Device> open_member(const Discovery&, const GroupMembership&) override {
     throw DeviceError("the CUDA backend has no multi-process mode yet");
   }
