@@ -55,7 +55,20 @@ CudaDevice::CudaDevice(const std::vector<int>& ordinals) {
   }
 }
 
+CudaDevice::CudaDevice(int ordinal, const Member& member, std::unique_ptr<NcclComm> comm)
+    : member_(member), comm_(std::move(comm)) {
+  try {
+    open_gpus({ordinal});
+  } catch (...) {
+    close_gpus();
+    throw;
+  }
+  memory_.peak_buffer_bytes.assign(member_.device_count, 0);
+  memory_.fixed_bytes.assign(member_.device_count, 0);
+}
+
 CudaDevice::~CudaDevice() {
+  abort_if_busy();
   release();
   close_gpus();
 }
@@ -159,10 +172,15 @@ void CudaDevice::release() noexcept {
   current_ = -1;
   for (std::size_t b = 0; b < buffer_.size(); ++b)
     if (buffer_live_[b] && buffer_[b]) cudaFree(buffer_[b]);  // left by an iteration that failed
-  for (cudaEvent_t e : span_start_) cudaEventDestroy(e);
-  for (cudaEvent_t e : span_end_) cudaEventDestroy(e);
-  for (cudaEvent_t e : events_) cudaEventDestroy(e);
-  for (cudaStream_t s : streams_) cudaStreamDestroy(s);
+  // Null where another process owns the rank (multi-process mode).
+  for (cudaEvent_t e : span_start_)
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : span_end_)
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : events_)
+    if (e) cudaEventDestroy(e);
+  for (cudaStream_t s : streams_)
+    if (s) cudaStreamDestroy(s);
   for (void* p : allocations_) cudaFree(p);
   for (Gpu& g : gpus_) {
     if (g.iteration_start) cudaEventDestroy(g.iteration_start);
@@ -175,6 +193,8 @@ void CudaDevice::release() noexcept {
   span_start_.clear();
   span_end_.clear();
   span_launched_.clear();
+  launched_.clear();
+  last_on_stream_.clear();
   events_.clear();
   streams_.clear();
   allocations_.clear();
@@ -190,10 +210,17 @@ void CudaDevice::release() noexcept {
 void CudaDevice::validate(const DevicePlan& plan) const {
   const auto ranks = plan.device_of_rank.size();
   const auto streams = plan.stream_count();
-  for (std::size_t r = 0; r < ranks; ++r)
-    if (plan.device_of_rank[r] < 0 || static_cast<std::size_t>(plan.device_of_rank[r]) >= gpus_.size())
-      contract("setup: rank " + std::to_string(r) + " is placed on device " + std::to_string(plan.device_of_rank[r]) +
-               ", but only " + std::to_string(gpus_.size()) + " were opened");
+  if (comm_) {
+    validate_member(plan);
+  } else {
+    if (!plan.process_of_rank.empty())
+      contract("setup: the plan places its ranks in several processes, but this device was opened for one");
+    for (std::size_t r = 0; r < ranks; ++r)
+      if (plan.device_of_rank[r] < 0 || static_cast<std::size_t>(plan.device_of_rank[r]) >= gpus_.size())
+        contract("setup: rank " + std::to_string(r) + " is placed on device " +
+                 std::to_string(plan.device_of_rank[r]) + ", but only " + std::to_string(gpus_.size()) +
+                 " were opened");
+  }
   for (std::size_t s = 0; s < plan.rank_of_stage.size(); ++s)
     if (plan.rank_of_stage[s] >= ranks)
       contract("setup: stage " + std::to_string(s) + " is held by rank " + std::to_string(plan.rank_of_stage[s]) +
@@ -225,11 +252,12 @@ char* CudaDevice::device_alloc(int gpu, std::uint64_t bytes) {
   void* p = nullptr;
   check(cudaMalloc(&p, bytes), "cudaMalloc", where);
   allocations_.push_back(p);
-  memory_.fixed_bytes[gpu] += bytes;
+  memory_.fixed_bytes[memory_slot(gpu)] += bytes;
   return static_cast<char*>(p);
 }
 
 void CudaDevice::setup(const DevicePlan& plan) {
+  abort_if_busy();
   release();
   validate(plan);
   plan_ = plan;
@@ -237,12 +265,25 @@ void CudaDevice::setup(const DevicePlan& plan) {
   const bool gemm = plan_.workload == Workload::Gemm;
   activation_bytes_ = shape.boundary_bytes();
   const auto ranks = static_cast<std::uint32_t>(plan_.device_of_rank.size());
-  gpu_of_rank_.assign(plan_.device_of_rank.begin(), plan_.device_of_rank.end());
-  for (int g : gpu_of_rank_) gpus_[g].used = true;
+  // Multi-process mode: this process's ranks are on its one GPU; the others get -1 and nothing
+  // below (streams, events, weights, scratch) is made for them.
+  if (comm_) {
+    gpu_of_rank_.assign(ranks, -1);
+    for (std::uint32_t r = 0; r < ranks; ++r)
+      if (plan_.here(r)) gpu_of_rank_[r] = 0;
+  } else {
+    gpu_of_rank_.assign(plan_.device_of_rank.begin(), plan_.device_of_rank.end());
+  }
+  for (int g : gpu_of_rank_)
+    if (g >= 0) gpus_[g].used = true;
 
   streams_.reserve(plan_.stream_count());
   for (std::uint32_t s = 0; s < plan_.stream_count(); ++s) {
     const int g = gpu_of_rank_[s / 3];
+    if (g < 0) {
+      streams_.push_back(nullptr);
+      continue;
+    }
     use(g, {"setup", s / 3});
     cudaStream_t st = nullptr;
     check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", {"setup", s / 3});
@@ -258,6 +299,10 @@ void CudaDevice::setup(const DevicePlan& plan) {
   events_.reserve(plan_.event_count);
   for (std::uint32_t e = 0; e < plan_.event_count; ++e) {
     const std::uint32_t rank = plan_.event_stream[e] / 3;
+    if (!here(rank)) {
+      events_.push_back(nullptr);
+      continue;
+    }
     use(gpu_of_rank_[rank], {"setup", rank});
     cudaEvent_t ev = nullptr;
     check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", {"setup", rank});
@@ -267,6 +312,11 @@ void CudaDevice::setup(const DevicePlan& plan) {
   span_end_.reserve(plan_.span_count);
   for (std::uint32_t s = 0; s < plan_.span_count; ++s) {
     const std::uint32_t rank = plan_.span_stream[s] / 3;
+    if (!here(rank)) {
+      span_start_.push_back(nullptr);
+      span_end_.push_back(nullptr);
+      continue;
+    }
     use(gpu_of_rank_[rank], {"setup", rank});
     for (auto* list : {&span_start_, &span_end_}) {
       cudaEvent_t ev = nullptr;
@@ -275,6 +325,8 @@ void CudaDevice::setup(const DevicePlan& plan) {
     }
   }
   span_launched_.assign(plan_.span_count, false);
+  last_on_stream_.assign(plan_.stream_count(), kNoSpan);
+  if (comm_) launched_.reserve(plan_.span_count);
 
   if (gemm) {
     const std::uint64_t weight_elems = static_cast<std::uint64_t>(shape.layers) * shape.hidden * shape.hidden;
@@ -283,6 +335,7 @@ void CudaDevice::setup(const DevicePlan& plan) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(shape.hidden));
     stages_.resize(plan_.rank_of_stage.size());
     for (std::size_t st = 0; st < stages_.size(); ++st) {
+      if (!here(plan_.rank_of_stage[st])) continue;
       const int g = gpu_of_rank_[plan_.rank_of_stage[st]];
       stages_[st].w = device_alloc(g, weight_bytes);
       stages_[st].dw = device_alloc(g, weight_bytes);
@@ -296,11 +349,16 @@ void CudaDevice::setup(const DevicePlan& plan) {
   std::uint64_t largest = 0;
   for (const BufferSpec& b : plan_.buffers) largest = std::max(largest, b.bytes);
   const std::uint64_t staging = std::clamp(largest, kMinStagingBytes, kMaxStagingBytes);
+  // A transfer through scratch is cut into pieces of a scratch half, and NCCL matches a send only
+  // with a receive of the same size: every process computes this from the whole plan (all ranks'
+  // buffers), so sender and receiver cut alike.
+  transfer_piece_ = std::max(gemm ? activation_bytes_ : 0, staging);
   ranks_.resize(ranks);
   for (std::uint32_t r = 0; r < ranks; ++r) {
+    if (!here(r)) continue;
     Rank& rank = ranks_[r];
     const int g = gpu_of_rank_[r];
-    rank.half_bytes = std::max(gemm ? activation_bytes_ : 0, staging);
+    rank.half_bytes = transfer_piece_;
     rank.scratch = device_alloc(g, 2 * rank.half_bytes);
     const std::uint64_t elems = 2 * rank.half_bytes / shape.element_bytes;
     check(fill_small(rank.scratch, elems, shape.element_bytes, 1.0f, nullptr), "fill kernel launch", {"setup", r});
@@ -339,11 +397,18 @@ void CudaDevice::begin_iteration() {
         check(cudaStreamWaitEvent(streams_[s], g.iteration_start, 0), "cudaStreamWaitEvent", where);
   }
   std::fill(span_launched_.begin(), span_launched_.end(), false);
+  std::fill(last_on_stream_.begin(), last_on_stream_.end(), kNoSpan);
+  launched_.clear();
 }
 
 void CudaDevice::wait(std::uint32_t stream, std::uint32_t event) {
   if (stream >= streams_.size() || event >= events_.size())
     contract("wait: stream " + std::to_string(stream) + " or event " + std::to_string(event) + " does not exist");
+  if (!streams_[stream])
+    contract("wait: stream " + std::to_string(stream) + " belongs to a rank of another process");
+  // An event another process records is never recorded here, and waiting on it would be CUDA's
+  // no-op; what orders the two processes is NCCL matching the Recv with the peer's Send.
+  if (!events_[event]) return;
   // Waiting across GPUs is allowed; no current device needed.
   check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent", {"wait", stream / 3});
 }
@@ -351,6 +416,9 @@ void CudaDevice::wait(std::uint32_t stream, std::uint32_t event) {
 void CudaDevice::record(std::uint32_t stream, std::uint32_t event) {
   if (stream >= streams_.size() || event >= events_.size())
     contract("record: stream " + std::to_string(stream) + " or event " + std::to_string(event) + " does not exist");
+  if (!streams_[stream] || !events_[event])
+    contract("record: stream " + std::to_string(stream) + " or event " + std::to_string(event) +
+             " belongs to a rank of another process");
   const std::uint32_t planned = plan_.event_stream[event];
   if (gpu_of_rank_[planned / 3] != gpu_of_rank_[stream / 3])
     contract("record: event " + std::to_string(event) + " was made on the GPU of stream " + std::to_string(planned) +
@@ -376,6 +444,9 @@ void CudaDevice::launch(std::uint32_t stream, const Work& work, std::uint32_t sp
   if (stream >= streams_.size() || span >= span_start_.size())
     contract("launch of " + std::string(where.what) + ": stream " + std::to_string(stream) + " or span " +
              std::to_string(span) + " does not exist");
+  if (!streams_[stream] || !span_start_[span])
+    contract("launch of " + std::string(where.what) + ": stream " + std::to_string(stream) + " or span " +
+             std::to_string(span) + " belongs to a rank of another process");
   const int gpu = gpu_of_rank_[stream / 3];
   if (gpu_of_rank_[plan_.span_stream[span] / 3] != gpu)
     contract("launch of " + std::string(where.what) + ": span " + std::to_string(span) +
@@ -401,6 +472,8 @@ void CudaDevice::launch(std::uint32_t stream, const Work& work, std::uint32_t sp
 
   if (work.kind == WorkKind::Copy) {
     run_copy(stream, work, where);
+  } else if (work.kind == WorkKind::Send || work.kind == WorkKind::SendDone || work.kind == WorkKind::Recv) {
+    run_transfer(stream, work, where);
   } else if (plan_.workload == Workload::Synthetic) {
     if (work.expected_us > 0 && std::isfinite(work.expected_us))
       check(spin(static_cast<std::uint64_t>(std::llround(work.expected_us * 1000.0)), st), "spin kernel launch",
@@ -420,6 +493,10 @@ void CudaDevice::launch(std::uint32_t stream, const Work& work, std::uint32_t sp
   }
   check(cudaEventRecord(span_end_[span], st), "cudaEventRecord", where);
   span_launched_[span] = true;
+  if (comm_) {  // what a bounded wait polls, and names when it gives up
+    launched_.push_back({span, work.rank, where.what});
+    last_on_stream_[stream] = span;
+  }
 }
 
 void CudaDevice::gemm(const Where& where, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -437,9 +514,9 @@ void CudaDevice::gemm(const Where& where, cublasOperation_t ta, cublasOperation_
 // Y = X W is Y' = W' X' with W's storage read as W': no transposes, m = hidden, n = tokens.
 void CudaDevice::run_gemms(std::uint32_t stream, const Work& work, const Where& where) {
   const GemmShape& shape = plan_.shape;
-  if (work.stage >= stages_.size() || work.rank >= ranks_.size())
+  if (work.stage >= stages_.size() || !here(work.rank))
     contract("launch of " + std::string(where.what) + ": stage " + std::to_string(work.stage) + " or rank " +
-             std::to_string(work.rank) + " does not exist");
+             std::to_string(work.rank) + " does not exist here");
   if (gpu_of_rank_[plan_.rank_of_stage[work.stage]] != gpu_of_rank_[stream / 3])
     contract("launch of " + std::string(where.what) + ": stage " + std::to_string(work.stage) +
              "'s weights are on another GPU than stream " + std::to_string(stream));
@@ -498,9 +575,9 @@ void CudaDevice::run_gemms(std::uint32_t stream, const Work& work, const Where& 
 void CudaDevice::run_copy(std::uint32_t stream, const Work& work, const Where& where) {
   const std::uint64_t bytes = work.copy_bytes;
   if (bytes == 0) return;
-  if (work.copy_from >= ranks_.size() || work.rank >= ranks_.size())
+  if (!here(work.copy_from) || !here(work.rank))
     contract("launch of " + std::string(where.what) + ": copy between ranks " + std::to_string(work.copy_from) +
-             " and " + std::to_string(work.rank) + ", which do not both exist");
+             " and " + std::to_string(work.rank) + ", which do not both exist in this process");
   // A side without a buffer of copy_bytes moves through its rank's scratch, chunk by chunk; the
   // source half and destination half differ, so a copy within one rank never overlaps itself.
   char* src = live_buffer(work.input, bytes);
@@ -529,15 +606,23 @@ double CudaDevice::end_iteration(std::span<double> span_start_us, std::span<doub
   if (span_start_us.size() < span_start_.size() || span_end_us.size() < span_end_.size())
     contract("end_iteration: room for " + std::to_string(std::min(span_start_us.size(), span_end_us.size())) +
              " spans, but the plan has " + std::to_string(span_start_.size()));
-  for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    if (!gpus_[i].used) continue;
-    const Where where{"the iteration", Where::kNone, gpus_[i].ordinal};
-    use(static_cast<int>(i), where);
-    // Also where a fault of any launch of the iteration surfaces.
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", where);
+  if (comm_) {
+    await_iteration();  // never blocks past the deadline: a peer may be dead
+  } else {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      if (!gpus_[i].used) continue;
+      const Where where{"the iteration", Where::kNone, gpus_[i].ordinal};
+      use(static_cast<int>(i), where);
+      // Also where a fault of any launch of the iteration surfaces.
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", where);
+    }
   }
   double latest = 0;
   for (std::size_t s = 0; s < span_start_.size(); ++s) {
+    if (!span_start_[s]) {  // another process's launch: it measures it
+      span_start_us[s] = span_end_us[s] = 0;
+      continue;
+    }
     if (!span_launched_[s]) contract("end_iteration: span " + std::to_string(s) + " was not launched in this iteration");
     const Gpu& g = gpus_[gpu_of_rank_[plan_.span_stream[s] / 3]];
     const Where where{"end_iteration", plan_.span_stream[s] / 3};
@@ -549,12 +634,12 @@ double CudaDevice::end_iteration(std::span<double> span_start_us, std::span<doub
     latest = std::max(latest, span_end_us[s]);
   }
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    memory_.peak_buffer_bytes[i] = 0;
+    memory_.peak_buffer_bytes[memory_slot(i)] = 0;
     if (!gpus_[i].used) continue;
     std::uint64_t high = 0;
     check(cudaMemPoolGetAttribute(gpus_[i].pool, cudaMemPoolAttrUsedMemHigh, &high), "cudaMemPoolGetAttribute",
           {"end_iteration", Where::kNone, gpus_[i].ordinal});
-    memory_.peak_buffer_bytes[i] = high;
+    memory_.peak_buffer_bytes[memory_slot(i)] = high;
   }
   return latest;
 }

@@ -13,16 +13,26 @@
 //     of copies. The plan never names a copy's source buffer, so copies read the sender's scratch.
 // The plan's buffers come from one memory pool per GPU (cudaMallocFromPoolAsync on the launch's
 // stream, cudaFreeAsync after it), whose used-memory high-water mark is the iteration's peak.
+//
+// Multi-process mode (open_member): one GPU and the NCCL communicator of all processes. The plan
+// still numbers streams, events and spans over every rank; only those of this process's ranks
+// exist here, and Send and Recv move transfers to the other processes (cuda_member.cpp). No wait
+// blocks longer than the membership's timeout: a peer that dies ends the run with a message.
 #pragma once
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "nccl_comm.hpp"
 #include "run/device.hpp"
+#include "run/overdue.hpp"
 
 namespace ppsched::run::cuda {
 
@@ -31,6 +41,15 @@ class CudaDevice final : public Device {
   /// Opens the GPUs with these CUDA ordinals, in Discovery::devices order: peer access between
   /// every pair that allows it, a cuBLAS handle and a memory pool each. Throws DeviceError.
   explicit CudaDevice(const std::vector<int>& ordinals);
+  /// Multi-process mode: this process's part of the run.
+  struct Member {
+    int device = 0;                 ///< its GPU's index into Discovery::devices
+    std::size_t device_count = 1;   ///< Discovery::devices.size(): MemoryUse is indexed like it
+    double timeout_s = 60;          ///< the deadline of every wait for the GPU or a peer
+  };
+  /// Opens the GPU with CUDA ordinal `ordinal` as above, moving transfers over `comm`, which
+  /// every process has joined. Throws DeviceError.
+  CudaDevice(int ordinal, const Member& member, std::unique_ptr<NcclComm> comm);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -42,9 +61,9 @@ class CudaDevice final : public Device {
   void launch(std::uint32_t stream, const Work& work, std::uint32_t span) override;
   double end_iteration(std::span<double> span_start_us, std::span<double> span_end_us) override;
   MemoryUse memory_use() const override { return memory_; }
-  double ping_pong_us(int, std::uint64_t, int) override {
-    throw DeviceError("the CUDA backend has no multi-process mode yet");
-  }
+  /// Both processes enqueue every round at once: the starting one times each round trip with
+  /// events, then sends its figure to the echoing one, so both return the same value.
+  double ping_pong_us(int peer, std::uint64_t bytes, int repeats) override;
 
  private:
   struct Gpu {
@@ -68,6 +87,7 @@ class CudaDevice final : public Device {
   };
   /// A launch's GEMM operands: where its activations come from and go to.
   struct Operands;
+  static constexpr std::uint32_t kNoSpan = 0xFFFFFFFF;
 
   void open_gpus(const std::vector<int>& ordinals);
   void close_gpus() noexcept;
@@ -81,6 +101,21 @@ class CudaDevice final : public Device {
   void gemm(const Where& where, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
             const void* b, void* c, float beta);
   Where where_of(const Work& work) const;
+  bool here(std::uint32_t rank) const { return rank < gpu_of_rank_.size() && gpu_of_rank_[rank] >= 0; }
+  std::size_t memory_slot(std::size_t gpu) const { return comm_ ? static_cast<std::size_t>(member_.device) : gpu; }
+
+  // Multi-process mode (cuda_member.cpp).
+  void validate_member(const DevicePlan& plan) const;
+  void run_transfer(std::uint32_t stream, const Work& work, const Where& where);
+  void await_iteration();
+  /// Polls `finished` and NCCL's asynchronous error every ~100 µs until `finished` holds
+  /// (returns true) or the deadline passes or NCCL reports an error (returns false, with
+  /// `nccl_error` set in the latter case). Then the caller aborts the communicator and throws.
+  bool await(const std::function<bool()>& finished, std::string& nccl_error);
+  bool event_done(cudaEvent_t event, const Where& where) const;
+  /// Aborts the communicator if a stream still has work (an iteration that threw): that work
+  /// may wait on a peer forever, and release() synchronizes the device.
+  void abort_if_busy() noexcept;
 
   std::vector<Gpu> gpus_;
   int current_ = -1;  ///< the GPU (index into gpus_) this thread last made current
@@ -98,6 +133,13 @@ class CudaDevice final : public Device {
   std::vector<void*> buffer_;                     ///< the plan's buffers, while allocated
   std::vector<bool> buffer_live_;
   MemoryUse memory_;
+
+  // Multi-process mode only (comm_ null otherwise).
+  Member member_;
+  std::unique_ptr<NcclComm> comm_;
+  std::uint64_t transfer_piece_ = 0;           ///< the same on every process: see setup()
+  std::vector<LaunchRef> launched_;           ///< this iteration's launches, in launch order
+  std::vector<std::uint32_t> last_on_stream_;  ///< per stream, the span launched last (or kNone)
 };
 
 }  // namespace ppsched::run::cuda

@@ -92,8 +92,22 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   Bytes new_comm_id() override { return NcclComm::new_id(); }
-  std::unique_ptr<Device> open_member(const Discovery&, const GroupMembership&) override {
-    throw DeviceError("the CUDA backend has no multi-process mode yet");
+
+  std::unique_ptr<Device> open_member(const Discovery& discovery, const GroupMembership& member) override {
+    if (discovery.status != Discovery::Status::Ok || discovery.devices.empty())
+      throw DeviceError("open: CUDA discovery found no usable GPU" +
+                        (discovery.message.empty() ? std::string() : " (" + discovery.message + ")"));
+    if (!member.group) throw DeviceError("open: a multi-process run needs its process group");
+    if (member.device < 0 || static_cast<std::size_t>(member.device) >= discovery.devices.size())
+      throw DeviceError("open: this process was given device " + std::to_string(member.device) + ", but discovery found " +
+                        std::to_string(discovery.devices.size()));
+    const int ordinal = discovery.devices[member.device].ordinal;
+    // NCCL binds the communicator to the device current when it is created.
+    check(cudaSetDevice(ordinal), "cudaSetDevice", {"open", Where::kNone, ordinal});
+    auto comm = std::make_unique<NcclComm>(member.comm_id, member.group->size(), member.group->rank(), ordinal,
+                                           member.timeout_s);
+    const CudaDevice::Member m{member.device, discovery.devices.size(), member.timeout_s};
+    return std::make_unique<CudaDevice>(ordinal, m, std::move(comm));
   }
 };
 
