@@ -23,9 +23,11 @@
 //   - Buffers in Work::allocs are allocated on the launch's stream just before its work, and
 //     those in Work::frees released just after it (stream-ordered, cudaMallocAsync style).
 //   - Multi-process (run/distributed.hpp): Send, SendDone and Recv move a transfer between the
-//     processes of two ranks with NCCL's rendezvous semantics: a Send is matched with the peer's
-//     Recv in the order both were launched, and the sender's stream is busy until the receive has
-//     taken the bytes (SendDone ends there).
+//     processes of two ranks. A Send is matched with the peer's Recv in the order both were
+//     launched, and the sender's stream is busy until the receive has taken the bytes (SendDone
+//     ends there): NCCL's rendezvous, which is what it does above NCCL_BUFFSIZE (4 MiB); smaller
+//     sends may finish once their bytes have left. The validator checks schedules under
+//     rendezvous, the stricter of the two.
 #pragma once
 
 #include <cstdint>

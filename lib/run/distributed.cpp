@@ -114,7 +114,7 @@ std::vector<std::int32_t> place_ranks(std::uint32_t ranks, int processes, const 
   return out;
 }
 
-RunPlan localize_plan(const RunPlan& global, int me, const std::vector<std::int32_t>& process_of_rank) {
+RunPlan localize_plan(const RunPlan& global, int me, const std::vector<std::int32_t>& process_of_rank, int device) {
   auto process_of = [&](std::uint32_t rank) { return process_of_rank.at(rank); };
   const std::vector<std::uint32_t> entry = entry_of_launch(global);
   std::vector<std::uint32_t> recorder(global.device.event_count, kNoEntry);
@@ -125,8 +125,8 @@ RunPlan localize_plan(const RunPlan& global, int me, const std::vector<std::int3
   local.device = global.device;
   local.device.process_of_rank = process_of_rank;
   local.device.process = me;
-  // One device per process: index 0 of its own view.
-  std::fill(local.device.device_of_rank.begin(), local.device.device_of_rank.end(), 0);
+  // One device per process.
+  std::fill(local.device.device_of_rank.begin(), local.device.device_of_rank.end(), device);
   local.device.span_stream.clear();
   for (std::uint32_t p = 0; p < global.ops.size(); ++p) {
     const HostOp& op = global.ops[p];
@@ -196,9 +196,10 @@ Bytes pack_measurement(const RunPlan& local, const Measurement& m) {
     w.put(static_cast<std::uint8_t>(k.kind));
     put_stats(w, k.stats);
   }
-  auto first = [](const std::vector<std::uint64_t>& v) { return v.empty() ? std::uint64_t{0} : v.front(); };
-  w.put(first(m.memory.peak_buffer_bytes));
-  w.put(first(m.memory.fixed_bytes));
+  const std::size_t device = local.device.device_of_rank.empty() ? 0 : local.device.device_of_rank.front();
+  auto of_device = [&](const std::vector<std::uint64_t>& v) { return device < v.size() ? v[device] : std::uint64_t{0}; };
+  w.put(of_device(m.memory.peak_buffer_bytes));
+  w.put(of_device(m.memory.fixed_bytes));
   w.put(m.host_us_per_launch);
   return w.take();
 }

@@ -35,9 +35,10 @@ namespace ppsched::run {
 std::vector<std::int32_t> place_ranks(std::uint32_t ranks, int processes, const std::vector<int>& map);
 
 /// The launches of `global` that process `me` runs, in the same host order; see above. Launch
-/// labels stay those of the whole plan. Throws PlanError when a transfer between processes has
-/// no SEND and RECV (a compute-only schedule: lower it to send/recv first).
-RunPlan localize_plan(const RunPlan& global, int me, const std::vector<std::int32_t>& process_of_rank);
+/// labels stay those of the whole plan; every rank is on `device` (the process's one device, an
+/// index into Discovery::devices). Throws PlanError when a transfer between processes has no SEND
+/// and RECV (a compute-only schedule: lower it to send/recv first).
+RunPlan localize_plan(const RunPlan& global, int me, const std::vector<std::int32_t>& process_of_rank, int device = 0);
 
 /// Keeps processes in step over a ProcessGroup: the iteration's time is the latest of any
 /// process; process 0 decides when to stop. With `barrier` every iteration starts after one.
@@ -55,7 +56,8 @@ class GroupSync final : public IterationSync {
   bool barrier_;
 };
 
-/// One process's share of a measurement (its launches' last spans, its kinds, its memory) ...
+/// One process's share of a measurement (its launches' last spans, its kinds, its device's
+/// memory) ...
 Bytes pack_measurement(const RunPlan& local, const Measurement& m);
 /// ... and the whole plan's, merged at process 0 from every process's share (indexed by process;
 /// iterations and the stop are `own`'s, the same everywhere). Memory is per process. Throws

@@ -155,7 +155,7 @@ BenchmarkReport run_distributed(DeviceRuntime& runtime, ProcessGroup& group, std
     RunPlan global = build_run_plan(req.schedule, req.stage_to_rank, req.plan);
     if (std::string problem = check_host_order(global); !problem.empty())
       throw PlanError("the launch order of '" + req.name + "' is unsafe: " + problem);
-    RunPlan local = localize_plan(global, me, process_of_rank);
+    RunPlan local = localize_plan(global, me, process_of_rank, device_index);
     device->setup(local.device);
     Measurement mine = measure(*device, local, measure_opt);
     const std::vector<Bytes> shares = group.all_gather(pack_measurement(local, mine), dopt.timeout_s);

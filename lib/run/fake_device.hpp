@@ -14,6 +14,7 @@
 // and a process blocks exactly where its GPU stream would.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -54,7 +55,9 @@ class FakeDevice : public Device {
  public:
   explicit FakeDevice(FakeOptions opt) : opt_(opt) {}
   /// A member of a multi-process run: one device, transfers over `member.group`.
-  FakeDevice(FakeOptions opt, const GroupMembership& member) : opt_(opt), member_(member) { opt_.devices = 1; }
+  FakeDevice(FakeOptions opt, const GroupMembership& member) : opt_(opt), member_(member) {
+    opt_.devices = std::max(opt_.devices, member.device + 1);
+  }
   void setup(const DevicePlan& plan) override;
   void begin_iteration() override;
   void wait(std::uint32_t stream, std::uint32_t event) override;

@@ -114,7 +114,7 @@ TEST_CASE("a fake run over four processes times exactly what one process running
       test::ThreadWorld world(4);
       BenchmarkReport together;
       test::run_processes(world, [&](run::ProcessGroup& group) {
-        FakeRuntime fake({1, 0.05, 7});
+        FakeRuntime fake({2, 0.05, 7});  // two devices per node: processes take local rank mod 2
         CountingRuntime counting(fake);
         BenchmarkReport r = run_distributed(counting, group, {req}, distributed(counting), quick());
         if (group.rank() == 0) together = std::move(r);
@@ -132,9 +132,13 @@ TEST_CASE("a fake run over four processes times exactly what one process running
       REQUIRE(together.processes.size() == 4);
       for (const ProcessRow& row : together.processes) {
         CHECK(row.rank == row.process);
+        CHECK(row.ordinal == row.process % 2);
         CHECK(row.discoveries == 1);
         CHECK(row.opens == 1);
       }
+      // Each process's memory is its own rank's: the same as one process measures per rank.
+      REQUIRE(b.memory.peak_buffer_bytes.size() == 4);
+      CHECK(b.memory.peak_buffer_bytes[3] > 0);
       REQUIRE(together.links.size() == 1);
       CHECK(together.links[0].link == "intra_node");
       CHECK(together.launcher == "threads");
