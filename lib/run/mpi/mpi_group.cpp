@@ -33,9 +33,9 @@ namespace {
 // The start-up all-gather of every process's place. MPI_Init has already brought every process
 // together, so this only bounds the wait when one dies in between.
 constexpr double kStartupTimeout_s = 60;
-// How long the destructor waits for this process's sends to be received. A run ends with a
-// barrier, after which every message has arrived; this only bounds the wait for a peer that
-// is gone.
+// How long the destructor waits for this process's sends to be received. After a final
+// barrier every message has arrived; without one, a peer may still be about to receive, so this
+// is seconds rather than milliseconds, and bounds the wait for a peer that is gone.
 constexpr double kSendDrain_s = 5;
 constexpr int kMaxTag = 255;
 
