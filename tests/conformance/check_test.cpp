@@ -222,7 +222,7 @@ TEST_CASE("the deadlock rule reports a deadlock exactly when the timed simulator
   CHECK(aggregate_fast_runs * 10 >= aggregate_runs * 9);
 }
 
-TEST_CASE("check_structure: validate's structural errors, counted alike; clean files proven clean without the index") {
+TEST_CASE("check_structure: validate's structural errors, counted alike, clean files proven clean without the index") {
   std::set<std::string_view> structural(structural_rule_ids().begin(), structural_rule_ids().end());
   std::size_t files = 0, proven = 0;
   auto compare = [&](const std::filesystem::path& file, const nlohmann::json& cfg) {

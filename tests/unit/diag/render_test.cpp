@@ -18,7 +18,7 @@ TEST_CASE("a diagnostic renders as file:line:col, the line, a caret and notes") 
         "note: kinds are F, B, I, W\n");
 }
 
-TEST_CASE("a JSON location shows the path; colour only when asked") {
+TEST_CASE("a JSON location shows the path, colour only when asked") {
   Diagnostic d;
   d.severity = Severity::Warning;
   d.rule = "json-schema";

@@ -32,7 +32,7 @@ TEST_CASE("inferred placement takes the first rank that mentions a stage") {
   CHECK(p.stage_to_rank == std::vector<std::uint32_t>{0, 1, kUnplaced, 1});
 }
 
-TEST_CASE("stated sizes win over the actions; sizes in use cover every action either way") {
+TEST_CASE("stated sizes win over the actions, sizes in use cover every action either way") {
   Schedule s = two_ranks();  // actions name stages 0..3 and microbatches 0..4
   CHECK(stated_stages(s) == 4);
   CHECK(stated_microbatches(s) == 5);

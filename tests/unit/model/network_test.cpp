@@ -79,7 +79,7 @@ TEST_CASE("measured times override the roofline, scaled linearly from their micr
   CHECK(without_gpu.activation_bytes == layer_cost(m, m.layers[2], &h100(), 1).activation_bytes);
 }
 
-TEST_CASE("a layer without measured times needs a GPU; a microbatch needs a sample") {
+TEST_CASE("a layer without measured times needs a GPU, a microbatch needs a sample") {
   const NetworkModel m = llama3_8b();
   try {
     layer_cost(m, m.layers[3], nullptr, 1);
@@ -112,7 +112,7 @@ TEST_CASE("activation memory per recompute policy, and M_W the linear layers' in
   CHECK(full.w_us == none.w_us);
 }
 
-TEST_CASE("embedding: a memory-bound lookup with no input gradient; head: fp32 logits and no output") {
+TEST_CASE("embedding: a memory-bound lookup with no input gradient, head: fp32 logits and no output") {
   NetworkModel m = llama3_8b();
   const double tokens = 8192, h = 4096, v = 128256;
   const LayerCost e = layer_cost(m, m.layers.front(), &h100(), 1);

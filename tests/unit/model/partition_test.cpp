@@ -117,7 +117,7 @@ TEST_CASE("balanced: the slowest stage is as fast as brute force finds, for ever
   }
 }
 
-TEST_CASE("balanced: needs a stage and no more stages than blocks; unmeasured layers need a GPU") {
+TEST_CASE("balanced: needs a stage and no more stages than blocks, unmeasured layers need a GPU") {
   const NetworkModel m = measured_model({1, 1, 1, 1});
   CHECK_THROWS_WITH(balanced_partition(m, 3, nullptr, 1), "3 stages need at least as many blocks; model 'small' has 2");
   CHECK_THROWS_AS(balanced_partition(m, 0, nullptr, 1), ModelError);
@@ -179,7 +179,7 @@ TEST_CASE("errors: layout strings, each with its column") {
         "--pipeline-layout: the layout has too many stages, the pipeline has 1");
 }
 
-TEST_CASE("explicit: blocks per stage; the embedding joins stage 0 and the head the last stage") {
+TEST_CASE("explicit: blocks per stage, the embedding joins stage 0 and the head the last stage") {
   const NetworkModel m = measured_model(std::vector<double>(9, 1));  // 7 blocks
   CHECK(explicit_partition(m, {3, 2, 2}, 3).layers_of_stage ==
         std::vector<std::vector<std::uint32_t>>{{0, 1, 2, 3}, {4, 5}, {6, 7, 8}});

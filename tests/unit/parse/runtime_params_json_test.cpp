@@ -29,7 +29,7 @@ TEST_CASE("runtime parameters: every field comes from the file") {
   CHECK(p->p2p_call_overhead_us == 412.5);
 }
 
-TEST_CASE("runtime parameters: hardware and source are optional and default to empty; 0 us is allowed") {
+TEST_CASE("runtime parameters: hardware and source are optional and default to empty, 0 us is allowed") {
   DiagnosticSink sink;
   auto p = read_runtime_params_text("r.json", R"({"schema_version": 1, "runtime": "megatron",
  "p2p_call_overhead_us": 0})", sink);
@@ -90,7 +90,7 @@ TEST_CASE("errors: an unknown runtime parameter key is named, with the known key
         "p2p_call_overhead_us) [runtime-params-file]\n");
 }
 
-TEST_CASE("errors: an empty runtime parameters file is not JSON; one that cannot be read is an io-error") {
+TEST_CASE("errors: an empty runtime parameters file is not JSON, one that cannot be read is an io-error") {
   CHECK(errors("").starts_with("r.json:1:1: error: $: invalid JSON: "));
   CHECK(errors("p2p_call_overhead_us = 900\n").starts_with("r.json:1:1: error: $: invalid JSON: "));
   DiagnosticSink sink;

@@ -98,7 +98,7 @@ TEST_CASE("ascii gantt: a hundred columns by default, rank numbers aligned, dete
   CHECK(first_line.substr(9, 10) == "FFFFFFFFF.");
 }
 
-TEST_CASE("ascii gantt: an empty timeline is all idle; bad input is refused") {
+TEST_CASE("ascii gantt: an empty timeline is all idle, bad input is refused") {
   Built b(2);
   AsciiOptions opt;
   opt.width = 4;

@@ -31,7 +31,7 @@ TEST_CASE("torchtitan_toml: the settings torchtitan reads, with the modules of e
         "local_batch_size = 16\n");
 }
 
-TEST_CASE("torchtitan_toml: the class gives the placement; paths are TOML strings, escaped") {
+TEST_CASE("torchtitan_toml: the class gives the placement, paths are TOML strings, escaped") {
   CHECK(torchtitan_class_for(1, false) == "1F1B");
   CHECK(torchtitan_class_for(4, false) == "Interleaved1F1B");
   CHECK(torchtitan_class_for(2, true) == "ZBVZeroBubble");

@@ -5,7 +5,7 @@
 
 using namespace ppsched;
 
-TEST_CASE("count_findings: notes count for nothing; --werror counts warnings as errors") {
+TEST_CASE("count_findings: notes count for nothing, --werror counts warnings as errors") {
   FileDiagnostics f;
   for (Severity s : {Severity::Error, Severity::Warning, Severity::Warning, Severity::Note}) {
     Diagnostic d;

@@ -62,7 +62,7 @@ TEST_CASE("validate text: findings with their source lines, what was inferred an
             "w.csv: 2 error(s), 0 warning(s)\n");
 }
 
-TEST_CASE("validate text: one inference names its flag and 'it'; nothing inferred, no note") {
+TEST_CASE("validate text: one inference names its flag and 'it', nothing inferred, no note") {
   Expectations want;
   want.ranks = 2;
   want.stages_per_rank = 1;
@@ -108,7 +108,7 @@ TEST_CASE("validate text: ok, unreadable, and warnings counted apart from errors
   CHECK(validate_text(warned) == "s.csv: warning: a warning [input-grad-without-requires-grad]\ns.csv: 1 error(s), 0 warning(s)\n");
 }
 
-TEST_CASE("validate text: --list-rules has a line per rule; --explain says how to fix one") {
+TEST_CASE("validate text: --list-rules has a line per rule, --explain says how to fix one") {
   const std::string table = rules_text();
   std::size_t lines = 0;
   for (char c : table) lines += c == '\n';

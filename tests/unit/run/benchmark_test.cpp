@@ -118,7 +118,7 @@ TEST_CASE("an interrupt stops at an iteration boundary and is reported") {
   CHECK(report.results[0].measured.iteration_us.size() < 1000);
 }
 
-TEST_CASE("ranks map to devices in contiguous blocks; unknown ordinals are refused") {
+TEST_CASE("ranks map to devices in contiguous blocks, unknown ordinals are refused") {
   CHECK(map_ranks_to_devices(8, 1, {}) == std::vector<int>(8, 0));
   CHECK(map_ranks_to_devices(4, 4, {}) == std::vector<int>{0, 1, 2, 3});
   CHECK(map_ranks_to_devices(8, 4, {}) == std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3});

@@ -25,7 +25,7 @@ TEST_CASE("summary statistics: median, nearest-rank p99, sample stdev and CV") {
   CHECK(summarize(std::vector<double>{}).count == 0);
 }
 
-TEST_CASE("the stop rule: min samples and min time first, then noise; -n fixes the count; timeout wins") {
+TEST_CASE("the stop rule: min samples and min time first, then noise, -n fixes the count, timeout wins") {
   StopRule rule;  // 10 samples, 0.5 s, 0.5 % noise, 15 s
   Stopper quiet(rule);
   for (int i = 0; i < 9; ++i) quiet.add(100000);  // 0.1 s each

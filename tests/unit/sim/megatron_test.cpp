@@ -58,7 +58,7 @@ TEST_CASE("megatron: the synchronous path waits for each call, then pays its ove
   CHECK(t.released_by[1] == 3);
 }
 
-TEST_CASE("megatron: the Zero Bubble runtime issues calls without waiting; compute waits for its data") {
+TEST_CASE("megatron: the Zero Bubble runtime issues calls without waiting, compute waits for its data") {
   // The same schedule under a post-validated optimizer runs on the Zero Bubble runtime: rank 1
   // issues its receive at 0 (then 0.1 of overhead) and starts F when the activation lands at 1.5;
   // rank 0 issues its call at 1 and starts B when the gradient, sent at 4.5, lands at 5.0.
@@ -112,7 +112,7 @@ TEST_CASE("megatron: a schedule that cannot finish is a deadlock naming the stuc
   }
 }
 
-TEST_CASE("megatron: SEND and RECV are Megatron's to place; schedule_as_run leaves them out") {
+TEST_CASE("megatron: SEND and RECV are Megatron's to place, schedule_as_run leaves them out") {
   const Schedule compute = synthesize("1F1B", {2, 4});
   const Schedule lowered = lower_send_recv(compute);
   REQUIRE(has_comms(lowered));
