@@ -61,6 +61,19 @@ DistributedOptions distributed(const CountingRuntime& counting) {
   return d;
 }
 
+// A device plan of two ranks, one per process, with one launch on `stream`.
+DevicePlan two_process_plan(std::vector<std::string> labels, std::uint32_t stream) {
+  DevicePlan plan;
+  plan.workload = Workload::Synthetic;
+  plan.device_of_rank = {0, 0};
+  plan.process_of_rank = {0, 1};
+  plan.rank_of_stage = {0, 1};
+  plan.span_count = 1;
+  plan.span_stream = {stream};
+  plan.labels = std::move(labels);
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("ranks go to processes one to one, by --rank-map or in order") {
@@ -175,14 +188,7 @@ TEST_CASE("a rank map places ranks on chosen processes, and the other processes 
 
 TEST_CASE("transfers the two ranks order differently are named, not silently matched") {
   // Rank 0 sends microbatch 1 first; rank 1 expects microbatch 0.
-  DevicePlan plan;
-  plan.workload = Workload::Synthetic;
-  plan.device_of_rank = {0, 0};
-  plan.process_of_rank = {0, 1};
-  plan.rank_of_stage = {0, 1};
-  plan.span_count = 1;
-  plan.span_stream = {0};
-  plan.labels = {"0SEND_F1", "1RECV_F0"};
+  const DevicePlan plan = two_process_plan({"0SEND_F1", "1RECV_F0"}, 0);
   test::ThreadWorld world(2);
   CHECK_THROWS_WITH(test::run_processes(world, [&](run::ProcessGroup& group) {
                       FakeRuntime fake({1, 0, 1});
@@ -208,14 +214,7 @@ TEST_CASE("transfers the two ranks order differently are named, not silently mat
 }
 
 TEST_CASE("a receive whose sender never sends fails within the timeout, naming the rank and the launch") {
-  DevicePlan plan;
-  plan.workload = Workload::Synthetic;
-  plan.device_of_rank = {0, 0};
-  plan.process_of_rank = {0, 1};
-  plan.rank_of_stage = {0, 1};
-  plan.span_count = 1;
-  plan.span_stream = {3};
-  plan.labels = {"1RECV_F0"};
+  const DevicePlan plan = two_process_plan({"1RECV_F0"}, 3);
   test::ThreadWorld world(2);
   const auto began = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH(test::run_processes(world, [&](run::ProcessGroup& group) {
