@@ -272,7 +272,8 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_a
         break;
       }
   const std::uint64_t fingerprint =
-      run::run_fingerprint(std::string(PPSCHED_VERSION) + " " + opt.backend, requests, opt.measure, dopt);
+      run::run_fingerprint(std::string(PPSCHED_VERSION) + " " + run::executable_digest() + " " + opt.backend, requests,
+                           opt.measure, dopt);
   run::StartVerdict verdict;
   try {
     verdict = run::agree_to_start(group, code, fingerprint, timeout_s);

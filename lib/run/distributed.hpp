@@ -119,6 +119,10 @@ namespace ppsched::run {
 std::uint64_t run_fingerprint(const std::string& version, const std::vector<RunRequest>& requests,
                               const MeasureOptions& measure, const DistributedOptions& dopt);
 
+/// A digest of this process's own executable (/proc/self/exe), so two builds of one version tell
+/// apart; "unknown" where it cannot be read.
+std::string executable_digest();
+
 /// Whether every process may start.
 struct StartVerdict {
   int exit_code = 0;  ///< 0: all ready; else what every process exits with

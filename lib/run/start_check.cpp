@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -75,6 +76,17 @@ std::uint64_t run_fingerprint(const std::string& version, const std::vector<RunR
                     s.max_iters));
   d.add(fmt::format("{} {} {}", fmt::join(dopt.rank_map, ","), dopt.timeout_s, dopt.barrier_each_iteration));
   return d.value();
+}
+
+std::string executable_digest() {
+  std::FILE* f = std::fopen("/proc/self/exe", "rb");
+  if (!f) return "unknown";
+  Digest d;
+  std::string chunk(1 << 16, '\0');
+  for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), f)) > 0;) d.add(std::string_view(chunk.data(), n));
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  return failed ? "unknown" : fmt::format("{:016x}", d.value());
 }
 
 StartVerdict agree_to_start(ProcessGroup& group, int my_code, std::uint64_t fingerprint, double timeout_s) {

@@ -7,8 +7,8 @@
 #    prints; every process discovered and opened its device once; the trace, the cost table and
 #    the measured topology are written, and simulate reads the topology back.
 # 2. --rank-map leaves processes idle and says so per process.
-# 3. Refusals before any device work, on every process: different commands (exit 2, process 0
-#    names the others), a process count that is not the rank count (exit 2), a schedule the
+# 3. Refusals before any device work, on every process: different commands or another build of
+#    ppsched (exit 2, process 0 names the others), a process count that is not the rank count (exit 2), a schedule the
 #    validator finds deadlocking (exit 1, the cycle printed once); no usable GPU (exit 77).
 # 4. A process that hangs (SIGSTOP) or dies (SIGKILL) mid-run: every process exits non-zero
 #    within the deadline (--timeout).
@@ -93,6 +93,18 @@ EXITS=$tmp/exits "$mpirun" --oversubscribe -x EXITS \
 check "different commands: every process exits 2" all_exit 2 4
 check "and process 0 names the others" grep -q "processes 2, 3 run other schedules" "$tmp/mismatch.err"
 check "and says it once" test "$(grep -c 'ppsched: error' "$tmp/mismatch.err")" -eq 1
+
+# Another build of the same version: the same command, one byte of the binary apart.
+mkdir "$tmp/other"
+cp "$bin" "$(dirname "$bin")"/libppsched_*.so "$tmp/other/"
+printf x >>"$tmp/other/ppsched"
+rm -f "$tmp/exits"
+EXITS=$tmp/exits "$mpirun" --oversubscribe -x EXITS \
+  -np 1 "$tmp/wrap.sh" "$bin" run --schedule 1F1B --ranks 2 --microbatches 4 --backend fake : \
+  -np 1 "$tmp/wrap.sh" "$tmp/other/ppsched" run --schedule 1F1B --ranks 2 --microbatches 4 --backend fake \
+  >/dev/null 2>"$tmp/build.err"
+check "another build of ppsched: every process exits 2" all_exit 2 2
+check "and process 0 names it" grep -q "process 1 runs other schedules, options or another ppsched" "$tmp/build.err"
 
 mpi 3 run --schedule 1F1B --ranks 4 --microbatches 8 --backend fake >/dev/null 2>"$tmp/count.err"
 check "3 processes for 4 ranks: every process exits 2" all_exit 2 3
