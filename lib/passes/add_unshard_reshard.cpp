@@ -9,9 +9,12 @@
 // the order CPython iterates its set.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "ir/action_text.hpp"
 #include "passes/passes.hpp"
 #include "passes/python_set.hpp"
 #include "passes/pytorch_view.hpp"
@@ -106,25 +109,31 @@ Lookahead linear_lookahead(const Schedule& s, const std::vector<Action>& element
   return look;
 }
 
-// count == 0: a regular element never stops PyTorch's scan (its test is len == count after an
-// append) and an OVERLAP_F_B always does, so the answer can be arbitrarily long. Nobody asks
-// for this; it is done the way PyTorch does it, quadratic.
-Lookahead scanning_lookahead(const Schedule& s, const std::vector<Action>& elements) {
+// count <= 0 (a regular element's test, len == count after an append, never holds; an
+// OVERLAP_F_B's, len >= count, always does), and None (neither test stops; comparing an int with
+// None raises at the first OVERLAP_F_B): the answer at a position is every distinct stage of the
+// suffix, up to and including the first OVERLAP_F_B for count <= 0. Read backwards, the answer at
+// j is j's own stages followed by the answer at j + 1 without them, or j's own alone where j is
+// an OVERLAP_F_B that ends the scan. Distinct stages are at most a rank's stage count, so this is
+// linear in the rank times that count.
+Lookahead unbounded_lookahead(const Schedule& s, const std::vector<Action>& elements, bool stop_at_overlap) {
   const std::size_t n = elements.size();
   Lookahead look;
   look.begin.resize(n);
   look.length.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {
+  std::vector<std::int32_t> after, here;
+  for (std::size_t j = n; j-- > 0;) {
+    here.clear();
+    element_stages(s, elements[j], [&](std::int32_t st) {
+      if (!holds(here, st)) here.push_back(st);
+    });
+    if (!(stop_at_overlap && is_overlap(s, elements[j])))
+      for (std::int32_t st : after)
+        if (!holds(here, st)) here.push_back(st);
     look.begin[j] = static_cast<std::uint32_t>(look.stages.size());
-    std::span<const std::int32_t> seen;
-    for (std::size_t k = j; k < n; ++k) {
-      element_stages(s, elements[k], [&](std::int32_t st) {
-        seen = {look.stages.data() + look.begin[j], look.stages.size() - look.begin[j]};
-        if (!holds(seen, st)) look.stages.push_back(st);
-      });
-      if (is_overlap(s, elements[k])) break;
-    }
-    look.length[j] = static_cast<std::uint32_t>(look.stages.size() - look.begin[j]);
+    look.stages.insert(look.stages.end(), here.begin(), here.end());
+    look.length[j] = static_cast<std::uint32_t>(here.size());
+    after.swap(here);
   }
   return look;
 }
@@ -135,7 +144,7 @@ Action fsdp(ActionKind kind, std::int64_t stage) {
 
 }  // namespace
 
-Schedule add_unshard_reshard(const Schedule& s, std::uint32_t max_active_stages) {
+Schedule add_unshard_reshard(const Schedule& s, std::optional<std::int64_t> max_active_stages) {
   Schedule out = empty_like(s);
   std::vector<Action> elements;
   std::vector<std::int64_t> evict;
@@ -144,8 +153,16 @@ Schedule add_unshard_reshard(const Schedule& s, std::uint32_t max_active_stages)
     elements.clear();
     for (const Action& a : s.ranks[r].actions)
       if (!a.is_idle()) elements.push_back(a);
-    Lookahead look = max_active_stages == 0 ? scanning_lookahead(s, elements)
-                                            : linear_lookahead(s, elements, max_active_stages);
+    if (!max_active_stages)
+      for (const Action& a : elements)
+        if (is_overlap(s, a))
+          throw PassError("max_active_stages=None cannot look past '" + action_text(a, s.sub_actions) + "' on rank " +
+                          std::to_string(r) + " (PyTorch: TypeError: '>=' not supported between instances of 'int' "
+                          "and 'NoneType')");
+    Lookahead look = !max_active_stages || *max_active_stages <= 0
+                         ? unbounded_lookahead(s, elements, max_active_stages.has_value())
+                         : linear_lookahead(s, elements, static_cast<std::uint32_t>(
+                                                             std::min<std::int64_t>(*max_active_stages, 1 << 20)));
 
     auto& program = out.ranks[r].actions;
     program.reserve(elements.size() + 8);

@@ -10,7 +10,7 @@ namespace ppsched {
 // `_PipelineScheduleRuntime._prepare_schedule_with_comms(format="compute_only")`: validation
 // (which also yields the stage-to-rank map), then the compute-only check, then per rank
 // `_add_unshard_reshard` and `_add_reduce_grad`, then `_add_send_recv` over all ranks.
-Schedule lower_runtime(const Schedule& s) {
+Schedule lower_runtime(const Schedule& s, const RuntimeLowering& options) {
   const std::uint32_t num_stages = stated_stages(s);
   const std::uint32_t num_microbatches = stated_microbatches(s);
   const auto ranks = static_cast<std::uint32_t>(s.rank_count());
@@ -29,12 +29,15 @@ Schedule lower_runtime(const Schedule& s) {
     }
   }
 
-  Schedule fsdp = add_unshard_reshard(s);
+  Schedule fsdp = add_unshard_reshard(s, options.max_active_stages);
   Schedule reduced = add_reduce_grad(fsdp, num_microbatches);
-  return add_send_recv(reduced, stage_to_rank, num_stages);
+  Schedule comms = add_send_recv(reduced, stage_to_rank, num_stages);
+  return options.defer_pp_recv ? defer_recv_ops(comms, stage_to_rank) : comms;
 }
 
-Schedule lower_runtime_recipe(const Schedule& s) { return lower_runtime(strip_kind(s, ActionKind::ReduceGrad)); }
+Schedule lower_runtime_recipe(const Schedule& s, const RuntimeLowering& options) {
+  return lower_runtime(strip_kind(s, ActionKind::ReduceGrad), options);
+}
 
 // PyTorch's tests pass the mapping they built the schedule with; a CSV does not state one, so
 // it is inferred the way PyTorch's loader would (first rank that mentions each stage).

@@ -55,9 +55,18 @@ class PassError : public std::runtime_error {
 /// `max_active_stages` distinct stages to compute (OVERLAP_F_B counts its sub-actions), then
 /// UNSHARD those of them not active yet; RESHARD whatever is left at the end. Idle steps are
 /// dropped. Per rank, PyTorch's `_add_unshard_reshard`. Evictions, and the final RESHARDs, come
-/// in the order CPython iterates the set of active stages. `max_active_stages` 0 (where only an
-/// OVERLAP_F_B ends PyTorch's look-ahead) is done PyTorch's quadratic way; any other value is linear.
-Schedule add_unshard_reshard(const Schedule& s, std::uint32_t max_active_stages = 3);
+/// in the order CPython iterates the set of active stages. As in PyTorch, `max_active_stages` 0
+/// or less looks ahead to the end of the rank or its next OVERLAP_F_B; nullopt (Python's None)
+/// to the end, and throws PassError (PyTorch: TypeError) on a rank with an OVERLAP_F_B. Linear
+/// in the schedule times the stages per rank.
+Schedule add_unshard_reshard(const Schedule& s, std::optional<std::int64_t> max_active_stages = 3);
+
+/// PyTorch's `_defer_recv_ops` (the `defer_pp_recv` keyword, since about pytorch/pytorch#172668):
+/// every RECV moves to just before the compute that consumes it, except that before a SEND to a
+/// higher-numbered rank the RECVs held from that rank come first. Idle steps are dropped.
+/// `stage_to_rank` must place every peer stage. Throws PassError for a RECV nothing consumes
+/// (PyTorch's "leftover RECV ops" assertion).
+Schedule defer_recv_ops(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank);
 
 /// Appends `<stage>REDUCE_GRAD` right after the action that brings the count of B and W
 /// actions of that stage (sub-actions of a container included; I does not count) to
@@ -89,19 +98,26 @@ Schedule merge_bw(const Schedule& s);
 std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ranks,
                                             std::uint32_t num_stages, std::uint32_t num_microbatches);
 
+/// The keywords of PyTorch's runtime schedules (LoopedBFS, Interleaved1F1B, InterleavedZeroBubble,
+/// ZBVZeroBubble, DualPipeV; since about pytorch/pytorch cff2ecc8) that change the lowered order.
+struct RuntimeLowering {
+  std::optional<std::int64_t> max_active_stages = 3;  ///< add_unshard_reshard's; nullopt: None
+  bool defer_pp_recv = false;                          ///< then defer_recv_ops
+};
+
 /// The runtime recipe of `_PipelineScheduleRuntime._prepare_schedule_with_comms` for a compute-only
 /// schedule: validate -> add_unshard_reshard -> add_reduce_grad -> add_send_recv (with the
-/// validated stage-to-rank map). Sizes come from the schedule (num_stages, num_microbatches) or
+/// validated stage-to-rank map) -> defer_recv_ops when `options.defer_pp_recv`. Sizes come from the schedule (num_stages, num_microbatches) or
 /// are inferred when it does not state them. Between validation and lowering, PyTorch's
 /// compute-only check: any non-compute action is an error ("Expected compute-only schedule
 /// but found communication action ..."). A stated placement is not used: PyTorch replaces the
 /// mapping with the validated one.
-Schedule lower_runtime(const Schedule& s);
+Schedule lower_runtime(const Schedule& s, const RuntimeLowering& options = {});
 
 /// What `--lower runtime` and `--runtime pytorch` apply: lower_runtime on `s` without its
 /// REDUCE_GRAD actions. PyTorch's single-stage orders (GPipe, 1F1B --pytorch-compat) already end
 /// each rank with REDUCE_GRAD; the recipe places it again, at the same steps.
-Schedule lower_runtime_recipe(const Schedule& s);
+Schedule lower_runtime_recipe(const Schedule& s, const RuntimeLowering& options = {});
 
 /// Every action of `kind` removed (containers are kept whole; idle steps stay).
 Schedule strip_kind(const Schedule& s, ActionKind kind);

@@ -1,5 +1,6 @@
 #include "targets.hpp"
 
+#include <functional>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -193,7 +194,14 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   } catch (const SimDeadlock&) {
   } catch (const std::invalid_argument&) {  // PyTorch's KeyError cases, documented
   }
-  for (Schedule (*pass)(const Schedule&) : {&lower_runtime, &lower_send_recv}) {
+  // Both recipes, and the runtime one with PyTorch's lowering keywords (deferred RECVs, an
+  // unbounded look-ahead).
+  const std::function<Schedule(const Schedule&)> passes[] = {
+      [](const Schedule& x) { return lower_runtime(x); },
+      [](const Schedule& x) { return lower_runtime(x, {3, true}); },
+      [](const Schedule& x) { return lower_runtime(x, {0, false}); },
+      [](const Schedule& x) { return lower_send_recv(x); }};
+  for (const auto& pass : passes) {
     try {
       Schedule lowered = pass(s);
       TimedOptions lo;

@@ -1,3 +1,4 @@
+#include <optional>
 #include <string>
 
 #include "passes/passes.hpp"
@@ -8,7 +9,7 @@ using namespace ppsched::test;
 
 namespace {
 
-std::string lowered(std::string_view csv, std::uint32_t max_active = 3, bool lenient = false) {
+std::string lowered(std::string_view csv, std::optional<std::int64_t> max_active = 3, bool lenient = false) {
   return csv_text(add_unshard_reshard(schedule_from_csv(csv, lenient), max_active));
 }
 
@@ -49,6 +50,18 @@ TEST_CASE("add_unshard_reshard: with a limit of 0 only an OVERLAP_F_B ends the l
   CHECK(lowered("0F0,1F0,(2F0;3B0)OVERLAP_F_B,4F0\n", 0) ==
         "0UNSHARD,1UNSHARD,2UNSHARD,3UNSHARD,0F0,0RESHARD,1F0,1RESHARD,(2F0;3B0)OVERLAP_F_B,2RESHARD,3RESHARD,"
         "4UNSHARD,4F0,4RESHARD\n");
+}
+
+// PyTorch's own outputs at cff2ecc8 for these inputs (the pytorch-oracle harness): a negative limit
+// is a limit of 0, and None looks to the end of the rank, or fails on an OVERLAP_F_B.
+TEST_CASE("add_unshard_reshard: a negative limit or None looks ahead as far as PyTorch does") {
+  CHECK(lowered("0F0,1F0,(2F0;3B0)OVERLAP_F_B,4F0\n", -1) == lowered("0F0,1F0,(2F0;3B0)OVERLAP_F_B,4F0\n", 0));
+  const char* no_overlap = "0F0,1F0,2F0,0B0,1B0,4F0\n";
+  const char* pytorch = "0UNSHARD,1UNSHARD,2UNSHARD,4UNSHARD,0F0,1F0,2F0,2RESHARD,0B0,0RESHARD,1B0,1RESHARD,4F0,4RESHARD\n";
+  CHECK(lowered(no_overlap, std::nullopt) == pytorch);
+  CHECK(lowered(no_overlap, -2) == pytorch);
+  CHECK_THROWS_WITH(lowered("0F0,1F0,2F0,0B0,(2F0;3B0)OVERLAP_F_B,4F0\n", std::nullopt),
+                    Catch::Contains("TypeError: '>=' not supported between instances of 'int' and 'NoneType'"));
 }
 
 TEST_CASE("add_unshard_reshard: ranks are independent, idle steps and empty ranks stay empty") {
