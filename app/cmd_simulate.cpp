@@ -128,7 +128,9 @@ int run_simulate(SimulateOptions opt) {
   if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
   const std::optional<RuntimeModel> runtime = load_runtime_model(opt.inputs);
   if (!runtime) return kExitUsage;
-  std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs);
+  // load_schedule has checked the keywords already.
+  const RuntimeLowering lowering = runtime_lowering(opt.source, true).value_or(RuntimeLowering{});
+  std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs, lowering);
   if (!run_form) return kExitUsage;
   Schedule& s = *run_form;
 

@@ -41,6 +41,27 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
                  "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv)")
       ->check(CLI::IsMember({"none", "send-recv", "runtime"}))
       ->option_text("none|send-recv|runtime");
+  sub.add_flag("--defer-pp-recv", opt.defer_pp_recv,
+               "Runtime lowering: move each RECV to just before its consumer, as PyTorch's defer_pp_recv=True does");
+  sub.add_option("--max-active-stages", opt.max_active_stages,
+                 "Runtime lowering: stages kept unsharded ahead, PyTorch's max_active_stages (default 3; 0 or less: "
+                 "up to the next OVERLAP_F_B; none: Python's None)")
+      ->check([](const std::string& v) -> std::string {
+        if (v == "none") return {};
+        std::size_t used = 0;
+        try {
+          (void)std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        return used == v.size() && !v.empty() ? std::string() : "'" + v + "' is not an integer or none";
+      })
+      ->option_text("K|none");
+  sub.add_option("--pytorch-commit", opt.pytorch_commit,
+                 "Which PyTorch's lowering: new (cff2ecc8, default) or old (00722e64, without the lowering keywords)")
+      ->check(CLI::IsMember({"old", "new", "cff2ecc8", "00722e64"}))
+      ->transform([](std::string v) { return v == "cff2ecc8" ? std::string("new") : v == "00722e64" ? std::string("old") : v; })
+      ->option_text("old|new");
   sub.add_option("--max-schedule-gib", opt.max_schedule_gib,
                  "Refuse a synthesis whose schedule would hold more than this many GiB (default 4)")
       ->check(finite_positive());
@@ -133,10 +154,42 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
 
 }  // namespace
 
-std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why) {
+std::optional<RuntimeLowering> runtime_lowering(const SourceOptions& opt, bool runtime_lowers) {
+  RuntimeLowering r;
+  r.defer_pp_recv = opt.defer_pp_recv;
+  if (opt.max_active_stages == "none")
+    r.max_active_stages = std::nullopt;
+  else if (!opt.max_active_stages.empty())
+    r.max_active_stages = std::stoll(opt.max_active_stages);
+  std::vector<std::string> given;
+  if (opt.defer_pp_recv) given.push_back("defer_pp_recv");
+  if (!opt.max_active_stages.empty()) given.push_back("max_active_stages");
+  if (given.empty()) return r;
+  const std::string flag = opt.defer_pp_recv ? "--defer-pp-recv" : "--max-active-stages";
+  if (!runtime_lowers) {
+    print_error(flag + " changes PyTorch's runtime lowering, and nothing here lowers that way: give --lower runtime");
+    return std::nullopt;
+  }
+  // What PyTorch's constructor says for a keyword it does not take.
+  auto refuse = [&](const std::string& cls, const std::string& pytorch) {
+    print_error(fmt::format("{}: {} (TypeError: {}.__init__() got an unexpected keyword argument '{}')", flag,
+                            pytorch, cls, given.front()));
+    return std::nullopt;
+  };
+  if (opt.pytorch_commit == "old")
+    return refuse("_PipelineScheduleRuntime", "PyTorch 00722e64 (--pytorch-commit old) has no such keyword");
+  const Family* f = opt.schedule.empty() ? nullptr : find_family(opt.schedule);
+  const std::string family = f ? std::string(f->name) : std::string();
+  if (family == "1F1B") return refuse("Schedule1F1B", "PyTorch's single-stage schedules take no lowering keywords");
+  if (family == "GPipe") return refuse("PipelineScheduleSingle", "PyTorch's single-stage schedules take no lowering keywords");
+  return r;
+}
+
+std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why,
+                                       const RuntimeLowering& runtime) {
   try {
     if (recipe == "send-recv") return lower_send_recv(s);
-    if (recipe == "runtime") return lower_runtime_recipe(s);
+    if (recipe == "runtime") return lower_runtime_recipe(s, runtime);
     return s;
   } catch (const PassError& e) {
     std::string msg = "cannot lower the schedule (" + why + "): " + e.what();
@@ -170,7 +223,7 @@ bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedul
   return true;
 }
 
-std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt) {
+std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt, const RuntimeLowering& lowering) {
   const Runtime runtime = opt.runtime_model();
   if (runtime == Runtime::Megatron) {
     if (has_comms(s))
@@ -181,7 +234,8 @@ std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& 
   if (runtime_lowers(runtime, s)) {
     auto lowered = lower_schedule(s, "runtime",
                                   "--runtime pytorch runs a compute-only schedule as PyTorch's runtime lowers it; "
-                                  "--runtime ideal simulates it as given");
+                                  "--runtime ideal simulates it as given",
+                                  lowering);
     if (!lowered) return std::nullopt;
     s = std::move(*lowered);
   }
@@ -203,13 +257,15 @@ std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_give
     print_error("--schedule needs --ranks and --microbatches");
     return std::nullopt;
   }
+  const auto lowering = runtime_lowering(opt, opt.lower == "runtime" || opt.will_lower);
+  if (!lowering) return std::nullopt;
   std::optional<Schedule> source = source_schedule(opt, as_given);
   if (!source) return std::nullopt;
   if (opt.lower == "none") {
     if (as_given && as_given->copy_unlowered) as_given->schedule = *source;
     return source;
   }
-  std::optional<Schedule> lowered = lower_schedule(*source, opt.lower, "--lower " + opt.lower);
+  std::optional<Schedule> lowered = lower_schedule(*source, opt.lower, "--lower " + opt.lower, *lowering);
   if (as_given) as_given->schedule = std::move(*source);
   return lowered;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/schedule.hpp"
+#include "passes/passes.hpp"
 #include "sim_inputs.hpp"
 
 namespace CLI {
@@ -24,6 +25,10 @@ struct SourceOptions {
   std::string input_format = "auto";
   bool lenient = false;
   std::string lower = "none";
+  /// PyTorch's runtime lowering keywords (--lower runtime, and simulate's runtime lowering).
+  bool defer_pp_recv = false;
+  std::string max_active_stages;  ///< "" (PyTorch's default, 3), an integer, or "none"
+  std::string pytorch_commit = "new";  ///< "old" (00722e64) or "new" (cff2ecc8)
   /// A synthesis whose schedule would hold more than this (GiB, estimated up front) is refused.
   double max_schedule_gib = 4;
   /// For --schedule auto: the memory cap (0: none), the search's time budget, and the costs
@@ -50,7 +55,13 @@ void add_source_options(CLI::App& sub, SourceOptions& opt);
 /// Applies a lowering recipe ("none", "send-recv", "runtime"). Where PyTorch's passes reject the
 /// schedule, prints their verdict, prefixed with `why` (what asked for the lowering), with the
 /// step grid and the stuck ranks, and returns nullopt: bad input, not an internal error.
-std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why);
+std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why,
+                                       const RuntimeLowering& runtime = {});
+
+/// The runtime lowering keywords the options ask for, or nullopt after saying why they cannot
+/// be had: the chosen PyTorch (--pytorch-commit old) or schedule class (GPipe, 1F1B) lacks them,
+/// as PyTorch's constructor would say, or nothing lowers with them.
+std::optional<RuntimeLowering> runtime_lowering(const SourceOptions& opt, bool runtime_lowers);
 
 /// Runs validate's structural rules on the schedule as given (before lowering; `source` locates a
 /// file's actions). On an error prints it with the count and the way out and returns true (the
@@ -60,7 +71,8 @@ bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedul
 /// What the chosen runtime executes of `s` (sim/runtime.hpp): lowered with PyTorch's runtime
 /// recipe under --runtime pytorch when it is compute-only. Refuses --blocking-comms on a schedule
 /// that has no SEND/RECV to block on. Prints the problem and returns nullopt.
-std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt);
+std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt,
+                                             const RuntimeLowering& lowering = {});
 
 /// The schedule before lowering, and where a file's actions are (empty for a synthesis).
 struct AsGiven {
