@@ -58,6 +58,21 @@ void BM_LowerRuntimeZbv(benchmark::State& state) {
   report(state, lowered);
 }
 
+// PyTorch's lowering keywords on the same schedule: arg 1 picks them (0: defer_pp_recv; 1:
+// max_active_stages=1; 2: max_active_stages=0, the look-ahead to the end of the rank).
+void BM_LowerRuntimeZbvKeywords(benchmark::State& state) {
+  Schedule compute = make("ZBVZeroBubble", 64, static_cast<std::uint32_t>(state.range(0)));
+  const RuntimeLowering keywords[] = {{3, true}, {1, false}, {0, false}};
+  const RuntimeLowering& k = keywords[state.range(1)];
+  Schedule lowered;
+  for (auto _ : state) {
+    lowered = lower_runtime(compute, k);
+    benchmark::DoNotOptimize(lowered.ranks.data());
+  }
+  state.SetLabel(state.range(1) == 0 ? "defer_pp_recv" : state.range(1) == 1 ? "max_active_stages=1" : "max_active_stages=0");
+  report(state, lowered);
+}
+
 void BM_SynthLowerZbv(benchmark::State& state) {
   Schedule lowered;
   for (auto _ : state) {
@@ -83,6 +98,12 @@ void zbv_sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_SynthesizeZbv)->Apply(zbv_sizes);
 BENCHMARK(BM_LowerRuntimeZbv)->Apply(zbv_sizes);
+BENCHMARK(BM_LowerRuntimeZbvKeywords)
+    ->ArgNames({"microbatches", "keywords"})
+    ->ArgsProduct({{2048}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.3);
 BENCHMARK(BM_SynthLowerZbv)->Apply(zbv_sizes);
 BENCHMARK(BM_Synth1f1bSendRecv)
     ->ArgName("microbatches")
