@@ -15,6 +15,7 @@
 #include "report/ascii_gantt.hpp"
 #include "report/json_text.hpp"
 #include "report/pipeline_grid.hpp"
+#include "report/liveness_view.hpp"
 #include "report/sim_views.hpp"
 #include "report/steps_view.hpp"
 #include "report/svg_gantt.hpp"
@@ -40,6 +41,9 @@ struct SimulateOptions {
   std::size_t gantt_width = 0;
   std::vector<std::string> views = sim_view_names();
   bool force = false;
+  std::string memory_model = "bytes";  // or pytorch-liveness: --memory-cap then counts slots
+  std::string liveness_granularity = "stage_microbatch";
+  bool liveness() const { return memory_model == "pytorch-liveness"; }
 
   bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
   /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
@@ -164,7 +168,24 @@ int run_simulate(SimulateOptions opt) {
     trace.label = "time model: " + time_model_description(opt.inputs, *runtime);
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
-  const SimViewInput view_input{s, t, a, SimReportOptions{opt.memory_cap, time_model_description(opt.inputs, *runtime), runtime->optimizer}};
+  std::optional<LivenessReport> live;
+  if (opt.liveness()) {
+    live.emplace();
+    try {
+      const std::uint32_t mbs = stated_microbatches(s);
+      live->stage_microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::StageMicrobatch);
+      live->microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::Microbatch);
+    } catch (const LivenessError& e) {
+      print_error(std::string("PyTorch's activation liveness cannot analyse this order: ") + e.what());
+      return kExitFindings;
+    }
+    live->cap = opt.memory_cap;
+    live->capped = opt.liveness_granularity == "microbatch" ? LivenessGranularity::Microbatch
+                                                            : LivenessGranularity::StageMicrobatch;
+  }
+  // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
+  const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
+  const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model_description(opt.inputs, *runtime), runtime->optimizer}};
   if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
@@ -188,6 +209,7 @@ int run_simulate(SimulateOptions opt) {
       for (const SimView& v : sim_views()) in_json_order.at(v.json_position) = &v;
       for (const SimView* v : in_json_order)
         if (opt.wants(v->name)) j[std::string(v->json_key)] = v->json(view_input);
+      if (live) j["activation_liveness"] = liveness_json(*live);
       out.write(json_text(j));
       return;
     }
@@ -195,6 +217,7 @@ int run_simulate(SimulateOptions opt) {
     auto add = [&](const std::string& view) { text += (text.empty() ? "" : "\n") + view; };
     for (const SimView& v : sim_views())
       if (opt.wants(v.name)) add(v.text(view_input));
+    if (live) add(liveness_text(*live));
     out.write(text);
     if (opt.gantt_width) {
       AsciiOptions g;
@@ -202,6 +225,7 @@ int run_simulate(SimulateOptions opt) {
       out.write("\n" + ascii_gantt(s, t, g));
     }
   });
+  if (live) return live->cap <= 0 || live->capped_peak() <= live->cap ? kExitOk : kExitFindings;
   return fits_under_cap(a.memory.max_peak(), opt.memory_cap) ? kExitOk : kExitFindings;
 }
 
@@ -218,6 +242,14 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs);
+  sub->add_option("--memory-model", opt->memory_model,
+                  "bytes (default: ppsched's memory model, in time) or pytorch-liveness (PyTorch's activation "
+                  "slots over each rank's order, both granularities; --memory-cap then counts slots)")
+      ->check(CLI::IsMember({"bytes", "pytorch-liveness"}))
+      ->option_text("bytes|pytorch-liveness");
+  sub->add_option("--liveness-granularity", opt->liveness_granularity,
+                  "pytorch-liveness: the granularity --memory-cap limits (stage_microbatch, the default, or microbatch)")
+      ->check(CLI::IsMember({"stage_microbatch", "microbatch"}));
   sub->add_option("--memory-cap", opt->memory_cap,
                   "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
                   "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "
