@@ -18,22 +18,9 @@ using namespace ppsched::test;
 
 namespace {
 
-std::filesystem::path new_corpus_dir() { return corpus_dir().parent_path() / "pytorch-cff2ecc8"; }
-
-const nlohmann::json& new_manifest() {
-  static const nlohmann::json m = nlohmann::json::parse(read_file(new_corpus_dir() / "manifest.json"));
-  return m;
-}
-
-// A file of the new corpus, or the first corpus's file of that name.
-std::filesystem::path corpus_file(const std::string& name) {
-  auto p = new_corpus_dir() / "configs" / name;
-  return std::filesystem::exists(p) ? p : corpus_dir() / "configs" / name;
-}
-
 Schedule load(const std::string& name) {
   DiagnosticSink sink;
-  auto parsed = read_pytorch_csv(corpus_file(name).string(), {}, sink);
+  auto parsed = read_pytorch_csv(cff2ecc8_file(name).string(), {}, sink);
   INFO(name);
   REQUIRE(parsed);
   return std::move(parsed->schedule);
@@ -61,7 +48,7 @@ bool runtime_class(const nlohmann::json& config) {
 
 TEST_CASE("the cff2ecc8 corpus: lowering with PyTorch's keywords reproduces every compute_comms file") {
   std::size_t total = 0, same = 0, keyworded = 0;
-  for (const auto& config : new_manifest()["configs"]) {
+  for (const auto& config : cff2ecc8_manifest()["configs"]) {
     const auto& files = config["files"];
     if (!runtime_class(config) || !files.contains("compute_comms")) continue;
     const std::string id = config["id"];
@@ -69,7 +56,7 @@ TEST_CASE("the cff2ecc8 corpus: lowering with PyTorch's keywords reproduces ever
     Schedule compute = load(files["compute_only"]);
     compute.num_stages = config["num_stages"].get<std::uint32_t>();
     compute.num_microbatches = config["microbatches"].get<std::uint32_t>();
-    const std::string expected = read_file(corpus_file(files["compute_comms"]));
+    const std::string expected = read_file(cff2ecc8_file(files["compute_comms"]));
     std::string got;
     try {
       got = to_pytorch_csv(lower_runtime(compute, keywords(config)));
@@ -90,13 +77,13 @@ TEST_CASE("the cff2ecc8 corpus: lowering with PyTorch's keywords reproduces ever
 
 TEST_CASE("the cff2ecc8 corpus: max_active_stages=None fails where PyTorch's constructor failed, with its error") {
   std::size_t refused = 0;
-  for (const auto& config : new_manifest()["configs"]) {
+  for (const auto& config : cff2ecc8_manifest()["configs"]) {
     const auto& ctor = config["constructor"];
     if (ctor.value("ok", true) || !runtime_class(config)) continue;
     const std::string id = config["id"];
     INFO(id);
     // The keyword's default-config order: what PyTorch's constructor was lowering when it failed.
-    const auto& base = *std::find_if(new_manifest()["configs"].begin(), new_manifest()["configs"].end(),
+    const auto& base = *std::find_if(cff2ecc8_manifest()["configs"].begin(), cff2ecc8_manifest()["configs"].end(),
                                      [&](const nlohmann::json& c) { return c["id"] == config["variant_of"]; });
     Schedule compute = load(base["files"]["compute_only"]);
     compute.num_stages = config["num_stages"].get<std::uint32_t>();

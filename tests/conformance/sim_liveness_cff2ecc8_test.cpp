@@ -2,7 +2,6 @@
 // the cff2ecc8 corpus: slots per rank and the peak at both granularities, or PyTorch's ValueError
 // word for word. The order analysed is what PyTorch analyses: the lowered order (compute_comms)
 // of the runtime classes, the compute order of GPipe and 1F1B.
-#include <filesystem>
 #include <iostream>
 
 #include "parse/pytorch_csv.hpp"
@@ -13,19 +12,8 @@
 using namespace ppsched;
 using namespace ppsched::test;
 
-namespace {
-
-std::filesystem::path new_corpus_dir() { return corpus_dir().parent_path() / "pytorch-cff2ecc8"; }
-
-std::filesystem::path corpus_file(const std::string& name) {
-  auto p = new_corpus_dir() / "configs" / name;
-  return std::filesystem::exists(p) ? p : corpus_dir() / "configs" / name;
-}
-
-}  // namespace
-
 TEST_CASE("the cff2ecc8 corpus: activation liveness equals PyTorch's slot counts on every config") {
-  const auto manifest = nlohmann::json::parse(read_file(new_corpus_dir() / "manifest.json"));
+  const auto& manifest = cff2ecc8_manifest();
   std::size_t compared = 0, same = 0, errors = 0;
   for (const auto& config : manifest["configs"]) {
     const auto& files = config["files"];
@@ -36,7 +24,7 @@ TEST_CASE("the cff2ecc8 corpus: activation liveness equals PyTorch's slot counts
     const std::string id = config["id"];
     INFO(id);
     DiagnosticSink sink;
-    auto parsed = read_pytorch_csv(corpus_file(files[which]).string(), {}, sink);
+    auto parsed = read_pytorch_csv(cff2ecc8_file(files[which]).string(), {}, sink);
     REQUIRE(parsed);
     const auto stage_to_rank = config["stage_to_rank"].get<std::vector<std::uint32_t>>();
     const auto microbatches = config["microbatches"].get<std::uint32_t>();

@@ -58,4 +58,16 @@ CellSpan locate_cell(const std::string& csv, std::size_t row, std::size_t index)
   return {row + 1, b + 1, e + 1};
 }
 
+std::filesystem::path cff2ecc8_dir() { return corpus_dir().parent_path() / "pytorch-cff2ecc8"; }
+
+const nlohmann::json& cff2ecc8_manifest() {
+  static const nlohmann::json m = nlohmann::json::parse(read_file(cff2ecc8_dir() / "manifest.json"));
+  return m;
+}
+
+std::filesystem::path cff2ecc8_file(const std::string& name) {
+  auto p = cff2ecc8_dir() / "configs" / name;
+  return std::filesystem::exists(p) ? p : corpus_dir() / "configs" / name;
+}
+
 }  // namespace ppsched::test

@@ -24,6 +24,13 @@ std::vector<nlohmann::json> negative_cases();
 
 std::string read_file(const std::filesystem::path& p);
 
+/// The second corpus, at PyTorch cff2ecc8 (tests/conformance/pytorch-cff2ecc8): its manifest, and
+/// a file of it by name, or the first corpus's file of that name (files a keyword leaves
+/// unchanged are stored once, there).
+std::filesystem::path cff2ecc8_dir();
+const nlohmann::json& cff2ecc8_manifest();
+std::filesystem::path cff2ecc8_file(const std::string& name);
+
 /// Byte range [begin, end) of cell `index` of 0-based row `row` in CSV text (no quoting).
 struct CellSpan {
   std::size_t line = 0;  ///< 1-based
