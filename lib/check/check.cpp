@@ -73,6 +73,13 @@ constexpr Rule kRules[] = {
      "stage_backward_input asks autograd for the gradient of every input and fails with \"One of the "
      "differentiated Tensors does not require grad\"",
      &check::input_grad_without_requires_grad},
+    {"input-grad-with-non-tensor-input", RuleLevel::Error,
+     "an I (backward for the input gradient) runs on a stage with an input that is not a tensor",
+     "use B on that stage, or build the non-tensor (a FlexAttention BlockMask, a config object) inside the stage; "
+     "PyTorch's stage_backward_input reads requires_grad of every input and fails with \"AttributeError: "
+     "'BlockMask' object has no attribute 'requires_grad'\" (pytorch/torchtitan#3584; no release is known to skip "
+     "such inputs)",
+     &check::input_grad_with_non_tensor_input},
     {"first-stage-input-grad", RuleLevel::Note, "an I on the first stage: PyTorch runs it as a full backward",
      "the first stage's inputs usually need no gradient, so PyTorch's runtime runs its I as a full backward and "
      "splitting I from W buys nothing there; a B says the same thing",

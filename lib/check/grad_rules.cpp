@@ -17,6 +17,7 @@ void input_grad_without_requires_grad(const CheckContext& ctx, DiagnosticSink& s
     if (a.kind != ActionKind::I || !a.has_stage() || a.stage == 0 || a.stage >= ctx.stage_spec->size()) return;
     if (reported[a.stage]) return;  // once per stage: the fix is the same for all its microbatches
     for (const StageSpec::Input& in : (*ctx.stage_spec)[a.stage].inputs) {
+      if (!in.tensor) continue;  // input-grad-with-non-tensor-input
       if (in.requires_grad) continue;
       reported[a.stage] = true;
       if (ctx.pytorch_filters_non_grad_inputs) {
@@ -34,6 +35,31 @@ void input_grad_without_requires_grad(const CheckContext& ctx, DiagnosticSink& s
              {Note{{}, "PyTorch's stage_backward_input fails here with \"One of the differentiated Tensors does "
                        "not require grad\"; use B on this stage, or make the input non-differentiable in the "
                        "model (detach it, or pass it as a buffer)",
+                   {}}});
+      return;
+    }
+  });
+}
+
+// Not a tensor: PyTorch's stage_backward_input reads requires_grad of every input, and this one has
+// none (pytorch/torchtitan#3584, open against current PyTorch). No release is known to skip such
+// inputs, so no --pytorch-version makes it safe.
+void input_grad_with_non_tensor_input(const CheckContext& ctx, DiagnosticSink& sink) {
+  if (!ctx.stage_spec) return;
+  std::vector<bool> reported(ctx.stages, false);
+  for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
+    if (a.kind != ActionKind::I || !a.has_stage() || a.stage == 0 || a.stage >= ctx.stage_spec->size()) return;
+    if (reported[a.stage]) return;  // once per stage
+    for (const StageSpec::Input& in : (*ctx.stage_spec)[a.stage].inputs) {
+      if (in.tensor) continue;
+      reported[a.stage] = true;
+      report(ctx, sink, "input-grad-with-non-tensor-input", r, i,
+             fmt::format("{} computes input gradients of stage {}, whose {} input '{}' is not a tensor: PyTorch's "
+                         "stage_backward_input reads its requires_grad and fails with AttributeError (no release is "
+                         "known to skip such inputs)",
+                         text(ctx, a), a.stage, in.keyword ? "keyword" : "positional", in.name),
+             {Note{{}, "use B on this stage (a full-backward schedule such as Interleaved1F1B), or build the "
+                       "non-tensor inside the stage instead of passing it in",
                    {}}});
       return;
     }

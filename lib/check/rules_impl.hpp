@@ -140,6 +140,7 @@ void comm_in_compute_only(const CheckContext&, DiagnosticSink&);
 void idle_in_compute_comms(const CheckContext&, DiagnosticSink&);
 void deadlock(const CheckContext&, DiagnosticSink&);
 void input_grad_without_requires_grad(const CheckContext&, DiagnosticSink&);
+void input_grad_with_non_tensor_input(const CheckContext&, DiagnosticSink&);
 void first_stage_input_grad(const CheckContext&, DiagnosticSink&);
 void input_weight_count(const CheckContext&, DiagnosticSink&);
 void comm_between_colocated(const CheckContext&, DiagnosticSink&);

@@ -43,6 +43,9 @@ struct StageSpec {
     std::string name;
     bool keyword = false;
     bool requires_grad = true;
+    /// false: not a tensor (FlexAttention's BlockMask, a config object); it has no requires_grad
+    /// at all, and PyTorch's stage_backward_input fails reading it.
+    bool tensor = true;
   };
   std::vector<Input> inputs;
 };

@@ -45,7 +45,8 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
         const auto& in = inputs[k];
         std::string iat = fmt::format("{}.inputs[{}]", at, k);
         if (!in.is_object() || !in.contains("name") || !in["name"].is_string()) {
-          f.error(iat, "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false}");
+          f.error(iat, "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false, "
+                       "\"tensor\": true|false}");
           ok = false;
           continue;
         }
@@ -62,6 +63,7 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
         };
         bool flags_ok = flag("requires_grad", input.requires_grad);
         flags_ok &= flag("keyword", input.keyword);
+        flags_ok &= flag("tensor", input.tensor);
         ok &= flags_ok;
         sp.inputs.push_back(std::move(input));
       }

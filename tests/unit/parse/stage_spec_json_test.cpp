@@ -22,7 +22,7 @@ TEST_CASE("a stage spec's optional sizes default to the activation") {
   auto spec = read_stage_spec_text("s.json", R"({"schema_version": 1, "stages": [
   {"activation_bytes": 1048576, "weight_bytes": 2e9},
   {"activation_bytes": 1000, "gradient_bytes": 500, "activation_memory_bytes": 4e6, "weight_grad_memory_bytes": 2e6,
-   "inputs": [{"name": "x"}, {"name": "mask", "keyword": true, "requires_grad": false}]}]})", 2, sink);
+   "inputs": [{"name": "x"}, {"name": "mask", "keyword": true, "requires_grad": false, "tensor": false}]}]})", 2, sink);
   REQUIRE(spec);
   CHECK_FALSE(sink.has_errors());
   REQUIRE(spec->size() == 2);
@@ -42,6 +42,8 @@ TEST_CASE("a stage spec's optional sizes default to the activation") {
   CHECK(b.inputs[0].name == "x");
   CHECK_FALSE(b.inputs[0].keyword);
   CHECK(b.inputs[0].requires_grad);
+  CHECK(b.inputs[0].tensor);  // by default
+  CHECK_FALSE(b.inputs[1].tensor);
   CHECK(b.inputs[1].name == "mask");
   CHECK(b.inputs[1].keyword);
   CHECK_FALSE(b.inputs[1].requires_grad);
@@ -54,16 +56,17 @@ TEST_CASE("errors: stage spec problems name the value, with line and column") {
   CHECK(errors(R"({"schema_version": 1})") ==
         "s.json: error: $.stages: \"stages\" must list one object per stage [stage-spec]\n");
   CHECK(errors("{\"schema_version\": 1, \"stages\": [\n  7,\n  {\"gradient_bytes\": \"x\", \"weight_bytes\": -1,\n"
-               "   \"inputs\": [3, {\"name\": \"m\", \"keyword\": 1, \"requires_grad\": null}]}]}") ==
+               "   \"inputs\": [3, {\"name\": \"m\", \"keyword\": 1, \"requires_grad\": null, \"tensor\": 0}]}]}") ==
         "s.json:2:3: error: $.stages[0]: each stage is an object [stage-spec]\n"
         "s.json:3:3: error: $.stages[1]: missing \"activation_bytes\" [stage-spec]\n"
         "s.json:3:22: error: $.stages[1].gradient_bytes: \"gradient_bytes\" must be a finite number >= 0 "
         "[stage-spec]\n"
         "s.json:3:43: error: $.stages[1].weight_bytes: \"weight_bytes\" must be a finite number >= 0 [stage-spec]\n"
         "s.json:4:15: error: $.stages[1].inputs[0]: an input is {\"name\": ..., \"requires_grad\": true|false, "
-        "\"keyword\": true|false} [stage-spec]\n"
+        "\"keyword\": true|false, \"tensor\": true|false} [stage-spec]\n"
         "s.json:4:63: error: $.stages[1].inputs[1].requires_grad: \"requires_grad\" must be true or false "
         "[stage-spec]\n"
-        "s.json:4:43: error: $.stages[1].inputs[1].keyword: \"keyword\" must be true or false [stage-spec]\n");
+        "s.json:4:43: error: $.stages[1].inputs[1].keyword: \"keyword\" must be true or false [stage-spec]\n"
+        "s.json:4:79: error: $.stages[1].inputs[1].tensor: \"tensor\" must be true or false [stage-spec]\n");
   CHECK(errors("{\"schema_version\": 1, \"stages\": [}").starts_with("s.json:1:1: error: $: invalid JSON: "));
 }
