@@ -20,7 +20,9 @@
 #include <map>
 
 #include "passes/passes.hpp"
+#include "sim/activation_liveness.hpp"
 #include "sim/aggregate.hpp"
+#include "sim/memory.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 #include "synth/synth.hpp"
@@ -165,6 +167,35 @@ void BM_TimelineWriteFloor(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
 }
 
+// The two memory models on one schedule, 1F1B 64 x 16384 lowered (6.2M actions): the byte model
+// over a simulated timeline (compute_memory) and PyTorch's activation liveness over the order
+// (activation_liveness, the finer of its granularities). The issue asks the second to cost no more.
+void BM_MemoryBytes1f1b(benchmark::State& state) {
+  const Schedule& s = lowered_1f1b(64, static_cast<std::uint32_t>(state.range(0)));
+  TimedOptions opt;
+  opt.costs = CostModel::uniform(s.num_stages, 1, unit_costs());
+  const Timeline t = simulate_timed(s, s.placement.stage_to_rank, opt);
+  MemoryModel model;
+  MemoryProfile p;
+  for (auto _ : state) {
+    p = compute_memory(s, t, model);
+    benchmark::DoNotOptimize(p.per_rank.data());
+  }
+  state.counters["actions"] = static_cast<double>(t.size());
+}
+
+void BM_LivenessSlots1f1b(benchmark::State& state) {
+  const Schedule& s = lowered_1f1b(64, static_cast<std::uint32_t>(state.range(0)));
+  ActivationLiveness l;
+  for (auto _ : state) {
+    l = activation_liveness(s, s.placement.stage_to_rank, stated_microbatches(s), LivenessGranularity::StageMicrobatch);
+    benchmark::DoNotOptimize(l.slots_per_rank.data());
+  }
+  state.counters["peak_slots"] = l.peak;
+}
+
+BENCHMARK(BM_MemoryBytes1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_LivenessSlots1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_SimulateTimed1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_SimulateAggregates1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_SimulateAggregatesSizes)

@@ -1,10 +1,9 @@
 #include "sim/activation_liveness.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
-#include <map>
 #include <queue>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -56,36 +55,53 @@ std::uint32_t assign_slots(const std::vector<std::pair<std::size_t, std::size_t>
   return next;
 }
 
+// One rank's lifetimes in flat arrays indexed by (the stage's place among the rank's stages,
+// microbatch): positions of the forward and of the release, and whether an I and a W were seen.
 class RankLiveness {
  public:
   RankLiveness(const Schedule& s, std::vector<std::uint32_t> stages, std::uint32_t microbatches)
-      : s_(s), stages_(std::move(stages)), microbatches_(microbatches) {}
+      : s_(s), stages_(std::move(stages)), microbatches_(microbatches) {
+    for (std::size_t k = 0; k < stages_.size(); ++k) {
+      if (stages_[k] >= local_.size()) local_.resize(stages_[k] + 1, kNone32);
+      local_[stages_[k]] = static_cast<std::uint32_t>(k);
+    }
+    const std::size_t n = stages_.size() * microbatches_;
+    forward_.assign(n, kNone);
+    release_.assign(n, kNone);
+    input_.assign(n, 0);
+    weight_.assign(n, 0);
+  }
 
   std::uint32_t slots(const std::vector<Action>& order, LivenessGranularity g) {
     for (std::size_t pos = 0; pos < order.size(); ++pos)
       if (!order[pos].is_idle()) record(order[pos], pos);
-    std::vector<Key> expected;
-    for (std::uint32_t st : stages_)
-      for (std::uint32_t m = 0; m < microbatches_; ++m) expected.push_back({st, m});
-    std::sort(expected.begin(), expected.end());
-    mismatch(forward_, expected, "Forward actions do not match tracked activations; ");
-    mismatch(release_, expected, "Backward release actions do not match tracked activations; ");
+    // Stages in order, as PyTorch sorts its (stage, microbatch) keys.
+    std::vector<std::uint32_t> by_stage(stages_.size());
+    for (std::size_t k = 0; k < by_stage.size(); ++k) by_stage[k] = static_cast<std::uint32_t>(k);
+    std::sort(by_stage.begin(), by_stage.end(), [&](std::uint32_t x, std::uint32_t y) { return stages_[x] < stages_[y]; });
+    missing(forward_, by_stage, "Forward actions do not match tracked activations; ");
+    missing(release_, by_stage, "Backward release actions do not match tracked activations; ");
     std::vector<Key> w_without_i;
-    for (const Key& k : weight_)
-      if (!input_.count(k)) w_without_i.push_back(k);
+    for (std::uint32_t k : by_stage)
+      for (std::uint32_t m = 0; m < microbatches_; ++m)
+        if (weight_[at(k, m)] && !input_[at(k, m)]) w_without_i.push_back({stages_[k], m});
     if (!w_without_i.empty())
       throw LivenessError("Activation lifetimes have weight backward without input backward: " + tuples(w_without_i));
-    for (const Key& k : expected)
-      if (release_[k] < forward_[k]) throw LivenessError("Activation lifetime " + tuple(k) + " ends before its forward");
+    for (std::uint32_t k : by_stage)
+      for (std::uint32_t m = 0; m < microbatches_; ++m)
+        if (release_[at(k, m)] < forward_[at(k, m)])
+          throw LivenessError("Activation lifetime " + tuple({stages_[k], m}) + " ends before its forward");
     std::vector<std::pair<std::size_t, std::size_t>> intervals;
     if (g == LivenessGranularity::StageMicrobatch) {
-      for (const Key& k : expected) intervals.push_back({forward_[k], release_[k]});
+      intervals.reserve(forward_.size());
+      for (std::uint32_t k : by_stage)
+        for (std::uint32_t m = 0; m < microbatches_; ++m) intervals.push_back({forward_[at(k, m)], release_[at(k, m)]});
     } else {
       for (std::uint32_t m = 0; m < microbatches_; ++m) {
-        std::size_t first = SIZE_MAX, last = 0;
-        for (std::uint32_t st : stages_) {
-          first = std::min(first, forward_[{st, m}]);
-          last = std::max(last, release_[{st, m}]);
+        std::size_t first = kNone, last = 0;
+        for (std::size_t k = 0; k < stages_.size(); ++k) {
+          first = std::min(first, forward_[at(k, m)]);
+          last = std::max(last, release_[at(k, m)]);
         }
         intervals.push_back({first, last});
       }
@@ -94,52 +110,60 @@ class RankLiveness {
   }
 
  private:
+  static constexpr std::size_t kNone = SIZE_MAX;
+  static constexpr std::uint32_t kNone32 = 0xFFFFFFFF;
+  std::size_t at(std::size_t k, std::uint32_t m) const { return k * microbatches_ + m; }
+
   void record(const Action& a, std::size_t pos) {
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) record(sub, pos);
       return;
     }
-    if (!is_compute(a.kind) || !a.has_stage() || std::find(stages_.begin(), stages_.end(), a.stage) == stages_.end())
-      return;
-    const std::string text = action_text(a, s_.sub_actions);
-    if (!a.has_microbatch()) throw LivenessError("Compute action " + text + " has no microbatch index");
+    if (!is_compute(a.kind) || !a.has_stage() || a.stage >= local_.size() || local_[a.stage] == kNone32) return;
+    // The message only when there is one to give: this runs for every action.
+    auto text = [&] { return action_text(a, s_.sub_actions); };
+    if (!a.has_microbatch()) throw LivenessError("Compute action " + text() + " has no microbatch index");
     if (a.microbatch() >= microbatches_)
-      throw LivenessError("Action " + text + " has a microbatch outside [0, " + std::to_string(microbatches_) + ")");
+      throw LivenessError("Action " + text() + " has a microbatch outside [0, " + std::to_string(microbatches_) + ")");
+    const std::size_t i = at(local_[a.stage], a.microbatch());
     const Key k{a.stage, a.microbatch()};
     switch (a.kind) {
       case ActionKind::F:
-        if (!forward_.emplace(k, pos).second)
-          throw LivenessError("Activation lifetime " + tuple(k) + " has multiple forwards");
+        if (forward_[i] != kNone) throw LivenessError("Activation lifetime " + tuple(k) + " has multiple forwards");
+        forward_[i] = pos;
         break;
       case ActionKind::I:
-        if (!input_.insert(k).second)
-          throw LivenessError("Activation lifetime " + tuple(k) + " has multiple input backwards");
+        if (input_[i]) throw LivenessError("Activation lifetime " + tuple(k) + " has multiple input backwards");
+        input_[i] = 1;
         break;
       case ActionKind::B:
       case ActionKind::W:
-        if (!release_.emplace(k, pos).second)
+        if (release_[i] != kNone)
           throw LivenessError("Activation lifetime " + tuple(k) + " has multiple release actions");
-        if (a.kind == ActionKind::W) weight_.insert(k);
+        release_[i] = pos;
+        if (a.kind == ActionKind::W) weight_[i] = 1;
         break;
       default: break;
     }
   }
 
-  static void mismatch(const std::map<Key, std::size_t>& got, const std::vector<Key>& expected, const char* what) {
-    std::vector<Key> missing, extra;
-    for (const Key& k : expected)
-      if (!got.count(k)) missing.push_back(k);
-    for (const auto& [k, pos] : got)
-      if (!std::binary_search(expected.begin(), expected.end(), k)) extra.push_back(k);
-    if (!missing.empty() || !extra.empty())
-      throw LivenessError(std::string(what) + "missing=" + tuples(missing) + ", extra=" + tuples(extra));
+  // Every (stage, microbatch) has its action, or PyTorch's message listing the missing ones. No
+  // extra ones can be recorded: record() refuses a microbatch out of range first.
+  void missing(const std::vector<std::size_t>& positions, const std::vector<std::uint32_t>& by_stage,
+               const char* what) const {
+    std::vector<Key> absent;
+    for (std::uint32_t k : by_stage)
+      for (std::uint32_t m = 0; m < microbatches_; ++m)
+        if (positions[at(k, m)] == kNone) absent.push_back({stages_[k], m});
+    if (!absent.empty()) throw LivenessError(std::string(what) + "missing=" + tuples(absent) + ", extra=[]");
   }
 
   const Schedule& s_;
   std::vector<std::uint32_t> stages_;
   std::uint32_t microbatches_;
-  std::map<Key, std::size_t> forward_, release_;
-  std::set<Key> input_, weight_;
+  std::vector<std::uint32_t> local_;  // stage -> its place in stages_
+  std::vector<std::size_t> forward_, release_;
+  std::vector<std::uint8_t> input_, weight_;
 };
 
 }  // namespace
