@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -316,8 +315,7 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_a
 int run_run(RunOptions opt) {
   // Under a launcher that started several processes, this is one of them.
   if (run::launcher_world_size() <= 1) return run_single_process(std::move(opt));
-  const double started_at_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const double started_at_s = run::steady_seconds();
   std::unique_ptr<run::ProcessGroup> group;
   try {
     group = run::join_launched_group();

@@ -66,6 +66,17 @@ std::vector<std::uint64_t> predicted_device_peak(const Schedule& s, const Timeli
   return peak;
 }
 
+void predict(const RunRequest& req, TimedOptions sim, std::size_t devices, RunResult& res) {
+  const Timeline simulated = simulate_timed(req.schedule, req.stage_to_rank, sim);
+  res.simulated_us = simulated.makespan;
+  res.predicted_peak = predicted_device_peak(req.schedule, simulated, res.plan, devices);
+  if (!req.predict_from_measurement || res.measured.kinds.empty()) return;
+  for (const KindTiming& k : res.measured.kinds)
+    if (!is_send_recv(k.kind) && k.stage < sim.costs.per_stage.size())
+      sim.costs.per_stage[k.stage][static_cast<std::size_t>(k.kind)] = k.stats.median;
+  res.simulated_us = simulate_timed(req.schedule, req.stage_to_rank, sim).makespan;
+}
+
 BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> requests,
                                const std::vector<int>& ordinals, const MeasureOptions& opt) {
   BenchmarkReport report;
@@ -86,21 +97,12 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
     res.plan = build_run_plan(req.schedule, req.stage_to_rank, req.plan);
     if (std::string problem = check_host_order(res.plan); !problem.empty())
       throw PlanError("the launch order of '" + req.name + "' is unsafe: " + problem);
-    Timeline simulated = simulate_timed(req.schedule, req.stage_to_rank, req.sim);
-    res.simulated_us = simulated.makespan;
-    res.predicted_peak = predicted_device_peak(req.schedule, simulated, res.plan, visible);
     device->setup(res.plan.device);
     res.measured = measure(*device, res.plan, opt);
     // Event timing resolves about half a microsecond; a violation beyond that is a race.
     if (std::string race = check_measured_order(res.plan, res.measured, 1.0); !race.empty())
       throw PlanError("'" + req.name + "' raced on the device: " + race);
-    if (req.predict_from_measurement && !res.measured.kinds.empty()) {
-      TimedOptions sim = req.sim;
-      for (const KindTiming& k : res.measured.kinds)
-        if (!is_send_recv(k.kind) && k.stage < sim.costs.per_stage.size())
-          sim.costs.per_stage[k.stage][static_cast<std::size_t>(k.kind)] = k.stats.median;
-      res.simulated_us = simulate_timed(req.schedule, req.stage_to_rank, sim).makespan;
-    }
+    predict(req, req.sim, visible, res);
     res.microbatches = stated_microbatches(req.schedule);
     res.schedule = std::move(req.schedule);
     if (res.measured.stop == StopReason::Interrupted) report.interrupted = true;

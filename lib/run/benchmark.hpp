@@ -88,6 +88,11 @@ struct BenchmarkReport {
 BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> requests,
                                const std::vector<int>& ordinals, const MeasureOptions& opt);
 
+/// Fills `res.simulated_us` and `res.predicted_peak` (over `devices` devices) from the timed
+/// simulator given `sim`; then, when `req.predict_from_measurement`, simulates again with the cost
+/// table `res.measured` holds. `res.plan` and `res.measured` must be set.
+void predict(const RunRequest& req, TimedOptions sim, std::size_t devices, RunResult& res);
+
 /// The memory model's peak per device for `plan`'s buffers on the simulated timeline: stash
 /// bytes per stage, held from F to the last backward piece, ranks on one device summed in time.
 std::vector<std::uint64_t> predicted_device_peak(const Schedule& s, const Timeline& simulated, const RunPlan& plan,

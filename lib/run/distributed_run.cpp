@@ -2,7 +2,6 @@
 // on every process so that their collectives match: discover and open once, join the
 // communicator, measure the links, then per schedule plan, localize, measure and gather.
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -11,11 +10,6 @@
 namespace ppsched::run {
 
 namespace {
-
-double steady_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 // Discovery's outcome on every process: all must be usable, or all stop with the first
 // process's reason that is not.
@@ -171,22 +165,14 @@ BenchmarkReport run_distributed(DeviceRuntime& runtime, ProcessGroup& group, std
     res.measured = merge_measurements(global, mine, shares);
     if (std::string race = check_measured_order(global, res.measured, 1.0); !race.empty())
       throw PlanError("'" + req.name + "' raced on the device: " + race);
+    res.plan = std::move(global);
+    const Topology measured = topology_of(group.places(), process_of_rank, report.links);
     TimedOptions sim = req.sim;
-    if (dopt.predict_with_measured_links && !sim.comm.topology)
-      sim.comm.topology = topology_of(group.places(), process_of_rank, report.links);
-    Timeline simulated = simulate_timed(req.schedule, req.stage_to_rank, sim);
-    res.simulated_us = simulated.makespan;
-    res.predicted_peak = predicted_device_peak(req.schedule, simulated, global, static_cast<std::size_t>(group.size()));
-    if (req.predict_from_measurement && !res.measured.kinds.empty()) {
-      for (const KindTiming& k : res.measured.kinds)
-        if (!is_send_recv(k.kind) && k.stage < sim.costs.per_stage.size())
-          sim.costs.per_stage[k.stage][static_cast<std::size_t>(k.kind)] = k.stats.median;
-      res.simulated_us = simulate_timed(req.schedule, req.stage_to_rank, sim).makespan;
-    }
-    if (!report.measured_topology) report.measured_topology = topology_of(group.places(), process_of_rank, report.links);
+    if (dopt.predict_with_measured_links && !sim.comm.topology) sim.comm.topology = measured;
+    predict(req, std::move(sim), static_cast<std::size_t>(group.size()), res);
+    if (!report.measured_topology) report.measured_topology = measured;
     res.microbatches = stated_microbatches(req.schedule);
     res.schedule = std::move(req.schedule);
-    res.plan = std::move(global);
     if (res.measured.stop == StopReason::Interrupted) report.interrupted = true;
     report.results.push_back(std::move(res));
     if (report.interrupted) break;

@@ -12,11 +12,6 @@ namespace ppsched::run {
 
 namespace {
 
-double steady_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
 void enqueue(Device& device, const RunPlan& plan) {
   device.begin_iteration();
   for (std::uint32_t p = 0; p < plan.ops.size(); ++p) {
@@ -33,6 +28,11 @@ bool timed_kind(ActionKind k) {
 }
 
 }  // namespace
+
+double steady_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
 
 Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& opt) {
   auto now = opt.wall_clock ? opt.wall_clock : steady_seconds;

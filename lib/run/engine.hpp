@@ -23,6 +23,10 @@
 
 namespace ppsched::run {
 
+/// Seconds on the steady clock since its epoch: what MeasureOptions::wall_clock defaults to, and
+/// what a multi-process run's start-up is timed with.
+double steady_seconds();
+
 /// Keeps the processes of a multi-process run in step (run/distributed.hpp implements it over a
 /// ProcessGroup): every process calls these at the same points of every iteration, warm-up
 /// included, so their collectives match.
