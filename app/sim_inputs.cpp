@@ -228,10 +228,7 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
   if (!opt.stage_spec.empty()) {
     auto spec = read_stage_spec(opt.stage_spec, stages, sink);
     ok &= spec.has_value();
-    if (spec) {
-      in.sim.comm.stages = *spec;
-      in.memory = MemoryModel::from_stage_spec(*spec, stage_to_rank, ranks);
-    }
+    if (spec) apply_stage_spec(in, *spec, stage_to_rank, ranks);
   }
   print_diagnostics(sink);
   if (!ok) return std::nullopt;

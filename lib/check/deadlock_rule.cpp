@@ -6,6 +6,7 @@
 
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
+#include "model/recompute.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/timed.hpp"
 
@@ -19,6 +20,7 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     // schedule that cannot finish is run again by it with a Timeline to name the stuck actions.
     TimedOptions opt;
     opt.costs = ctx.costs ? *ctx.costs : CostModel::for_pipeline(ctx.ranks, ctx.stages);
+    if (ctx.stage_spec) opt.costs = with_recompute(opt.costs, *ctx.stage_spec);
     try {
       sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
       sim->finished = true;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "model/recompute.hpp"
+
 namespace ppsched {
 
 /// One class of link: a transfer over it takes latency_us + bytes / bytes_per_us.
@@ -48,6 +50,9 @@ struct StageSpec {
     bool tensor = true;
   };
   std::vector<Input> inputs;
+  /// Activation checkpointing of the stage: its time (with_recompute) and what it holds
+  /// (MemoryModel::from_stage_spec).
+  Recompute recompute;
 };
 
 /// What the timed simulator needs to time a transfer: the topology and the stage spec, both

@@ -19,6 +19,10 @@ struct Profile {
   double all_saved_bytes = 0;     // M_B per token without recompute (what F writes, I reads)
   double linear_input_bytes = 0;  // M_W per token
   double output_bytes = 0;        // sent forward per token
+  // Parameter groups PyTorch's stage_backward_weight differentiates one autograd call each: a
+  // group per weight whose gradient path joins the input path at a node of its own (every
+  // bias-free linear and every norm).
+  std::uint32_t weight_groups = 1;
 };
 
 std::string where(const NetworkModel& m, const Layer& layer) {
@@ -69,6 +73,7 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
       p.weight_params = h + h * v;
       p.saved_bytes = p.all_saved_bytes = 2 * h * d + 4 * v;
       p.linear_input_bytes = h * d;
+      p.weight_groups = 2;  // final norm, output projection
       return p;
     case LayerType::Block:
     case LayerType::MoeBlock:
@@ -90,8 +95,9 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
     // FFN saves: norm input, gate/up input, gate out, up out, silu(gate), down input.
     p.all_saved_bytes = attention_saved + d * (2 * h + 4 * f);
     p.saved_bytes = p.all_saved_bytes;
-    if (m.recompute == Recompute::Selective) p.saved_bytes -= attention_core_saved + d * 2 * f;
+    if (m.recompute == Recompute::Mode::Selective) p.saved_bytes -= attention_core_saved + d * 2 * f;
     p.linear_input_bytes = d * (3 * h + f);  // QKV input, out-projection input, gate/up input, down input
+    p.weight_groups = 4 + 3 + 2;  // wq wk wv wo, w1 w2 w3, two norms
   } else {
     const double e = m.moe.experts, k = m.moe.top_k, sh = m.moe.shared_experts, ef = double(m.moe.expert_ffn_hidden);
     const double router = h * e, expert = 3 * h * ef;
@@ -103,11 +109,13 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
     // token in and out of the experts, and per active expert gate, up, silu(gate), down input.
     p.all_saved_bytes = attention_saved + d * (2 * h + 2 * k * h + 4 * (k + sh) * ef) + 4 * e;
     p.saved_bytes = p.all_saved_bytes;
-    if (m.recompute == Recompute::Selective) p.saved_bytes -= attention_core_saved + d * 2 * (k + sh) * ef;
+    if (m.recompute == Recompute::Mode::Selective) p.saved_bytes -= attention_core_saved + d * 2 * (k + sh) * ef;
     // QKV input, out-projection input, router/shared-expert input, permuted expert inputs, down inputs.
     p.linear_input_bytes = d * (3 * h + k * h + (k + sh) * ef);
+    // wq wk wv wo, the router, the grouped experts' w1 w2 w3, the shared experts', two norms.
+    p.weight_groups = 4 + 1 + 3 + (sh > 0 ? 3 : 0) + 2;
   }
-  if (m.recompute == Recompute::Full) p.saved_bytes = d * h;  // the block input only
+  if (m.recompute == Recompute::Mode::Full) p.saved_bytes = d * h;  // the block input only
   return p;
 }
 
@@ -132,18 +140,6 @@ std::string_view layer_type_name(LayerType t) {
       return "moe_block";
     case LayerType::Head:
       return "head";
-  }
-  return "?";
-}
-
-std::string_view recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::None:
-      return "none";
-    case Recompute::Selective:
-      return "selective";
-    case Recompute::Full:
-      return "full";
   }
   return "?";
 }
@@ -184,6 +180,10 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   const Profile p = profile(m, layer.type, tokens);
   LayerCost c{};
   c.activation_bytes = tokens * p.saved_bytes;
+  c.all_activation_bytes = tokens * p.all_saved_bytes;
+  c.weight_groups = p.weight_groups;
+  c.checkpointed = m.recompute != Recompute::Mode::None &&
+                   (layer.type == LayerType::Block || layer.type == LayerType::MoeBlock);
   c.weight_grad_bytes = tokens * p.linear_input_bytes;
   c.output_bytes = tokens * p.output_bytes;
   c.params = p.params;
@@ -216,10 +216,13 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   // fp32 gradients in place.
   const double activation_traffic = tokens * (p.all_saved_bytes + 2 * h * d);
   c.f_us = pass_us(*gpu, linear_flops + attention_flops, weight_bytes + activation_traffic, tokens);
-  double i_flops = linear_flops + 2 * attention_flops;
-  if (m.recompute == Recompute::Selective && layer.type != LayerType::Head) i_flops += attention_flops;
+  const double i_flops = linear_flops + 2 * attention_flops;
   c.i_us = pass_us(*gpu, i_flops, weight_bytes + activation_traffic, tokens);
-  if (m.recompute == Recompute::Full && layer.type != LayerType::Head) c.i_us += c.f_us;  // F runs again
+  // One re-run of what checkpointing dropped: the whole F, or the attention core alone (priced
+  // as the extra time it adds to a backward pass).
+  if (c.checkpointed && m.recompute == Recompute::Mode::Full) c.recompute_us = c.f_us;
+  if (c.checkpointed && m.recompute == Recompute::Mode::Selective)
+    c.recompute_us = pass_us(*gpu, i_flops + attention_flops, weight_bytes + activation_traffic, tokens) - c.i_us;
   c.w_us = pass_us(*gpu, linear_flops, 2 * tokens * p.linear_input_bytes + 2 * p.weight_params * g, tokens);
   return c;
 }

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/recompute.hpp"
+
 #include "model/gpu.hpp"
 
 namespace ppsched {
@@ -28,13 +30,9 @@ class ModelError : public std::runtime_error {
 
 /// Head = final norm + output projection + loss.
 enum class LayerType : std::uint8_t { Embedding, Block, MoeBlock, Head };
-/// What a block keeps for its backward (docs/formats.md gives the bytes of each).
-enum class Recompute : std::uint8_t { None, Selective, Full };
 
 /// "embedding", "block", "moe_block", "head" (the model file's names).
 std::string_view layer_type_name(LayerType t);
-/// "none", "selective", "full".
-std::string_view recompute_name(Recompute r);
 
 /// Times of one layer measured at `microbatch_size` samples per microbatch, in microseconds.
 struct LayerTimes {
@@ -62,7 +60,9 @@ struct NetworkModel {
   double dtype_bytes = 2;  // bf16
   std::uint64_t sequence_length = 0, vocab = 0, hidden = 0, ffn_hidden = 0, heads = 0, kv_heads = 0;
   MoeShape moe;  // for MoeBlock layers
-  Recompute recompute = Recompute::None;
+  /// What a block keeps for its backward and runs again (docs/formats.md gives the bytes of each;
+  /// model/recompute.hpp says when PyTorch runs it again).
+  Recompute::Mode recompute = Recompute::Mode::None;
   bool tied_embeddings = false;
   double grad_bytes_per_param = 4;        // fp32 main grads
   double optimizer_bytes_per_param = 12;  // Adam: fp32 master + m + v
@@ -81,8 +81,12 @@ void check_network(const NetworkModel& m);
 /// What one layer costs for a microbatch of `microbatch_size` samples. Times in microseconds,
 /// memory in bytes.
 struct LayerCost {
-  double f_us, i_us, w_us;
-  double activation_bytes;   ///< M_B: held from F to its backward
+  double f_us, i_us, w_us;   ///< without recompute (with_recompute adds it where PyTorch runs it)
+  bool checkpointed;         ///< a block under the model's recompute policy
+  double recompute_us;       ///< one re-run of its checkpointed part of F (0 when measured: in the times)
+  std::uint32_t weight_groups;  ///< parameter groups PyTorch's W differentiates one by one
+  double activation_bytes;   ///< held from F to its backward: what checkpointing keeps, if on
+  double all_activation_bytes;  ///< M_B: what F would keep without checkpointing
   double weight_grad_bytes;  ///< M_W: held from I to W (the inputs of the layer's linear layers)
   double output_bytes;       ///< sent to the next stage (0 for the head)
   double params;             ///< parameters this layer holds (a tied matrix counts on the embedding)

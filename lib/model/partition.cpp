@@ -225,7 +225,7 @@ Partition balanced_partition(const NetworkModel& m, std::uint32_t stages, const 
                      std::to_string(n));
   auto total = [&](std::size_t layer) {
     const LayerCost c = layer_cost(m, m.layers[layer], gpu, microbatch_size);
-    return c.f_us + c.i_us + c.w_us;
+    return c.f_us + c.i_us + c.w_us + c.recompute_us;  // a layer's time under a full backward
   };
   const double embedding = total(0), head = total(m.layers.size() - 1);
   std::vector<double> prefix(n + 1, 0.0);  // prefix[j]: the first j blocks

@@ -73,7 +73,8 @@ class ModelReader {
         error("$.name", "\"name\" must be a non-empty string");
     }
     if (auto i = choice(doc, "$", "dtype", kDtypeNames)) m.dtype_bytes = kDtypeBytes[*i];
-    if (auto i = choice(doc, "$", "recompute", kRecomputeNames)) m.recompute = static_cast<Recompute>(*i);
+    if (auto i = choice(doc, "$", "recompute", kRecomputeNames))
+      m.recompute = std::array{Recompute::Mode::None, Recompute::Mode::Selective, Recompute::Mode::Full}[*i];
     count(doc, "$", "sequence_length", m.sequence_length, true);
     count(doc, "$", "vocab", m.vocab, true);
     count(doc, "$", "hidden", m.hidden, true);

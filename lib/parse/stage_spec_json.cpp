@@ -8,6 +8,59 @@ namespace ppsched {
 
 namespace {
 
+constexpr const char* kRecomputeShape =
+    "\"recompute\" is \"none\", \"full\", or {\"mode\": \"full\"|\"selective\", \"cost\": fraction of the forward, "
+    "\"kept_memory_bytes\": ..., \"weight_groups\": ...}";
+
+// "recompute": a mode name, or an object. Selective AC recomputes part of the forward and keeps
+// part of the activations, both model-specific: it must say how much of each.
+bool read_recompute(JsonInput& f, const nlohmann::json& st, const std::string& at, Recompute& r) {
+  if (!st.contains("recompute")) return true;
+  const auto& v = st["recompute"];
+  const std::string rat = at + ".recompute";
+  auto mode_of = [&](const nlohmann::json& name, const std::string& where) {
+    if (name.is_string()) {
+      if (name == "none") return r.mode = Recompute::Mode::None, true;
+      if (name == "full") return r.mode = Recompute::Mode::Full, true;
+      if (name == "selective") return r.mode = Recompute::Mode::Selective, true;
+    }
+    f.error(where, kRecomputeShape);
+    return false;
+  };
+  if (v.is_string()) {
+    if (!mode_of(v, rat)) return false;
+    if (r.mode == Recompute::Mode::Selective) {
+      f.error(rat, "selective recompute needs its \"cost\" (the fraction of the forward it re-runs) and "
+                   "\"kept_memory_bytes\" (what the forward keeps): give {\"mode\": \"selective\", \"cost\": ..., "
+                   "\"kept_memory_bytes\": ...}");
+      return false;
+    }
+    return true;
+  }
+  if (!v.is_object() || !v.contains("mode")) {
+    f.error(rat, kRecomputeShape);
+    return false;
+  }
+  if (!mode_of(v["mode"], rat + ".mode")) return false;
+  const bool selective = r.mode == Recompute::Mode::Selective;
+  bool ok = read_json_number(f, v, rat, "cost", r.cost, selective, false);
+  if (ok && r.cost > 1) {
+    f.error(rat + ".cost", "\"cost\" is the fraction of the stage's forward one recompute re-runs: at most 1");
+    ok = false;
+  }
+  ok &= read_json_number(f, v, rat, "kept_memory_bytes", r.kept_memory_bytes, selective, false);
+  if (v.contains("weight_groups")) {
+    const auto& g = v["weight_groups"];
+    if (!g.is_number_integer() || g.get<std::int64_t>() < 1 || g.get<std::int64_t>() > 1'000'000) {
+      f.error(rat + ".weight_groups", "\"weight_groups\" (parameter groups per checkpointed region) is an integer >= 1");
+      ok = false;
+    } else {
+      r.weight_groups = static_cast<std::uint32_t>(g.get<std::int64_t>());
+    }
+  }
+  return ok;
+}
+
 std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_t num_stages) {
   nlohmann::json doc;
   if (!f.load(doc)) return std::nullopt;
@@ -39,6 +92,7 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
     ok &= read_json_number(f, st, at, "activation_memory_bytes", sp.activation_memory_bytes, false, false);
     ok &= read_json_number(f, st, at, "weight_grad_memory_bytes", sp.weight_grad_memory_bytes, false, false);
     ok &= read_json_number(f, st, at, "weight_bytes", sp.weight_bytes, false, false);
+    ok &= read_recompute(f, st, at, sp.recompute);
     if (st.contains("inputs")) {
       const auto& inputs = st["inputs"];
       for (std::size_t k = 0; inputs.is_array() && k < inputs.size(); ++k) {

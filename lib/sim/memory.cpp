@@ -39,9 +39,21 @@ MemoryModel MemoryModel::from_stage_spec(const std::vector<StageSpec>& spec,
   m.in_bytes = true;
   m.fixed_per_rank.assign(ranks, 0.0);
   for (std::size_t st = 0; st < spec.size(); ++st) {
-    m.activation.push_back(spec[st].activation_memory_bytes);
-    m.weight_grad.push_back(spec[st].weight_grad_memory_bytes < 0 ? spec[st].activation_memory_bytes
-                                                                   : spec[st].weight_grad_memory_bytes);
+    const double m_b = spec[st].activation_memory_bytes;
+    const double m_w = spec[st].weight_grad_memory_bytes < 0 ? m_b : spec[st].weight_grad_memory_bytes;
+    const Recompute& r = spec[st].recompute;
+    if (!r.active()) {
+      m.activation.push_back(m_b);
+      m.weight_grad.push_back(m_w);
+    } else {
+      // A checkpointed forward keeps its region inputs; I recomputes, and what W reads stays
+      // alive with the graph until W (model/recompute.hpp). Stage 0 skips I: nothing recomputed.
+      const double kept = r.kept_memory_bytes < 0 ? spec[st].activation_bytes : r.kept_memory_bytes;
+      m.activation.push_back(kept);
+      const double held = r.held_for_weight_bytes >= 0 ? r.held_for_weight_bytes
+                                                       : std::min(std::max(m_b, kept), kept + m_w);
+      m.weight_grad.push_back(st == 0 ? kept : held);
+    }
     if (st < stage_to_rank.size() && stage_to_rank[st] < ranks) m.fixed_per_rank[stage_to_rank[st]] += spec[st].weight_bytes;
   }
   return m;

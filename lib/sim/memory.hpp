@@ -5,7 +5,9 @@
 // the remaining M_W when it ends; a full backward B frees M_B when it ends. Sizes come from the
 // stage spec (bytes) or default to units where one microbatch's activation of a whole rank is 1
 // (a chunk of a rank with v stages holds 1/v) and M_W = M_B (conservative: nothing is released
-// before W). A fixed per-rank term (parameters, optimizer) can be added.
+// before W). A fixed per-rank term (parameters, optimizer) can be added. A checkpointed stage
+// (model/recompute.hpp) is the same rule with other sizes: F keeps only what checkpointing keeps,
+// and I leaves what W reads; MemoryModel::from_stage_spec chooses them.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,8 @@
 namespace ppsched {
 
 struct MemoryModel {
-  std::vector<double> activation;    ///< M_B per stage; empty: 1/v per stage
-  std::vector<double> weight_grad;   ///< M_W per stage; empty: equal to M_B
+  std::vector<double> activation;    ///< M_B per stage (held from F to its backward); empty: 1/v per stage
+  std::vector<double> weight_grad;   ///< M_W per stage (held from I to W); empty: equal to M_B
   std::vector<double> fixed_per_rank;  ///< parameters and optimizer state; empty: 0
   bool in_bytes = false;             ///< true when the sizes are bytes (from a stage spec)
 

@@ -47,7 +47,7 @@ TEST_CASE("a model file: every key, layers expanded, measured times per type and
   CHECK(m->ffn_hidden == 14336);
   CHECK(m->heads == 32);
   CHECK(m->kv_heads == 8);
-  CHECK(m->recompute == Recompute::Selective);
+  CHECK(m->recompute == Recompute::Mode::Selective);
   CHECK(m->tied_embeddings);
   CHECK(m->grad_bytes_per_param == 2);
   CHECK(m->optimizer_bytes_per_param == 8);
@@ -79,7 +79,7 @@ TEST_CASE("a model file's defaults: bf16, no recompute, Adam in fp32, kv_heads =
   REQUIRE(m);
   CHECK(m->name == "tiny");
   CHECK(m->dtype_bytes == 2);
-  CHECK(m->recompute == Recompute::None);
+  CHECK(m->recompute == Recompute::Mode::None);
   CHECK_FALSE(m->tied_embeddings);
   CHECK(m->grad_bytes_per_param == 4);
   CHECK(m->optimizer_bytes_per_param == 12);

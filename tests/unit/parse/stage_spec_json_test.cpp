@@ -70,3 +70,53 @@ TEST_CASE("errors: stage spec problems name the value, with line and column") {
         "s.json:4:79: error: $.stages[1].inputs[1].tensor: \"tensor\" must be true or false [stage-spec]\n");
   CHECK(errors("{\"schema_version\": 1, \"stages\": [}").starts_with("s.json:1:1: error: $: invalid JSON: "));
 }
+
+TEST_CASE("a stage spec states each stage's recompute: a mode, or a mode with its cost and memory") {
+  DiagnosticSink sink;
+  auto spec = read_stage_spec_text("s.json", R"({"schema_version": 1, "stages": [
+  {"activation_bytes": 10, "recompute": "full"},
+  {"activation_bytes": 10, "recompute": {"mode": "selective", "cost": 0.25, "kept_memory_bytes": 40,
+                                         "weight_groups": 9}},
+  {"activation_bytes": 10, "recompute": "none"},
+  {"activation_bytes": 10}]})", 4, sink);
+  REQUIRE(spec);
+  CHECK_FALSE(sink.has_errors());
+  const Recompute& full = (*spec)[0].recompute;
+  CHECK(full.mode == Recompute::Mode::Full);
+  CHECK(full.cost == 1.0);              // the whole forward again
+  CHECK(full.kept_memory_bytes == -1);  // the stage's activation_bytes
+  CHECK(full.weight_groups == 1);
+  const Recompute& selective = (*spec)[1].recompute;
+  CHECK(selective.mode == Recompute::Mode::Selective);
+  CHECK(selective.cost == 0.25);
+  CHECK(selective.kept_memory_bytes == 40);
+  CHECK(selective.weight_groups == 9);
+  CHECK_FALSE((*spec)[2].recompute.active());
+  CHECK_FALSE((*spec)[3].recompute.active());
+}
+
+TEST_CASE("errors: a recompute the stage spec cannot mean is named where it stands") {
+  const std::string text = errors(R"({"schema_version": 1, "stages": [
+  {"activation_bytes": 1, "recompute": "selective"},
+  {"activation_bytes": 1, "recompute": {"mode": "most", "cost": 2}}]})");
+  CHECK(text ==
+        "s.json:2:40: error: $.stages[0].recompute: selective recompute needs its \"cost\" (the fraction of the "
+        "forward it re-runs) and \"kept_memory_bytes\" (what the forward keeps): give {\"mode\": \"selective\", "
+        "\"cost\": ..., \"kept_memory_bytes\": ...} [stage-spec]\n"
+        "s.json:3:49: error: $.stages[1].recompute.mode: \"recompute\" is \"none\", \"full\", or {\"mode\": "
+        "\"full\"|\"selective\", \"cost\": fraction of the forward, \"kept_memory_bytes\": ..., \"weight_groups\": "
+        "...} [stage-spec]\n");
+  CHECK(errors(R"({"schema_version": 1, "stages": [
+  {"activation_bytes": 1, "recompute": {"mode": "full", "cost": 1.5}},
+  {"activation_bytes": 1, "recompute": {"mode": "full", "weight_groups": 0}}]})") ==
+        "s.json:2:65: error: $.stages[0].recompute.cost: \"cost\" is the fraction of the stage's forward one "
+        "recompute re-runs: at most 1 [stage-spec]\n"
+        "s.json:3:74: error: $.stages[1].recompute.weight_groups: \"weight_groups\" (parameter groups per "
+        "checkpointed region) is an integer >= 1 [stage-spec]\n");
+  CHECK(errors(R"({"schema_version": 1, "stages": [{"activation_bytes": 1, "recompute": 3}, {"activation_bytes": 1,
+  "recompute": {"mode": "selective", "cost": 0.5}}]})") ==
+        "s.json:1:71: error: $.stages[0].recompute: \"recompute\" is \"none\", \"full\", or {\"mode\": "
+        "\"full\"|\"selective\", \"cost\": fraction of the forward, \"kept_memory_bytes\": ..., \"weight_groups\": "
+        "...} [stage-spec]\n"
+        "s.json:2:16: error: $.stages[1].recompute: missing \"kept_memory_bytes\" [stage-spec]\n");
+}

@@ -71,3 +71,20 @@ TEST_CASE("sequential_peak is an upper bound when some actions take no time") {
   CHECK(simulated_peak(s, opt, memory) == 1.0);
   CHECK(sequential_peak(s, memory) == 1.25);
 }
+
+TEST_CASE("a checkpointed stage holds what checkpointing keeps until I, then also what W reads until W") {
+  std::vector<StageSpec> spec(3);
+  for (StageSpec& st : spec) {
+    st.activation_bytes = 10;
+    st.activation_memory_bytes = 100;  // M_B without checkpointing
+    st.weight_grad_memory_bytes = 40;  // M_W
+    st.recompute.mode = Recompute::Mode::Full;
+  }
+  spec[2].recompute.kept_memory_bytes = 70;  // kept + M_W would exceed M_B: never more than M_B
+  const MemoryModel m = MemoryModel::from_stage_spec(spec, {0, 1, 2}, 3);
+  CHECK(m.activation == std::vector<double>{10, 10, 70});
+  // Stage 0 recomputes nothing at I (PyTorch skips it there); the others hold inputs + M_W.
+  CHECK(m.weight_grad == std::vector<double>{10, 50, 100});
+  spec[1].recompute.held_for_weight_bytes = 33;  // stated (a model's partly checkpointed stage)
+  CHECK(MemoryModel::from_stage_spec(spec, {0, 1, 2}, 3).weight_grad[1] == 33);
+}
