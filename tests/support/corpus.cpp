@@ -70,4 +70,11 @@ std::filesystem::path cff2ecc8_file(const std::string& name) {
   return std::filesystem::exists(p) ? p : corpus_dir() / "configs" / name;
 }
 
+std::vector<nlohmann::json> cff2ecc8_negative_cases() {
+  std::vector<nlohmann::json> out;
+  for (const auto& n : cff2ecc8_manifest()["negative"])
+    if (n.contains("file") && n["file"].is_string()) out.push_back(n);
+  return out;
+}
+
 }  // namespace ppsched::test

@@ -30,6 +30,9 @@ std::string read_file(const std::filesystem::path& p);
 std::filesystem::path cff2ecc8_dir();
 const nlohmann::json& cff2ecc8_manifest();
 std::filesystem::path cff2ecc8_file(const std::string& name);
+/// The second corpus's stored negative cases (manifest entries) that have a file, under
+/// cff2ecc8_dir() / "negative": a subset of the full corpus's (its README says which).
+std::vector<nlohmann::json> cff2ecc8_negative_cases();
 
 /// Byte range [begin, end) of cell `index` of 0-based row `row` in CSV text (no quoting).
 struct CellSpan {
