@@ -176,7 +176,7 @@ int run_simulate(SimulateOptions opt) {
       live->stage_microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::StageMicrobatch);
       live->microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::Microbatch);
     } catch (const LivenessError& e) {
-      print_error(std::string("PyTorch's activation liveness cannot analyse this order: ") + e.what());
+      print_error("PyTorch's activation liveness cannot analyse rank " + std::to_string(e.rank()) + "'s order: " + e.what());
       return kExitFindings;
     }
     live->cap = opt.memory_cap;

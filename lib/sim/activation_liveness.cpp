@@ -156,6 +156,19 @@ std::string_view liveness_granularity_name(LivenessGranularity g) {
   return g == LivenessGranularity::StageMicrobatch ? "stage_microbatch" : "microbatch";
 }
 
+std::optional<LivenessGranularity> liveness_granularity_from_name(std::string_view name) {
+  for (LivenessGranularity g : kLivenessGranularities)
+    if (liveness_granularity_name(g) == name) return g;
+  return std::nullopt;
+}
+
+MemoryModel slot_memory_model(std::uint32_t stages) {
+  MemoryModel m;
+  m.activation.assign(stages, 1.0);
+  m.weight_grad = m.activation;
+  return m;
+}
+
 ActivationLiveness activation_liveness(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                        std::uint32_t microbatches, LivenessGranularity granularity) {
   ActivationLiveness out;
@@ -164,8 +177,12 @@ ActivationLiveness activation_liveness(const Schedule& s, const std::vector<std:
     std::vector<std::uint32_t> stages;
     for (std::uint32_t st = 0; st < stage_to_rank.size(); ++st)
       if (stage_to_rank[st] == r) stages.push_back(st);
-    const std::uint32_t slots =
-        stages.empty() ? 0 : RankLiveness(s, stages, microbatches).slots(s.ranks[r].actions, granularity);
+    std::uint32_t slots = 0;
+    try {
+      if (!stages.empty()) slots = RankLiveness(s, stages, microbatches).slots(s.ranks[r].actions, granularity);
+    } catch (const LivenessError& e) {
+      throw LivenessError(e.what(), r);  // the rank, which PyTorch's per-rank message leaves out
+    }
     out.slots_per_rank.push_back(slots);
     out.peak = std::max(out.peak, slots);
   }
