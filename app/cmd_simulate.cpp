@@ -41,9 +41,8 @@ struct SimulateOptions {
   std::size_t gantt_width = 0;
   std::vector<std::string> views = sim_view_names();
   bool force = false;
-  std::string memory_model = "bytes";  // or pytorch-liveness: --memory-cap then counts slots
-  std::string liveness_granularity = "stage_microbatch";
-  bool liveness() const { return memory_model == "pytorch-liveness"; }
+  MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
+  bool liveness() const { return memory_model.liveness().has_value(); }
 
   bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
   /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
@@ -180,8 +179,7 @@ int run_simulate(SimulateOptions opt) {
       return kExitFindings;
     }
     live->cap = opt.memory_cap;
-    live->capped = opt.liveness_granularity == "microbatch" ? LivenessGranularity::Microbatch
-                                                            : LivenessGranularity::StageMicrobatch;
+    live->capped = *opt.memory_model.liveness();
   }
   // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
   const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
@@ -225,7 +223,7 @@ int run_simulate(SimulateOptions opt) {
       out.write("\n" + ascii_gantt(s, t, g));
     }
   });
-  if (live) return live->cap <= 0 || live->capped_peak() <= live->cap ? kExitOk : kExitFindings;
+  if (live) return fits_under_cap(live->capped_peak(), live->cap) ? kExitOk : kExitFindings;
   return fits_under_cap(a.memory.max_peak(), opt.memory_cap) ? kExitOk : kExitFindings;
 }
 
@@ -242,14 +240,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs);
-  sub->add_option("--memory-model", opt->memory_model,
-                  "bytes (default: ppsched's memory model, in time) or pytorch-liveness (PyTorch's activation "
-                  "slots over each rank's order, both granularities; --memory-cap then counts slots)")
-      ->check(CLI::IsMember({"bytes", "pytorch-liveness"}))
-      ->option_text("bytes|pytorch-liveness");
-  sub->add_option("--liveness-granularity", opt->liveness_granularity,
-                  "pytorch-liveness: the granularity --memory-cap limits (stage_microbatch, the default, or microbatch)")
-      ->check(CLI::IsMember({"stage_microbatch", "microbatch"}));
+  add_memory_model_options(*sub, opt->memory_model, "--memory-cap");
   sub->add_option("--memory-cap", opt->memory_cap,
                   "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
                   "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "

@@ -33,6 +33,24 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
                "schedule with SEND/RECV, which --runtime pytorch makes of a compute-only one");
 }
 
+std::optional<LivenessGranularity> MemoryModelOptions::liveness() const {
+  if (model != "pytorch-liveness") return std::nullopt;
+  return liveness_granularity_from_name(granularity);  // the option's check has admitted only those names
+}
+
+void add_memory_model_options(CLI::App& sub, MemoryModelOptions& opt, const std::string& cap_flag) {
+  sub.add_option("--memory-model", opt.model,
+                 "bytes (default: ppsched's memory model, in time) or pytorch-liveness (PyTorch's activation slots "
+                 "over each rank's order; " + cap_flag + " then counts slots)")
+      ->check(CLI::IsMember({"bytes", "pytorch-liveness"}))
+      ->option_text("bytes|pytorch-liveness");
+  std::vector<std::string> granularities;
+  for (LivenessGranularity g : kLivenessGranularities) granularities.emplace_back(liveness_granularity_name(g));
+  sub.add_option("--liveness-granularity", opt.granularity,
+                 "pytorch-liveness: the granularity " + cap_flag + " limits (stage_microbatch, the default, or microbatch)")
+      ->check(CLI::IsMember(granularities));
+}
+
 namespace {
 std::vector<std::string> runtime_name_list() {
   std::vector<std::string> out;

@@ -11,6 +11,7 @@
 #include "model/gpu.hpp"
 #include "model/network.hpp"
 #include "model/partition.hpp"
+#include "sim/activation_liveness.hpp"
 #include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
 
@@ -77,6 +78,20 @@ struct ModelPartition {
 };
 std::optional<ModelPartition> load_model_partition(const SimInputOptions& opt, std::uint32_t stages,
                                                    std::uint32_t microbatch_size);
+
+/// --memory-model and --liveness-granularity: what a memory cap counts, ppsched's byte model or
+/// PyTorch's activation slots (sim/activation_liveness.hpp). The same flags for simulate, validate
+/// and tune.
+struct MemoryModelOptions {
+  std::string model = "bytes";  ///< or "pytorch-liveness"
+  std::string granularity = "stage_microbatch";
+  /// Nullopt for the byte model; else the granularity whose slots the cap counts.
+  std::optional<LivenessGranularity> liveness() const;
+};
+
+/// Adds --memory-model and --liveness-granularity; `cap_flag` is the flag whose unit they set
+/// (--memory-cap, --max-memory), for the help.
+void add_memory_model_options(CLI::App& sub, MemoryModelOptions& opt, const std::string& cap_flag);
 
 /// "F=1,I=1,W=1,B=2 (unit)" or the shorthand given, for reports.
 std::string cost_description(const SimInputOptions& opt);
