@@ -19,6 +19,7 @@
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"
+#include "sim_inputs.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -40,6 +41,7 @@ struct ValidateOptions {
   std::string format = "text";
   std::string stage_spec;
   double max_bubble = -1, max_memory = -1;
+  MemoryModelOptions memory_model;  // pytorch-liveness: --max-memory counts slots
   std::string bubble_definition = "global";
   std::string costs;
   std::string fill = "none";
@@ -147,6 +149,7 @@ int run_validate(const ValidateOptions& opt) {
       ctx->max_bubble = opt.max_bubble;
       ctx->bubble_per_stage = opt.bubble_definition == "per-stage";
       ctx->max_memory = opt.max_memory;
+      ctx->memory_liveness = opt.memory_model.liveness();
       std::optional<CostModel> costs;
       if (!opt.costs.empty()) {
         costs = CostModel::for_pipeline(ctx->ranks, ctx->stages);
@@ -218,8 +221,10 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
       ->option_text("global|per-stage");
   sub->add_option("--max-memory", opt->max_memory,
                   "Fail when a rank's simulated peak memory exceeds this: microbatches of activation, or with "
-                  "--stage-spec bytes of its stages' weights plus live activations (as simulate --memory-cap)")
+                  "--stage-spec bytes of its stages' weights plus live activations (as simulate --memory-cap); with "
+                  "--memory-model pytorch-liveness, PyTorch's activation slots")
       ->check(finite_positive());
+  add_memory_model_options(*sub, opt->memory_model, "--max-memory");
   sub->add_option("--costs", opt->costs, "Cost table for the thresholds (default: unit costs)");
   sub->add_option("--fill", opt->fill,
                   "What --costs leaves out of what the schedule runs: none (an error, the default) or unit (unit "

@@ -88,7 +88,9 @@ constexpr Rule kRules[] = {
      "pick a schedule with less bubble (ppsched list; ppsched simulate shows where the idle time goes), more "
      "microbatches, or raise the threshold",
      &check::max_bubble},
-    {"max-memory", RuleLevel::Error, "a rank's simulated peak memory (activations; with a stage spec, weights too) exceeds --max-memory",
+    {"max-memory", RuleLevel::Error,
+     "a rank's peak memory (simulated activations, with a stage spec weights too; or PyTorch's activation slots) "
+     "exceeds --max-memory",
      "pick a schedule that holds fewer microbatches (ppsched list shows each family's peak), or fewer stages per "
      "rank, or raise the threshold",
      &check::max_memory},

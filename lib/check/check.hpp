@@ -19,12 +19,14 @@
 #include "ir/schedule.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
+#include "sim/activation_liveness.hpp"
 
 namespace ppsched {
 
 namespace check {
 class ActionIndex;
 struct Simulation;
+struct Liveness;
 }
 
 /// What the schedule is checked against. Values the caller did not know are inferred by
@@ -53,9 +55,14 @@ struct CheckContext {
   bool bubble_per_stage = false;
   double max_memory = -1;
   const CostModel* costs = nullptr;
+  /// From --memory-model pytorch-liveness: max_memory counts PyTorch's activation slots per rank
+  /// at this granularity (sim/activation_liveness.hpp), over the file's order, instead of the
+  /// simulation's peak. Nullopt: the byte model.
+  std::optional<LivenessGranularity> memory_liveness;
   /// Built on first use and shared by the rules.
   mutable std::shared_ptr<const check::ActionIndex> index;
   mutable std::shared_ptr<const check::Simulation> simulation;
+  mutable std::shared_ptr<const check::Liveness> liveness;
 };
 
 /// A context with what `s` itself says: its row count as the ranks, its stated (else inferred) stage

@@ -3,11 +3,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <unordered_map>
 #include <vector>
 
 #include "check/check.hpp"
+#include "sim/activation_liveness.hpp"
 #include "sim/analysis.hpp"
 #include "sim/timed.hpp"
 
@@ -117,6 +119,15 @@ struct Simulation {
 /// The memory model the stage spec implies (unit sizes without one).
 MemoryModel memory_model(const CheckContext& ctx);
 const Simulation& simulation_of(const CheckContext& ctx);
+
+/// PyTorch's activation slots per rank at ctx.memory_liveness's granularity, once per check run
+/// (max-memory under --memory-model pytorch-liveness): the counts, or PyTorch's error for an
+/// order it cannot analyse. Needs no simulation: the count depends on each rank's order only.
+struct Liveness {
+  std::optional<ActivationLiveness> counts;
+  std::optional<LivenessError> error;  ///< when not counted
+};
+const Liveness& liveness_of(const CheckContext& ctx);
 
 /// Whether one pass proves that no structural rule (structural_rule_ids) has anything to say;
 /// false when it cannot (then the rules run and say what, if anything, is wrong).
