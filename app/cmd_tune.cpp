@@ -35,6 +35,7 @@ struct TuneOptions {
   std::string emit_best;
   std::size_t top = 10;
   double max_schedule_gib = 4;
+  MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
 };
 
 // DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml.
@@ -143,10 +144,11 @@ int run_tune(TuneOptions& opt) {
   req.optimizer = runtime->optimizer;
   req.runtime_params = runtime->params;
   req.blocking_comms = opt.inputs.blocking_comms;
+  req.liveness = opt.memory_model.liveness();
   TuneSources sources{cost_description(opt.inputs), opt.inputs.costs, opt.inputs.topology, opt.inputs.stage_spec,
                       opt.inputs.model, "", opt.inputs.gpu, time_model_description(opt.inputs, *runtime),
                       !opt.inputs.model.empty() || !opt.inputs.costs.empty(),
-                      !opt.inputs.model.empty() || !opt.inputs.stage_spec.empty(), opt.top, {}};
+                      !req.liveness && (!opt.inputs.model.empty() || !opt.inputs.stage_spec.empty()), opt.top, {}};
   if (!limit_shapes(opt, sources)) return kExitUsage;
   std::vector<TuneTrial> trials;
   try {
@@ -202,9 +204,11 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--memory-cap", opt->request.memory_cap,
                   "Peak memory per rank, as simulate --memory-cap: microbatches of activation, or with a stage spec or "
                   "model bytes of its stages' weights (with a model also gradients and optimizer state) plus live "
-                  "activations; bytes take suffixes: 80GiB, 75GB")
+                  "activations; bytes take suffixes: 80GiB, 75GB; with --memory-model pytorch-liveness, PyTorch's "
+                  "activation slots")
       ->transform(byte_suffixes())
       ->check(finite_positive());
+  add_memory_model_options(*sub, opt->memory_model, "--memory-cap");
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs, false);

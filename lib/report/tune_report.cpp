@@ -60,9 +60,15 @@ std::string tune_json(const TuneRequest& request, const TuneSources& sources, co
   j["parameters"] = {{"runtime", runtime_name(request.runtime)},
                      {"time_model", sources.time_model},
                      {"time_unit", sources.times_in_us ? "us" : "cost units"},
-                     {"memory_unit", sources.memory_in_bytes  ? "bytes"
-                                     : request.global_batch ? "samples of activation"
-                                                            : "microbatches of activation"}};
+                     {"memory_unit", request.liveness ? fmt::format("activation slots (PyTorch's liveness, {})",
+                                                                    liveness_granularity_name(*request.liveness))
+                                     : sources.memory_in_bytes ? "bytes"
+                                     : request.global_batch    ? "samples of activation"
+                                                               : "microbatches of activation"}};
+  if (request.liveness) {  // only then, so that the byte model's report is as it always was
+    j["parameters"]["memory_model"] = "pytorch-liveness";
+    j["parameters"]["liveness_granularity"] = liveness_granularity_name(*request.liveness);
+  }
   j["notes"] = sources.notes;
   auto& rows = j["results"] = nlohmann::ordered_json::array();
   const TuneTrial& best = result.trials.front();
@@ -97,9 +103,11 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
       request.microbatches
           ? fmt::format("{} microbatches", request.microbatches)
           : fmt::format("global batch {} (every microbatch count that divides it)", request.global_batch);
-  const char* unit = sources.memory_in_bytes  ? "bytes per rank: weights, gradients, optimizer state and activations"
-                     : request.global_batch ? "samples of activation per rank"
-                                            : "microbatches of activation per rank";
+  const std::string unit = request.liveness ? fmt::format("PyTorch's activation slots per rank, {}",
+                                                          liveness_granularity_name(*request.liveness))
+                          : sources.memory_in_bytes ? "bytes per rank: weights, gradients, optimizer state and activations"
+                          : request.global_batch    ? "samples of activation per rank"
+                                                    : "microbatches of activation per rank";
   std::string costs = !sources.model.empty()        ? "model " + sources.model_name +
                                                    (sources.gpu.empty() ? " (measured times)" : " on " + sources.gpu)
                       : !sources.costs_file.empty() ? "costs " + sources.costs_file

@@ -28,7 +28,7 @@ struct TuneSources {
   std::string gpu;         ///< accelerator of the roofline; empty: measured times only
   std::string time_model;  ///< the runtime model's one-line summary
   bool times_in_us = false;      ///< costs are microseconds (a model or a cost table): times and throughput get units
-  bool memory_in_bytes = false;  ///< peaks are bytes (a model or a stage spec)
+  bool memory_in_bytes = false;  ///< peaks are bytes (a model or a stage spec, under the byte model)
   std::size_t top = 10;          ///< rows of the text table; 0: all
   std::vector<std::string> notes;  ///< said in the header (shapes left out, and why)
 };
@@ -36,7 +36,7 @@ struct TuneSources {
 std::string tune_text(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
 std::string tune_json(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
 
-/// "71.3 GiB" for bytes, "4.5" for microbatches of activation.
+/// "71.3 GiB" for bytes, "4.5" for microbatches of activation or PyTorch's slots.
 std::string format_tune_memory(double value, bool in_bytes);
 
 }  // namespace ppsched

@@ -45,7 +45,8 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
       p.stages_per_rank = t.stages_per_rank;
       p.memory_cap = req.memory_cap;
       p.sim = in.sim;
-      p.memory = in.memory;
+      // Under a slot cap the search counts slots: the byte model that does (slot_memory_model).
+      p.memory = req.liveness ? slot_memory_model(req.ranks * t.stages_per_rank) : in.memory;
       p.time_budget_s = req.time_budget_s;
       AutoResult r = auto_schedule(p);
       t.note = r.best.origin;
@@ -56,6 +57,17 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
   } catch (const std::invalid_argument& e) {  // SynthError, or auto's "no schedule fits"
     t.note = e.what();
     return;
+  }
+  // PyTorch's slots depend on the order of each rank's F, I, B and W only, which lowering keeps:
+  // the compute-only schedule, shorter than the lowered one, gives the same count.
+  std::uint32_t slots = 0;
+  if (req.liveness) {
+    try {
+      slots = activation_liveness(built, built.placement.stage_to_rank, t.microbatches, *req.liveness).peak;
+    } catch (const LivenessError& e) {
+      t.note = fmt::format("PyTorch's activation liveness cannot analyse rank {}'s order: {}", e.rank(), e.what());
+      return;
+    }
   }
   Schedule run;
   try {
@@ -76,7 +88,7 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
     double busy = 0;
     for (const RankUsage& u : a.ranks) busy += u.busy;
     t.bubble = t.iteration_time > 0 && !a.ranks.empty() ? 1 - busy / (double(a.ranks.size()) * t.iteration_time) : 0;
-    t.peak = a.memory.max_peak();
+    t.peak = req.liveness ? slots : a.memory.max_peak();
     for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
     t.fits = fits_under_cap(t.peak, req.memory_cap);
   } catch (const TimedDeadlock&) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "sim/activation_liveness.hpp"
 #include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
 
@@ -29,7 +30,11 @@ struct TuneRequest {
   std::uint32_t microbatches = 0;
   std::uint32_t global_batch = 0;
   std::uint32_t microbatch_size = 1;  ///< samples per microbatch with `microbatches`
-  double memory_cap = 0;              ///< 0: none
+  double memory_cap = 0;              ///< 0: none; in the unit `liveness` picks
+  /// What a trial's peak and the cap count: nullopt, the byte model of each trial's SimInputs (its
+  /// simulated peak); else PyTorch's activation slots per rank at this granularity, from the
+  /// trial's order (activation_liveness; the automatic search then runs under slot_memory_model).
+  std::optional<LivenessGranularity> liveness;
   std::vector<std::string> families;  ///< names, aliases or "auto"; empty: tune's default set and auto
   /// The stages per rank to try; a family runs at those it supports (single-stage families at 1,
   /// V families at 2, looped multi-stage families at each value >= 2, auto at 1 and 2).
@@ -54,6 +59,8 @@ struct TuneTrial {
   bool ran = false;   ///< synthesized and finished in simulation
   bool fits = false;  ///< ran, and its peak fits under the cap
   /// What one iteration costs under the request's optimizer (the makespan, or the longest rank span).
+  /// The peak is the highest rank's, in the request's unit (bytes or microbatches of the byte model,
+  /// or PyTorch's activation slots).
   double iteration_time = 0, bubble = 0, peak = 0, comm_wait = 0;
   std::string note;  ///< why it cannot run, or where auto's schedule came from
   /// The compute-only schedule (what torchtitan loads), kept for auto's trials (the search's

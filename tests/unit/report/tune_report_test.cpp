@@ -120,5 +120,22 @@ TEST_CASE("tune_report: nothing fits says so, with bytes as the unit when a stag
   CHECK(text.find("auto's schedule came from") == std::string::npos);
 }
 
+TEST_CASE("tune_report: under pytorch-liveness the unit is PyTorch's slots, in the header and in JSON") {
+  TuneRequest req = request();
+  req.liveness = LivenessGranularity::Microbatch;
+  const std::string text = tune_text(req, sources("F=1,I=1,W=1,B=2 (unit)", "", ""), ranked());
+  CHECK(text.find("memory cap 4 (PyTorch's activation slots per rank, microbatch)\n") != std::string::npos);
+  CHECK(text.find("over the cap: peak 7 > 4") != std::string::npos);
+  const auto j = nlohmann::json::parse(tune_json(req, sources("F=1,I=1,W=1,B=2 (unit)", "", ""), ranked()));
+  CHECK(j["parameters"]["memory_unit"] == "activation slots (PyTorch's liveness, microbatch)");
+  CHECK(j["parameters"]["memory_model"] == "pytorch-liveness");
+  CHECK(j["parameters"]["liveness_granularity"] == "microbatch");
+  // The byte model's JSON has neither key: its report is as it was before the liveness mode.
+  const auto bytes = nlohmann::json::parse(tune_json(request(), sources("F=1,I=1,W=1,B=2 (unit)", "", ""), ranked()));
+  CHECK(bytes["parameters"]["memory_unit"] == "microbatches of activation");
+  CHECK_FALSE(bytes["parameters"].contains("memory_model"));
+  CHECK_FALSE(bytes["parameters"].contains("liveness_granularity"));
+}
+
 }  // namespace
 }  // namespace ppsched

@@ -205,5 +205,66 @@ TEST_CASE("tune: each trial's time is the one `simulate` gives under the same ru
   CHECK(with(Runtime::Ideal) < with(Runtime::PyTorch));
 }
 
+TEST_CASE("tune: under pytorch-liveness a trial's peak is PyTorch's slot count, and the cap counts slots") {
+  // Every family fits a cap of 4 under the byte model (ZBV and V-Min hold half a rank's activation
+  // per chunk: 4 and 2 microbatches); in slots each chunk's activation counts whole.
+  TuneRequest req = request(4, 8, {"1F1B", "ZBH1", "ZBVZeroBubble", "VMin"});
+  req.memory_cap = 4;
+  auto run = [&] {
+    Inputs inputs;
+    return tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+  };
+  auto bytes = run();
+  REQUIRE(bytes);
+  for (const TuneTrial& t : bytes->trials) CHECK(t.fits);
+  CHECK(find(*bytes, "ZBVZeroBubble", 2).peak == 4);
+  for (LivenessGranularity g : kLivenessGranularities) {
+    INFO(liveness_granularity_name(g));
+    req.liveness = g;
+    auto slots = run();
+    REQUIRE(slots);
+    REQUIRE(slots->trials.size() == bytes->trials.size());
+    for (const TuneTrial& t : slots->trials) {
+      INFO(t.family << " v=" << t.stages_per_rank);
+      REQUIRE(t.ran);
+      const Schedule s = tune_schedule_of(req, t);
+      CHECK(t.peak == activation_liveness(s, s.placement.stage_to_rank, t.microbatches, g).peak);
+      CHECK(t.fits == (t.peak <= 4));
+      // The times are the byte model's: only what the cap counts changed.
+      CHECK(t.iteration_time == find(*bytes, t.family, t.stages_per_rank).iteration_time);
+    }
+    // ZBV's rank 0 runs 8 first-chunk forwards before its first backward: 8 slots at either
+    // granularity, over the cap, and ranked after every trial that fits.
+    const TuneTrial& zbv = find(*slots, "ZBVZeroBubble", 2);
+    CHECK(zbv.peak == 8);
+    CHECK_FALSE(zbv.fits);
+    CHECK(tune_verdict(zbv, slots->trials.front(), 4, plain) == "over the cap: peak 8 > 4");
+    CHECK(slots->trials.back().family == "ZBVZeroBubble");
+    // V-Min: 4 stage-microbatch slots, 3 microbatches.
+    CHECK(find(*slots, "VMin", 2).peak == (g == LivenessGranularity::StageMicrobatch ? 4 : 3));
+  }
+}
+
+TEST_CASE("tune: under pytorch-liveness the automatic schedule is searched under the slot cap") {
+  for (std::uint32_t cap : {3u, 4u, 6u}) {
+    INFO("cap " << cap);
+    TuneRequest req = request(4, 8, {"auto"});
+    req.memory_cap = cap;
+    req.liveness = LivenessGranularity::StageMicrobatch;
+    Inputs inputs;
+    auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+    REQUIRE(result);
+    for (const TuneTrial& t : result->trials) {
+      INFO("v=" << t.stages_per_rank);
+      REQUIRE(t.ran);  // the search found a schedule under the cap, counted as PyTorch counts it
+      CHECK(t.fits);
+      const ActivationLiveness live =
+          activation_liveness(t.schedule, t.schedule.placement.stage_to_rank, t.microbatches, *req.liveness);
+      CHECK(t.peak == live.peak);
+      CHECK(t.peak <= cap);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ppsched
