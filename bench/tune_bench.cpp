@@ -2,7 +2,8 @@
 // every family and stages per rank 1/2/4, in under 2 s on this project's 2-core machines. The
 // benchmark runs the engine as the command does: the model read once, each placement and
 // microbatch size derived with the roofline, every trial lowered for PyTorch's runtime and
-// simulated (docs/bench.md).
+// simulated (docs/bench.md). BM_TuneMemoryModel runs it under each memory model, to compare what
+// --memory-model pytorch-liveness costs.
 #include <benchmark/benchmark.h>
 
 #include <stdexcept>
@@ -25,14 +26,16 @@ NetworkModel load(const char* name) {
   return *model;
 }
 
-// ranks, global batch; the model by index: 0 = llama3-70b (80 blocks), 1 = llama3-8b (32 blocks).
-void BM_TuneModel(benchmark::State& state) {
-  const NetworkModel model = load(state.range(2) == 0 ? "llama3-70b.model.json" : "llama3-8b.model.json");
+// The engine on `model` over `ranks` ranks and global batch `g`, under the byte model or, with
+// `liveness`, PyTorch's stage_microbatch slots (no cap, as the command without --memory-cap).
+void tune_engine(benchmark::State& state, const NetworkModel& model, std::uint32_t ranks, std::uint32_t g,
+                 bool liveness) {
   const GpuSpec* gpu = find_gpu("h100");
   TuneRequest req;
-  req.ranks = static_cast<std::uint32_t>(state.range(0));
-  req.global_batch = static_cast<std::uint32_t>(state.range(1));
+  req.ranks = ranks;
+  req.global_batch = g;
   req.max_stages = model.block_count();
+  if (liveness) req.liveness = LivenessGranularity::StageMicrobatch;
   std::size_t trials = 0;
   for (auto _ : state) {
     auto result = tune_schedules(req, tune_trials(req), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t b) {
@@ -47,6 +50,23 @@ void BM_TuneModel(benchmark::State& state) {
   state.counters["shapes"] = double(tune_shapes(req).size());
 }
 
+const char* model_file(std::int64_t index) {
+  return index == 0 ? "llama3-70b.model.json" : "llama3-8b.model.json";
+}
+
+// ranks, global batch; the model by index: 0 = llama3-70b (80 blocks), 1 = llama3-8b (32 blocks).
+void BM_TuneModel(benchmark::State& state) {
+  tune_engine(state, load(model_file(state.range(2))), static_cast<std::uint32_t>(state.range(0)),
+              static_cast<std::uint32_t>(state.range(1)), false);
+}
+
+// The same engine under each memory model, one after the other in one run: what --memory-model
+// pytorch-liveness adds (each trial's slots, counted on its compute-only order).
+void BM_TuneMemoryModel(benchmark::State& state) {
+  tune_engine(state, load(model_file(state.range(2))), static_cast<std::uint32_t>(state.range(0)),
+              static_cast<std::uint32_t>(state.range(1)), state.range(3) != 0);
+}
+
 }  // namespace
 
 BENCHMARK(BM_TuneModel)
@@ -57,5 +77,15 @@ BENCHMARK(BM_TuneModel)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);
+
+BENCHMARK(BM_TuneMemoryModel)
+    ->ArgNames({"ranks", "G", "model", "liveness"})
+    ->Args({16, 2048, 0, 0})
+    ->Args({16, 2048, 0, 1})
+    ->Args({8, 256, 1, 0})
+    ->Args({8, 256, 1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 BENCHMARK_MAIN();
