@@ -4,39 +4,16 @@
 // tests/conformance/sim_liveness_cff2ecc8_test.cpp.
 #include "sim/activation_liveness.hpp"
 
-#include <fmt/format.h>
-
 #include "parse/pytorch_csv.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/memory.hpp"
 #include "sim/runtime.hpp"
 #include "support/catch.hpp"
-#include "synth/synth.hpp"
+#include "support/family_schedules.hpp"
 
 using namespace ppsched;
 
 namespace {
-
-// Every family at the shapes it supports on 4 ranks, with 4, 8 and 12 microbatches.
-template <class F>
-void for_each_family_schedule(F&& f) {
-  for (const Family& family : families())
-    for (std::uint32_t m : {4u, 8u, 12u})
-      for (std::uint32_t v : {1u, 2u, 4u}) {
-        if (family.fixed_stages_per_rank ? v != family.default_stages_per_rank : v < 2) continue;
-        SynthParams p;
-        p.ranks = 4;
-        p.microbatches = m;
-        p.stages_per_rank = v;
-        Schedule s;
-        try {
-          s = synthesize(family.name, p);
-        } catch (const SynthError&) {
-          continue;  // a shape or count the family does not take
-        }
-        f(fmt::format("{} v={} m={}", family.name, v, m), s);
-      }
-}
 
 std::uint32_t slots(const Schedule& s, LivenessGranularity g) {
   return activation_liveness(s, s.placement.stage_to_rank, stated_microbatches(s), g).peak;
@@ -46,8 +23,8 @@ std::uint32_t slots(const Schedule& s, LivenessGranularity g) {
 
 TEST_CASE("slot_memory_model: its sequential peak is PyTorch's stage_microbatch slot count on every family") {
   std::size_t checked = 0;
-  for_each_family_schedule([&](const std::string& name, const Schedule& s) {
-    INFO(name);
+  test::for_each_family_schedule(4, {4, 8, 12}, [&](const Family& family, std::uint32_t m, const Schedule& s) {
+    INFO(family.name << " m=" << m);
     const std::uint32_t stage_microbatch = slots(s, LivenessGranularity::StageMicrobatch);
     const MemoryModel model = slot_memory_model(stated_stages(s));
     CHECK(sequential_peak(s, model) == stage_microbatch);
@@ -64,8 +41,8 @@ TEST_CASE("slot_memory_model: its sequential peak is PyTorch's stage_microbatch 
 
 TEST_CASE("activation_liveness: a compute-only order and PyTorch's runtime lowering of it hold the same slots") {
   std::size_t checked = 0;
-  for_each_family_schedule([&](const std::string& name, const Schedule& s) {
-    INFO(name);
+  test::for_each_family_schedule(4, {4, 8, 12}, [&](const Family& family, std::uint32_t m, const Schedule& s) {
+    INFO(family.name << " m=" << m);
     Schedule run;
     try {
       run = schedule_as_run(s, Runtime::PyTorch);
