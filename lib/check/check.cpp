@@ -80,10 +80,18 @@ constexpr Rule kRules[] = {
      "'BlockMask' object has no attribute 'requires_grad'\" (pytorch/torchtitan#3584; no release is known to skip "
      "such inputs)",
      &check::input_grad_with_non_tensor_input},
-    {"first-stage-input-grad", RuleLevel::Note, "an I on the first stage: PyTorch runs it as a full backward",
-     "the first stage's inputs usually need no gradient, so PyTorch's runtime runs its I as a full backward and "
-     "splitting I from W buys nothing there; a B says the same thing",
+    {"first-stage-input-grad", RuleLevel::Note, "an I on the first stage: PyTorch skips it and runs the whole backward in W",
+     "the first stage's inputs need no gradient, so PyTorch's runtime skips its I and runs the whole backward in its "
+     "W: splitting I from W buys nothing there; a B says the same thing",
      &check::first_stage_input_grad},
+    {"split-backward-recompute", RuleLevel::Warning,
+     "a split backward (I and W) on a checkpointed stage: its forward is recomputed once in I and once per "
+     "parameter group in W",
+     "PyTorch's checkpoint recomputes a region once per backward call that reaches it; B is one call, I one more and "
+     "W one per parameter group (9 for a Llama block), which is why Interleaved Zero Bubble lost to Interleaved 1F1B "
+     "under full activation checkpointing (pytorch/torchtitan#773); use a full-backward schedule on checkpointed "
+     "stages, or checkpoint less",
+     &check::split_backward_recompute},
     {"max-bubble", RuleLevel::Error, "the simulated bubble ratio exceeds --max-bubble",
      "pick a schedule with less bubble (ppsched list; ppsched simulate shows where the idle time goes), more "
      "microbatches, or raise the threshold",

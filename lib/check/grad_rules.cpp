@@ -73,8 +73,8 @@ void first_stage_input_grad(const CheckContext& ctx, DiagnosticSink& sink) {
     if (done || a.kind != ActionKind::I || a.stage != 0) return;
     done = true;  // once: every I of stage 0 is the same story
     report(ctx, sink, "first-stage-input-grad", r, i,
-           fmt::format("{} is on the first stage, where PyTorch's runtime runs an I as a full backward: "
-                       "splitting I and W buys nothing there",
+           fmt::format("{} is on the first stage, where PyTorch's runtime skips an I and runs the whole backward "
+                       "in the W: splitting I and W buys nothing there",
                        text(ctx, a)));
   });
 }

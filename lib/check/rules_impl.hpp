@@ -153,6 +153,7 @@ void deadlock(const CheckContext&, DiagnosticSink&);
 void input_grad_without_requires_grad(const CheckContext&, DiagnosticSink&);
 void input_grad_with_non_tensor_input(const CheckContext&, DiagnosticSink&);
 void first_stage_input_grad(const CheckContext&, DiagnosticSink&);
+void split_backward_recompute(const CheckContext&, DiagnosticSink&);
 void input_weight_count(const CheckContext&, DiagnosticSink&);
 void comm_between_colocated(const CheckContext&, DiagnosticSink&);
 void unshard_reshard(const CheckContext&, DiagnosticSink&);

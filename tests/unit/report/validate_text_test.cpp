@@ -46,8 +46,8 @@ constexpr const char* kFindings =
     "w.csv:1:13: note: rank 0 waits at 0W1 for I or B of stage 0, microbatch 1, which closes the cycle\n"
     "0F0,0F1,0I0,0W1,0I1,0W0\n"
     "            ^~~\n"
-    "w.csv:1:9: note: 0I0 is on the first stage, where PyTorch's runtime runs an I as a full backward: splitting I "
-    "and W buys nothing there [first-stage-input-grad]\n"
+    "w.csv:1:9: note: 0I0 is on the first stage, where PyTorch's runtime skips an I and runs the whole backward in "
+    "the W: splitting I and W buys nothing there [first-stage-input-grad]\n"
     "0F0,0F1,0I0,0W1,0I1,0W0\n"
     "        ^~~\n";
 
