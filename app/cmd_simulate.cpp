@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "ir/action_text.hpp"
+#include "model/recompute.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "passes/passes.hpp"
 #include "report/ascii_gantt.hpp"
@@ -141,6 +142,8 @@ int run_simulate(SimulateOptions opt) {
   if (!inputs) return kExitUsage;
   const TimedOptions& sim = inputs->sim;
   const MemoryModel& memory = inputs->memory;
+  std::string time_model = time_model_description(opt.inputs, *runtime);
+  if (std::string r = recompute_description(inputs->sim.comm.stages); !r.empty()) time_model += "; " + r;
 
   Timeline t;
   SimAnalysis a;
@@ -164,7 +167,7 @@ int run_simulate(SimulateOptions opt) {
     // Perfetto's bind_id flows still bind then.
     bool free_comms = !sim.comm.topology.has_value();
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
-    trace.label = "time model: " + time_model_description(opt.inputs, *runtime);
+    trace.label = "time model: " + time_model;
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
   std::optional<LivenessReport> live;
@@ -183,7 +186,7 @@ int run_simulate(SimulateOptions opt) {
   }
   // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
   const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
-  const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model_description(opt.inputs, *runtime), runtime->optimizer}};
+  const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model, runtime->optimizer}};
   if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
@@ -194,7 +197,7 @@ int run_simulate(SimulateOptions opt) {
                          {"runtime", opt.inputs.runtime},
                          {"optimizer", optimizer_name(runtime->optimizer)},
                          {"runtime_params", opt.inputs.runtime_params},
-                         {"time_model", time_model_description(opt.inputs, *runtime)},
+                         {"time_model", time_model},
                          {"blocking_comms", opt.inputs.blocking_comms},
                          {"overlap_factor", opt.inputs.overlap_factor},
                          {"cost", cost_description(opt.inputs)},

@@ -1,5 +1,7 @@
 #include "model/recompute.hpp"
 
+#include <fmt/format.h>
+
 #include "model/comm.hpp"
 #include "model/costs.hpp"
 
@@ -22,6 +24,28 @@ std::uint32_t recomputes_of(const Recompute& r, bool first_stage, ActionKind kin
     case ActionKind::W: return first_stage ? 1 : r.weight_groups;
     default: return 0;
   }
+}
+
+std::string recompute_description(const std::vector<StageSpec>& spec) {
+  std::string out;
+  auto alike = [](const Recompute& a, const Recompute& b) {
+    return a.mode == b.mode && a.cost == b.cost && a.weight_groups == b.weight_groups;
+  };
+  for (std::size_t first = 0; first < spec.size();) {
+    std::size_t last = first;
+    while (last + 1 < spec.size() && alike(spec[last + 1].recompute, spec[first].recompute)) ++last;
+    const Recompute& r = spec[first].recompute;
+    if (r.active()) {
+      out += out.empty() ? "recompute: " : "; ";
+      out += fmt::format("{} on stage{} {} (a re-run costs {:g} x F; per microbatch B re-runs it once, I once, W {} "
+                         "time{})",
+                         recompute_mode_name(r.mode), first == last ? "" : "s",
+                         first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last), r.cost,
+                         r.weight_groups, r.weight_groups == 1 ? "" : "s");
+    }
+    first = last + 1;
+  }
+  return out;
 }
 
 CostModel with_recompute(const CostModel& costs, const std::vector<StageSpec>& spec) {

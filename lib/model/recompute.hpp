@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +57,11 @@ std::string_view recompute_mode_name(Recompute::Mode mode);
 /// How many times one action of `kind` recomputes a checkpointed stage (0 when it is not
 /// checkpointed, or for kinds that run no backward): see the top of this file.
 std::uint32_t recomputes_of(const Recompute& r, bool first_stage, ActionKind kind);
+
+/// What the stages' recompute is, for a report's time model: "" when no stage is checkpointed,
+/// else e.g. "recompute: full on stages 0-15 (a re-run costs 1 x F; per microbatch B re-runs it
+/// once, I once, W 9 times)", a clause per run of consecutive stages alike.
+std::string recompute_description(const std::vector<StageSpec>& spec);
 
 /// `costs` with each checkpointed stage's B, I and W charged their recomputes, each
 /// `cost` x the stage's forward. The one place recompute time enters the cost model: every

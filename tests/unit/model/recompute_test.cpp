@@ -58,3 +58,15 @@ TEST_CASE("with_recompute charges each checkpointed stage's backwards its recomp
   const CostModel same = with_recompute(base, std::vector<StageSpec>(3));
   CHECK(same.per_stage == base.per_stage);
 }
+
+TEST_CASE("recompute_description names each run of stages alike, and nothing when no stage is checkpointed") {
+  std::vector<StageSpec> spec(5);
+  CHECK(recompute_description(spec).empty());
+  spec[1].recompute = full(9);
+  spec[2].recompute = full(9);
+  spec[4].recompute.mode = Recompute::Mode::Selective;
+  spec[4].recompute.cost = 0.25;
+  CHECK(recompute_description(spec) ==
+        "recompute: full on stages 1-2 (a re-run costs 1 x F; per microbatch B re-runs it once, I once, W 9 times); "
+        "selective on stage 4 (a re-run costs 0.25 x F; per microbatch B re-runs it once, I once, W 1 time)");
+}
