@@ -13,6 +13,7 @@
 #include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
 #include "support/corpus.hpp"
+#include "support/corpus_check.hpp"
 
 using namespace ppsched;
 using namespace ppsched::test;
@@ -34,19 +35,8 @@ struct Findings {
 };
 
 Findings reported(const std::filesystem::path& file, const nlohmann::json& cfg) {
-  DiagnosticSink sink;
   Findings out;
-  auto parsed = read_pytorch_csv(file.string(), {}, sink);
-  if (parsed) {
-    CheckContext ctx = context_for(parsed->schedule, cfg["stage_to_rank"].get<std::vector<std::uint32_t>>(),
-                                   file.filename().string(), &parsed->source);
-    ctx.ranks = cfg["ranks"];
-    ctx.stages = cfg["num_stages"];
-    ctx.microbatches = cfg["microbatches"];
-    run_checks(ctx, sink);
-  }
-  for (const auto& d : sink.diagnostics()) {
-    if (d.severity != Severity::Error) continue;
+  for (const auto& d : corpus_errors(file, cfg)) {
     out.rules.insert(d.rule);
     if (d.rule == "deadlock")
       for (const auto& n : d.notes) out.deadlock_notes.push_back(n.message);

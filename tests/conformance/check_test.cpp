@@ -12,6 +12,7 @@
 #include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
 #include "support/corpus.hpp"
+#include "support/corpus_check.hpp"
 
 using namespace ppsched;
 using namespace ppsched::test;
@@ -20,20 +21,8 @@ namespace {
 
 // Rule ids reported for a file, checked against the manifest's configuration.
 std::set<std::string> reported(const std::filesystem::path& file, const nlohmann::json& cfg, bool compute_only) {
-  DiagnosticSink sink;
   std::set<std::string> ids;
-  auto parsed = read_pytorch_csv(file.string(), {}, sink);
-  if (parsed) {
-    CheckContext ctx = context_for(parsed->schedule, cfg["stage_to_rank"].get<std::vector<std::uint32_t>>(),
-                                   file.filename().string(), &parsed->source);
-    ctx.ranks = cfg["ranks"];
-    ctx.stages = cfg["num_stages"];
-    ctx.microbatches = cfg["microbatches"];
-    ctx.expect_compute_only = compute_only;
-    run_checks(ctx, sink);
-  }
-  for (const auto& d : sink.diagnostics())
-    if (d.severity == Severity::Error) ids.insert(d.rule);
+  for (const auto& d : corpus_errors(file, cfg, compute_only)) ids.insert(d.rule);
   return ids;
 }
 
