@@ -13,9 +13,7 @@ const Link& Topology::link(std::uint32_t from, std::uint32_t to) const {
 double CommModel::transfer_time(std::uint32_t stage, bool forward, std::uint32_t from, std::uint32_t to) const {
   if (!topology || from == to) return 0.0;
   const Link& l = topology->link(from, to);
-  double bytes = 0;
-  if (stage < stages.size()) bytes = forward ? stages[stage].activation_bytes : stages[stage].gradient_bytes;
-  return l.latency_us + (l.bytes_per_us > 0 ? bytes / l.bytes_per_us : 0.0);
+  return l.latency_us + (l.bytes_per_us > 0 ? message_bytes(stage, forward) / l.bytes_per_us : 0.0);
 }
 
 }  // namespace ppsched

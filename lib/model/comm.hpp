@@ -61,6 +61,13 @@ struct CommModel {
   std::optional<Topology> topology;
   std::vector<StageSpec> stages;  ///< empty: no stage spec
 
+  /// The bytes one transfer of stage `stage`'s forward output (forward = true) or input gradient
+  /// carries: the stage spec's activation_bytes or gradient_bytes; 0 without a stage spec.
+  double message_bytes(std::uint32_t stage, bool forward) const {
+    if (stage >= stages.size()) return 0.0;
+    return forward ? stages[stage].activation_bytes : stages[stage].gradient_bytes;
+  }
+
   /// Time to move stage `stage`'s forward output (forward = true) or input gradient from rank
   /// `from` to rank `to`.
   double transfer_time(std::uint32_t stage, bool forward, std::uint32_t from, std::uint32_t to) const;
