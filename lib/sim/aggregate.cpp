@@ -10,6 +10,10 @@
 //     doubles when m >= lo_ + window_, so a cell is reused only for a dead microbatch.
 //   - Nothing keeps lists of waiters. The consumers of an event, and the partner of a SEND or
 //     RECV, are found by placement: the scan checked that every action sits on its stage's rank.
+//   - Eager sends (TimedOptions::send): an eager SEND finishes at once and, when its RECV is not
+//     at the head of its queue yet, leaves its data's arrival in a second ring (sent_) for the
+//     RECV to find when it is posted. Only an eager run allocates it, so the rendezvous run's
+//     layout and loops are as they were.
 //   - Streams are woken in another order than timed.cpp's. When every event is raised once, an
 //     action's start is the latest of a fixed set of times and does not depend on that order.
 //     An event raised twice (a duplicated action) falls back to the Timeline path.
@@ -127,6 +131,8 @@ class AggregateRun {
     while (window_ < 2 * R && window_ < microbatches_) window_ *= 2;
     row_ = std::size_t{stages_} * kKeyKinds;
     ring_.assign(window_ * row_, kAbsent);
+    eager_ = opt_.send.eager();
+    if (eager_) sent_.assign(window_ * sent_row(), kAbsent);
     folds_.resize(R);
     for (std::size_t r = 0; r < R; ++r) {
       double base = r < memory_.fixed_per_rank.size() ? memory_.fixed_per_rank[r] : 0.0;
@@ -249,15 +255,28 @@ class AggregateRun {
     if (mb < lo_ || mb - lo_ >= (1u << 31)) throw Fallback{};
     std::uint32_t w = window_;
     while (mb - lo_ >= w) w *= 2;
-    std::vector<double> next(std::size_t{w} * row_, kAbsent);
-    for (std::uint32_t m = lo_; m - lo_ < window_ && m < microbatches_; ++m)
-      std::copy_n(ring_.begin() + std::ptrdiff_t(std::size_t{m & (window_ - 1)} * row_), row_,
-                  next.begin() + std::ptrdiff_t(std::size_t{m & (w - 1)} * row_));
-    ring_ = std::move(next);
+    auto regrow = [&](std::vector<double>& ring, std::size_t row) {
+      std::vector<double> next(std::size_t{w} * row, kAbsent);
+      for (std::uint32_t m = lo_; m - lo_ < window_ && m < microbatches_; ++m)
+        std::copy_n(ring.begin() + std::ptrdiff_t(std::size_t{m & (window_ - 1)} * row), row,
+                    next.begin() + std::ptrdiff_t(std::size_t{m & (w - 1)} * row));
+      ring = std::move(next);
+    };
+    regrow(ring_, row_);
+    if (eager_) regrow(sent_, sent_row());
     window_ = w;
   }
 
   static bool absent(double t) { return t != t; }  // NaN marks a cell with no event yet
+
+  // Eager sends only: when the data of the eager SEND of (stage, microbatch, direction) arrives,
+  // for its RECV to find when it is posted. A ring of its own, beside ring_, so that the events
+  // of the default (rendezvous) run keep their layout.
+  std::size_t sent_row() const { return std::size_t{stages_} * 2; }
+  double& sent_cell(std::uint32_t send_stage, std::uint32_t mb, bool forward) {
+    if (mb - lo_ >= window_) grow(mb);
+    return sent_[std::size_t{mb & (window_ - 1)} * sent_row() + std::size_t{send_stage} * 2 + forward];
+  }
 
   // Wakes the streams that wait for event `k` of `stage`. Who can consume an event is fixed by the
   // model, and the scan checked that every action sits on its stage's rank:
@@ -513,6 +532,19 @@ class AggregateRun {
     Stream& other = streams_[other_id];
     const bool paired = other.cursor != kNone && other.head == kPosted &&
                         other.program[other.cursor] == Action::make(partner_kind, std::uint16_t(partner_stage), m);
+    if (eager_) [[unlikely]] {
+      if (is_send && send_completes_eagerly(opt_.send, opt_.comm, static_cast<std::uint32_t>(s), forward))
+        return send_eagerly(st, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(partner_stage), m, forward,
+                            rank, other_rank, paired ? &other : nullptr, other_id);
+      if (!is_send && !paired) {  // its SEND may be eager, and gone
+        const double arrival = sent_cell(static_cast<std::uint32_t>(partner_stage), m, forward);
+        if (absent(arrival)) return wait(st, kPartner);
+        st.head = kDone;
+        st.head_end = std::max(st.head_start, arrival);
+        raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(s), m, st.head_end);
+        return true;
+      }
+    }
     if (!paired) return wait(st, kPartner);
     // Both posted: the transfer runs from the later post; both end when it ends.
     const double begin = std::max(st.head_start, other.head_start);
@@ -528,6 +560,31 @@ class AggregateRun {
       raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(partner_stage), m, end);
     else
       raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(s), m, end);
+    return true;
+  }
+
+  // The posted head of `st` is an eager SEND (timed.cpp's send_eagerly and deliver): done now,
+  // its transfer ending after the transfer time; its RECV, when posted at the head of `other`
+  // already, ends at the later of its post and the data's arrival, else finds the arrival in
+  // sent_ when it is posted.
+  bool send_eagerly(Stream& st, std::uint32_t stage, std::uint32_t partner_stage, std::uint32_t m, bool forward,
+                    std::uint32_t rank, std::uint32_t other_rank, Stream* other, std::uint32_t other_id) {
+    const double arrival = st.head_start + transfer(stage, forward, rank, other_rank);
+    st.head = kDone;
+    st.head_end = arrival;
+    if (!other) {
+      double& c = sent_cell(stage, m, forward);
+      if (!absent(c)) throw Fallback{};  // sent twice: a duplicated action
+      c = arrival;
+      return true;
+    }
+    other->head = kDone;
+    other->head_end = std::max(other->head_start, arrival);
+    if (other->waiting_on == kPartner) {
+      other->waiting_on = kNoKey;
+      work_[work_size_++] = other_id;
+    }
+    raise(forward ? kRecvF : kRecvB, partner_stage, m, other->head_end);
     return true;
   }
 
@@ -618,6 +675,7 @@ class AggregateRun {
     while (lo_ < microbatches_ && remaining_[lo_] == 0) {
       // Microbatch lo_ is dead: empty its row for the microbatch that will reuse it.
       std::fill_n(ring_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * row_), row_, kAbsent);
+      if (eager_) std::fill_n(sent_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * sent_row()), sent_row(), kAbsent);
       ++lo_;
     }
   }
@@ -660,6 +718,8 @@ class AggregateRun {
   std::uint32_t lo_ = 0, window_ = 16;
   std::size_t row_ = 0;       ///< cells per microbatch: stages x kinds
   std::vector<double> ring_;  ///< event end times, window_ rows; NaN: not yet
+  bool eager_ = false;        ///< the send mode is eager: sent_ is in use
+  std::vector<double> sent_;  ///< eager sends' arrival times, window_ rows of stages x 2 (sent_cell)
   std::vector<Stream> streams_;
   std::vector<std::uint32_t> work_;  ///< streams to advance, a stack
   std::size_t work_size_ = 0;

@@ -143,7 +143,7 @@ class Simulator {
   }
   // An entry's progress lives in one byte per entry (not in the timeline's times), so that the
   // control flow is the same with and without times and a check touches 1 byte, not 8.
-  bool done(std::uint32_t e) const { return e != kNone && state_[e] == kDone; }
+  bool done(std::uint32_t e) const { return e != kNone && state_[e] >= kDone; }
   bool posted(std::uint32_t e) const { return e != kNone && state_[e] != kNew; }
   double end_of(std::uint32_t e) const { return times_ ? t_.end[e] : 0.0; }
 
@@ -267,6 +267,31 @@ class Simulator {
     publish(key(forward ? kSendF : kSendB, sa.stage, sa.microbatch()), send);
   }
 
+  // An eager SEND, just posted: done without its RECV; its transfer to the rank of the partner
+  // stage starts now, and it ends when the transfer does (the data sits in the peer's buffer).
+  void send_eagerly(std::uint32_t send, std::uint32_t rank, std::uint32_t stage, std::uint32_t partner_stage,
+                    bool forward) {
+    state_[send] = kSentEager;
+    if (!times_) return;
+    const std::uint32_t to = partner_stage < placement_.size() ? placement_[partner_stage] : rank;
+    t_.end[send] = t_.start[send] + transfer(stage, forward, rank, to);
+  }
+
+  // A posted RECV meets the eager SEND that has sent its data: it ends at the later of its own
+  // post and the data's arrival (the SEND's end), released by the SEND when the data set it.
+  void deliver(std::uint32_t send, std::uint32_t recv, std::uint32_t to, bool forward) {
+    state_[send] = state_[recv] = kDone;
+    if (times_) {
+      const double arrival = t_.end[send];
+      t_.end[recv] = std::max(t_.start[recv], arrival);
+      t_.peer[send] = recv;
+      t_.peer[recv] = send;
+      if (arrival >= t_.start[recv]) t_.released_by[recv] = send;
+    }
+    const Action& ra = action(recv, to);
+    publish(key(forward ? kRecvF : kRecvB, ra.stage, ra.microbatch()), recv);
+  }
+
   // Runs stream `id` forward as far as its dependencies allow.
   void advance(std::uint32_t id) {
     const std::uint32_t rank = id / kQueues;
@@ -336,7 +361,18 @@ class Simulator {
       return true;
     }
     const std::uint32_t partner = entry_at(pk);
+    // An eager SEND is done once posted; it delivers to its RECV now if that is posted, else
+    // when the RECV is (below).
+    if (is_send && !done(e) && send_completes_eagerly(opt_.send, opt_.comm, static_cast<std::uint32_t>(s), forward)) {
+      send_eagerly(e, rank, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(partner_stage), forward);
+      if (posted(partner) && !done(partner)) deliver(e, partner, t_.rank_of(partner), forward);
+      return true;
+    }
     if (!posted(partner)) return wait(id, pk), false;
+    if (!is_send && !done(e) && state_[partner] == kSentEager) {
+      deliver(partner, e, rank, forward);
+      return true;
+    }
     // A partner that is done while this end is not was paired with another end: this one is a
     // duplicate, and nothing will ever match it (aggregate.cpp's model waits for good too).
     if (done(partner) && !done(e)) return wait(id, pk), false;
@@ -385,7 +421,8 @@ class Simulator {
   const std::vector<std::uint32_t>& placement_;
   const TimedOptions& opt_;
   const bool times_;
-  enum EntryState : std::uint8_t { kNew, kPosted, kDone };
+  // kSentEager: an eager SEND that is done (its stream moves on) and has not met its RECV yet.
+  enum EntryState : std::uint8_t { kNew, kPosted, kDone, kSentEager };
   std::vector<std::uint8_t> state_;
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
@@ -414,6 +451,11 @@ std::vector<TimedDeadlock::Stuck> find_stuck(const Schedule& s, const std::vecto
                                              bool blocking_comms) {
   TimedOptions opt;
   opt.blocking_comms = blocking_comms;
+  return find_stuck(s, stage_to_rank, opt);
+}
+
+std::vector<TimedDeadlock::Stuck> find_stuck(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                             const TimedOptions& opt) {
   return Simulator(s, stage_to_rank, opt, false).run_verdict();
 }
 

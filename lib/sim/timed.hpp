@@ -12,7 +12,10 @@
 //   SEND_F/B     the compute that produced the data; the transfer starts when both the SEND
 //                and its RECV have been reached on their queues and takes the transfer time;
 //                both end when it ends (so a RECV posted before a SEND it indirectly depends on
-//                deadlocks, as it does on a GPU)
+//                deadlocks, as it does on a GPU). That is rendezvous, the default send mode
+//                (send_mode.hpp). An eager SEND (TimedOptions::send) does not wait for its RECV:
+//                its transfer starts when it is posted and it ends when the transfer does; its
+//                RECV ends at the later of its own post and the transfer's end
 //   OVERLAP_F_B  everything its sub-actions need; it lasts their summed cost times the
 //                overlap factor, and all its sub-actions count as done when it ends
 // With blocking comms every action of a rank runs on its compute stream, in program order
@@ -22,7 +25,9 @@
 // arrives. A schedule that cannot finish is reported as TimedDeadlock with the stuck heads.
 //
 // aggregate.cpp and synth/auto/greedy.cpp implement this same timed model: change them with it.
-// The per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp.
+// The per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp;
+// which SEND is eager is send_mode.hpp's send_completes_eagerly (greedy.cpp builds compute-only
+// schedules, with no SEND or RECV, so the send mode does not reach it).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,7 @@
 #include "ir/schedule.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
+#include "sim/send_mode.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched {
@@ -41,6 +47,9 @@ struct TimedOptions {
   CostModel costs;
   CommModel comm;
   bool blocking_comms = false;
+  /// How a SEND completes: rendezvous (the default) or eager up to a message size (send_mode.hpp);
+  /// an eager threshold reads the message sizes from comm.stages.
+  SendMode send;
 };
 
 /// A schedule the timed simulator cannot finish: each stuck stream's rank, the index of its
@@ -75,5 +84,9 @@ Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& sta
 /// lists them for any costs.
 std::vector<TimedDeadlock::Stuck> find_stuck(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                              bool blocking_comms = false);
+/// The same under the comm options of `opt` (blocking comms, the send mode and the message sizes
+/// it compares); its costs are not read.
+std::vector<TimedDeadlock::Stuck> find_stuck(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                             const TimedOptions& opt);
 
 }  // namespace ppsched

@@ -189,6 +189,23 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   if (find_stuck(s, stage_to_rank).empty() != finished) fuzz_fail("find_stuck disagrees with the timed simulator");
   if (rule_says_deadlock == finished) fuzz_fail("the deadlock rule disagrees with the timed simulator");
 
+  // Eager sends (every SEND completes without its RECV): the three runs agree again, and an eager
+  // SEND only ever waits for less, so what finishes under rendezvous finishes under eager.
+  TimedOptions eager = opt;
+  eager.send = SendMode{SendMode::Kind::Eager};
+  bool finished_eager = true;
+  try {
+    Timeline t = simulate_timed(s, stage_to_rank, eager);
+    const MemoryModel memory;
+    if (!same_aggregates(analyze(s, t, memory), simulate_aggregates(s, stage_to_rank, eager, memory)))
+      fuzz_fail("simulate_aggregates disagrees with analyze(simulate_timed) under eager sends");
+  } catch (const TimedDeadlock&) {
+    finished_eager = false;
+  }
+  if (find_stuck(s, stage_to_rank, eager).empty() != finished_eager)
+    fuzz_fail("find_stuck disagrees with the timed simulator under eager sends");
+  if (finished && !finished_eager) fuzz_fail("a schedule that finishes under rendezvous deadlocks under eager sends");
+
   try {
     simulate_pytorch_steps(s, stage_to_rank, stages);
   } catch (const SimDeadlock&) {

@@ -105,6 +105,53 @@ TEST_CASE("aggregates equal analyze(simulate_timed) on every family, with unit a
   });
 }
 
+// Eager sends change who waits for whom (a SEND no longer waits for its RECV; a RECV may find its
+// data already there): the ring run keeps each eager send's arrival for its RECV and must still
+// give the Timeline path's numbers, with every send eager or only those under a threshold (the
+// uneven setup's messages are 1e3 to 1e6 bytes, so 5e5 splits them), with blocking comms too.
+TEST_CASE("aggregates equal analyze(simulate_timed) under eager sends, on every family") {
+  const SendMode modes[] = {SendMode{SendMode::Kind::Eager}, SendMode{SendMode::Kind::Eager, 5e5}};
+  test::for_each_family_schedule(4, {4u, 8u, 13u}, [&](const Family& family, std::uint32_t m, const Schedule& s) {
+    Schedule keep = lower_send_recv(s);
+    for (const SendMode& mode : modes) {
+      INFO(family.name << " m=" << m << " " << send_mode_name(mode));
+      Setup unit;
+      unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
+      unit.opt.send = mode;
+      compare(keep, unit);
+      for (bool blocking : {false, true}) {
+        INFO("blocking " << blocking);
+        Setup setup = uneven(keep, m * 11, blocking);
+        setup.opt.send = mode;
+        compare(keep, setup);
+      }
+    }
+  });
+}
+
+// A RECV that a rank posts only after a SEND it depends on (defer_pp_recv's order in
+// pytorch/pytorch#172668): both runs deadlock under rendezvous and finish, with the same numbers,
+// once the sends are eager.
+TEST_CASE("aggregates: a deferred receive deadlocks under rendezvous and agrees under eager") {
+  SynthParams p;
+  p.ranks = 4;
+  p.microbatches = 8;
+  Schedule s = lower_send_recv(synthesize("1F1B", p));
+  // On the last rank, whose F1 comes after its B0, move the receive of F1 behind the send of B0's
+  // gradient; rank 2 sends F1 before it receives that gradient.
+  auto& a = s.ranks[3].actions;
+  auto recv = std::find(a.begin(), a.end(), Action::make(ActionKind::RecvF, 3, 1));
+  auto send = std::find(a.begin(), a.end(), Action::make(ActionKind::SendB, 3, 0));
+  REQUIRE((recv != a.end() && send != a.end() && recv < send));
+  std::rotate(recv, recv + 1, send + 1);
+  Setup setup = uneven(s, 3, false);
+  CHECK_THROWS_AS(simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory), TimedDeadlock);
+  setup.opt.send = SendMode{SendMode::Kind::Eager};
+  compare(s, setup);
+  setup.opt.send = SendMode{SendMode::Kind::Eager, 0};  // every message is over 0 bytes: rendezvous again
+  CHECK_THROWS_AS(simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory), TimedDeadlock);
+}
+
 // With a zero-cost compute action, an allocation and a free can fall at the same instant in the
 // other order than the program's, so the memory events must go through the sorted pending list.
 TEST_CASE("aggregates equal analyze(simulate_timed) when some compute costs are zero") {
