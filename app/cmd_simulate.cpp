@@ -118,6 +118,11 @@ int run_simulate(SimulateOptions opt) {
   }
   opt.source.memory_cap = opt.memory_cap;  // --schedule auto searches under the cap it is checked against
   opt.source.sim_inputs = &opt.inputs;
+  if (opt.simulator == "pytorch-steps" && opt.inputs.send().eager()) {
+    print_error("--send-mode applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run as "
+                "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
+    return kExitUsage;
+  }
   if (opt.simulator == "timed" && opt.format == "csv") {
     print_error("--format csv is the lock-step grid of --simulator pytorch-steps; use text or json");
     return kExitUsage;
@@ -206,6 +211,8 @@ int run_simulate(SimulateOptions opt) {
                          {"stage_spec", opt.inputs.stage_spec},
                          {"model_file", opt.inputs.model},
                          {"gpu", opt.inputs.gpu}};
+      // Only when it is not the default, so that reports made without the flag keep their bytes.
+      if (sim.send.eager()) j["parameters"]["send_mode"] = send_mode_name(sim.send);
       std::vector<const SimView*> in_json_order(sim_views().size());
       for (const SimView& v : sim_views()) in_json_order.at(v.json_position) = &v;
       for (const SimView* v : in_json_order)
@@ -241,6 +248,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"timed", "pytorch-steps"}))
       ->option_text("timed|pytorch-steps");
   add_sim_input_options(*sub, opt->inputs);
+  add_send_mode_option(*sub, opt->inputs.send_mode);
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs);
   add_memory_model_options(*sub, opt->memory_model, "--memory-cap");

@@ -46,6 +46,7 @@ struct ValidateOptions {
   std::string costs;
   std::string fill = "none";
   std::string pytorch_version;
+  std::string send_mode = "rendezvous";
 };
 
 int list_rules() {
@@ -121,6 +122,8 @@ int run_validate(const ValidateOptions& opt) {
     if (filters_non_grad_inputs)
       levels.insert(levels.begin(), {"input-grad-without-requires-grad", RuleLevel::Warning});
   }
+  const SendMode send_mode = *parse_send_mode(opt.send_mode);  // the option's check admitted it
+  if (!send_mode_has_sizes(send_mode, !opt.stage_spec.empty(), "--stage-spec")) return kExitUsage;
   int exit = kExitOk;
   std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
   for (const std::string& file : opt.files) {
@@ -146,6 +149,7 @@ int run_validate(const ValidateOptions& opt) {
         ctx->stage_spec = &*spec;
       }
       ctx->pytorch_filters_non_grad_inputs = filters_non_grad_inputs;
+      ctx->send_mode = send_mode;
       ctx->max_bubble = opt.max_bubble;
       ctx->bubble_per_stage = opt.bubble_definition == "per-stage";
       ctx->max_memory = opt.max_memory;
@@ -213,6 +217,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--pytorch-version", opt->pytorch_version,
                   "The PyTorch release the schedule runs on (e.g. 2.12): 2.13 and later skip inputs that do not "
                   "require grad in an I, so input-grad-without-requires-grad becomes a warning (default: older)");
+  add_send_mode_option(*sub, opt->send_mode);
   sub->add_option("--max-bubble", opt->max_bubble, "Fail when the simulated bubble ratio exceeds this (0 to 1)")
       ->check(finite_in(0.0, 1.0));
   sub->add_option("--bubble-definition", opt->bubble_definition,

@@ -245,6 +245,12 @@ std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& 
                 "does, or --lower send-recv");
     return std::nullopt;
   }
+  if (opt.send().eager() && !has_comms(s)) {
+    print_error("--send-mode changes nothing here: under --runtime ideal a compute-only schedule has no SEND to "
+                "complete early (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch does, "
+                "or --lower send-recv");
+    return std::nullopt;
+  }
   return s;
 }
 

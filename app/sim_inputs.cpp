@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli_support.hpp"
+#include "diag/suggest.hpp"
 #include "model/stage_model.hpp"
 #include "io/input_file.hpp"
 #include "parse/cost_table.hpp"
@@ -31,6 +32,34 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
   sub.add_flag("--blocking-comms", opt.blocking_comms,
                "Sends and receives block the compute stream in program order (synchronous send/recv); needs a "
                "schedule with SEND/RECV, which --runtime pytorch makes of a compute-only one");
+}
+
+void add_send_mode_option(CLI::App& sub, std::string& send_mode) {
+  sub.add_option("--send-mode", send_mode,
+                 "How a SEND completes: rendezvous (default: only with its RECV, as NCCL does once a message exceeds "
+                 "its buffer), eager (without its RECV), or eager:BYTES (eager for messages of at most BYTES bytes, "
+                 "sizes from the stage spec; NCCL's buffer is 4194304 by default)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (parse_send_mode(text)) return {};
+            std::string msg = "'" + text + "' is not a send mode: write rendezvous, eager, or eager:BYTES with BYTES a "
+                              "whole number of bytes (eager:4194304 is NCCL's default buffer, NCCL_BUFFSIZE)";
+            static constexpr std::string_view kNames[] = {"rendezvous", "eager"};
+            const std::string_view head = std::string_view(text).substr(0, text.find(':'));
+            if (auto near = closest_match(head, kNames); near && *near != head) msg += "; did you mean '" + *near + "'?";
+            return msg;
+          },
+          "rendezvous|eager[:BYTES]", "send mode"))
+      ->option_text("rendezvous|eager[:BYTES]");
+}
+
+bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from) {
+  if (!mode.needs_sizes() || has_sizes) return true;
+  print_error(fmt::format("--send-mode {} makes a send eager when its message is at most {:.0f} bytes, and no message "
+                          "has a size here: give {} (each stage's activation_bytes and gradient_bytes), or "
+                          "--send-mode eager to make every send eager",
+                          send_mode_name(mode), mode.eager_max_bytes, sizes_from));
+  return false;
 }
 
 std::optional<LivenessGranularity> MemoryModelOptions::liveness() const {
@@ -90,6 +119,11 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
     }
     return model;
   }
+  if (opt.send().eager()) {
+    print_error("--send-mode does not apply to --runtime megatron: Megatron's p2p calls are modelled with their "
+                "calibrated overheads, not a send mode");
+    return std::nullopt;
+  }
   if (opt.blocking_comms) {
     print_error("--blocking-comms does not apply to --runtime megatron: Megatron decides how its calls block "
                 "(synchronous for a fused backward under --optimizer sync, asynchronous otherwise)");
@@ -118,6 +152,7 @@ std::string time_model_description(const SimInputOptions& opt, const RuntimeMode
                        model.params.hardware.empty() ? "hardware not stated" : model.params.hardware);
   }
   if (opt.blocking_comms) out += "; blocking sends and receives";
+  if (const std::string eager = send_mode_summary(opt.send()); !eager.empty()) out += "; " + eager;
   out += "; optimizer ";
   out += optimizer_summary(model.optimizer);
   return out;
@@ -191,6 +226,7 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
   }
   in.sim.costs.overlap_factor = opt.overlap_factor;
   in.sim.blocking_comms = opt.blocking_comms;
+  in.sim.send = opt.send();  // a model gives every stage's message sizes
   if (!opt.topology.empty()) {
     DiagnosticSink sink;
     in.sim.comm.topology = read_topology(opt.topology, ranks, sink);
@@ -211,7 +247,9 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
     return std::nullopt;
   }
   const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
+  if (!send_mode_has_sizes(opt.send(), !opt.stage_spec.empty(), "--stage-spec or --model")) return std::nullopt;
   SimInputs in;
+  in.sim.send = opt.send();
   KindCosts per_rank = unit_costs();
   if (!opt.cost.empty()) {
     std::string error;

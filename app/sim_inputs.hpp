@@ -13,6 +13,7 @@
 #include "model/partition.hpp"
 #include "sim/activation_liveness.hpp"
 #include "sim/runtime.hpp"
+#include "sim/send_mode.hpp"
 #include "sim/sim_inputs.hpp"
 
 namespace CLI {
@@ -30,6 +31,8 @@ struct SimInputOptions {
   double overlap_factor = 1.0;
   std::string stage_spec, topology;
   bool blocking_comms = false;
+  /// --send-mode (simulate only; tune and compile keep the default): how a SEND completes.
+  std::string send_mode = "rendezvous";
   std::string runtime = "pytorch";  ///< sim/runtime.hpp; only simulate and tune offer --runtime
   std::string optimizer = "sync";   ///< sim/runtime.hpp Optimizer
   std::string runtime_params;       ///< --runtime-params: a file replacing megatron's figures
@@ -39,11 +42,21 @@ struct SimInputOptions {
   std::uint32_t microbatch_size = 1;            ///< samples per microbatch, for the model
 
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
+  /// The option's check has admitted only what parse_send_mode reads.
+  SendMode send() const { return *parse_send_mode(send_mode); }
   Optimizer optimizer_model() const { return *optimizer_from_name(optimizer); }
 };
 
 /// Adds --cost, --costs, --fill, --overlap-factor, --stage-spec, --topology and --blocking-comms.
 void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
+
+/// Adds --send-mode rendezvous|eager|eager:BYTES (simulate and validate): how a SEND completes
+/// (sim/send_mode.hpp). A value it cannot read is a usage error that names the accepted forms.
+void add_send_mode_option(CLI::App& sub, std::string& send_mode);
+
+/// Whether `mode` can be applied: an eager threshold compares message sizes, so it needs them
+/// (`has_sizes`: a stage spec or a model was given). Prints why not and returns false.
+bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from);
 
 /// Adds --runtime, --runtime-params and --optimizer: which runtime's execution the numbers describe
 /// and how its iterations meet (simulate and tune).

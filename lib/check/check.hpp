@@ -20,6 +20,7 @@
 #include "model/comm.hpp"
 #include "model/costs.hpp"
 #include "sim/activation_liveness.hpp"
+#include "sim/send_mode.hpp"
 
 namespace ppsched {
 
@@ -48,6 +49,11 @@ struct CheckContext {
   /// not require grad out of stage_backward_input (PyTorch 2.13 and later), so an I on such a stage
   /// runs there. False (unknown or older): the check assumes the failing behaviour.
   bool pytorch_filters_non_grad_inputs = false;
+  /// From --send-mode: the send semantics the deadlock rule and the thresholds simulate under
+  /// (sim/send_mode.hpp). Rendezvous, the default, is the strict case: a schedule that finishes
+  /// under it finishes under any eager threshold. An eager threshold compares it with the stage
+  /// spec's message sizes (stage_spec).
+  SendMode send_mode;
   /// Thresholds for CI (< 0: off): bubble ratio (global, or per stage) and peak memory per rank
   /// (microbatches of activation, or bytes with a stage spec), from a timed simulation with
   /// `costs` (null: unit costs).

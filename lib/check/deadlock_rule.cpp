@@ -1,5 +1,7 @@
 // Deadlock: the schedule cannot finish. Decided by the timed simulator itself (sim/timed.hpp),
 // so the validator and `simulate` always agree; each stuck action is named with what it waits for.
+// Under the context's send mode (rendezvous by default): an eager SEND waits for no RECV, so a
+// cycle through one is no cycle.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,7 +22,11 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     // schedule that cannot finish is run again by it with a Timeline to name the stuck actions.
     TimedOptions opt;
     opt.costs = ctx.costs ? *ctx.costs : CostModel::for_pipeline(ctx.ranks, ctx.stages);
-    if (ctx.stage_spec) opt.costs = with_recompute(opt.costs, *ctx.stage_spec);
+    if (ctx.stage_spec) {
+      opt.costs = with_recompute(opt.costs, *ctx.stage_spec);
+      opt.comm.stages = *ctx.stage_spec;  // the message sizes an eager threshold compares (no topology: free)
+    }
+    opt.send = ctx.send_mode;
     try {
       sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
       sim->finished = true;
@@ -36,6 +42,30 @@ namespace {
 
 // Which in-order queue of its rank an action runs on in the simulator: 0 compute, 1 comm.
 int queue_of(ActionKind k) { return is_send_recv(k) ? 1 : 0; }
+
+// Under an eager send mode a SEND in the chain waits for its RECV only because its message is
+// over the threshold: say so, with each such SEND's size, so that the verdict is not read as
+// the rendezvous one.
+std::string eager_note(const CheckContext& ctx, const std::vector<const TimedDeadlock::Stuck*>& chain,
+                       std::size_t from) {
+  const Schedule& s = *ctx.schedule;
+  const SendMode& mode = ctx.send_mode;
+  if (!mode.needs_sizes()) return "checked under --send-mode eager: no SEND waits for its RECV, and it still cannot finish";
+  CommModel sizes;
+  if (ctx.stage_spec) sizes.stages = *ctx.stage_spec;
+  std::string over;
+  for (std::size_t i = from; i < chain.size(); ++i) {
+    const Action& a = s.ranks[chain[i]->rank].actions[chain[i]->step];
+    if (a.kind != ActionKind::SendF && a.kind != ActionKind::SendB) continue;
+    over += fmt::format("{}{} carries {:.0f}", over.empty() ? "" : ", ", text(ctx, a),
+                        sizes.message_bytes(a.stage, a.kind == ActionKind::SendF));
+  }
+  std::string out = fmt::format("checked under --send-mode {}: a SEND waits for its RECV only when its message is over "
+                                "{:.0f} bytes",
+                                send_mode_name(mode), mode.eager_max_bytes);
+  if (!over.empty()) out += " (" + over + ")";
+  return out;
+}
 
 }  // namespace
 
@@ -93,6 +123,7 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
     if (i + 1 == chain.size()) hop += ", " + ending;
     notes.push_back(note_at(ctx, chain[i]->rank, chain[i]->step, hop));
   }
+  if (ctx.send_mode.eager()) notes.push_back(Note{{}, eager_note(ctx, chain, cycle_start), {}});
   const auto& first = *chain[cycle_start];
   bool cycle = ending == "which closes the cycle";
   report(ctx, sink, "deadlock", first.rank, first.step,
