@@ -14,6 +14,11 @@
 
 namespace ppsched::check {
 
+CostModel cost_model(const CheckContext& ctx) {
+  CostModel costs = ctx.costs ? *ctx.costs : CostModel::for_pipeline(ctx.ranks, ctx.stages);
+  return ctx.stage_spec ? with_recompute(costs, *ctx.stage_spec) : costs;
+}
+
 const Simulation& simulation_of(const CheckContext& ctx) {
   if (!ctx.simulation) {
     auto sim = std::make_shared<Simulation>();
@@ -21,11 +26,8 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     // aggregates run (no Timeline) is cheaper than even the verdict-only find_stuck, and a
     // schedule that cannot finish is run again by it with a Timeline to name the stuck actions.
     TimedOptions opt;
-    opt.costs = ctx.costs ? *ctx.costs : CostModel::for_pipeline(ctx.ranks, ctx.stages);
-    if (ctx.stage_spec) {
-      opt.costs = with_recompute(opt.costs, *ctx.stage_spec);
-      opt.comm.stages = *ctx.stage_spec;  // the message sizes an eager threshold compares (no topology: free)
-    }
+    opt.costs = cost_model(ctx);
+    if (ctx.stage_spec) opt.comm.stages = *ctx.stage_spec;  // the sizes an eager threshold compares (no topology: free)
     opt.send = ctx.send_mode;
     try {
       sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
@@ -123,7 +125,11 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
     if (i + 1 == chain.size()) hop += ", " + ending;
     notes.push_back(note_at(ctx, chain[i]->rank, chain[i]->step, hop));
   }
-  if (ctx.send_mode.eager()) notes.push_back(Note{{}, eager_note(ctx, chain, cycle_start), {}});
+  if (ctx.send_mode.eager()) {
+    Note eager;
+    eager.message = eager_note(ctx, chain, cycle_start);
+    notes.push_back(std::move(eager));
+  }
   const auto& first = *chain[cycle_start];
   bool cycle = ending == "which closes the cycle";
   report(ctx, sink, "deadlock", first.rank, first.step,

@@ -118,6 +118,9 @@ struct Simulation {
 };
 /// The memory model the stage spec implies (unit sizes without one).
 MemoryModel memory_model(const CheckContext& ctx);
+/// The costs the rules time with: --costs (else unit costs for the pipeline), with the stage
+/// spec's recompute charged.
+CostModel cost_model(const CheckContext& ctx);
 const Simulation& simulation_of(const CheckContext& ctx);
 
 /// PyTorch's activation slots per rank at ctx.memory_liveness's granularity, once per check run
