@@ -12,6 +12,7 @@
 #include "report/pipeline_grid.hpp"
 #include "schedule_source.hpp"
 #include "sim_inputs.hpp"
+#include "synth/synth.hpp"
 
 namespace ppsched::cli {
 
@@ -26,6 +27,10 @@ struct CompileOptions {
 };
 
 int run_compile(const CompileOptions& opt) {
+  if (opt.inputs.optimizer != "sync" && !is_auto_schedule(opt.source.schedule)) {
+    print_error("--optimizer chooses what --schedule auto minimises; compile writes any other schedule as it is");
+    return kExitUsage;
+  }
   std::optional<Schedule> loaded = load_schedule(opt.source);
   if (!loaded) return kExitUsage;
   const Schedule& s = *loaded;
@@ -54,6 +59,7 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
                   "With --schedule auto: peak activation memory per rank (microbatches, or bytes with a stage spec)")
       ->check(finite_positive());
   add_sim_input_options(*sub, opt->inputs);
+  add_optimizer_option(*sub, opt->inputs);
   sub->add_option("-o,--output", opt->output, "Where to write ('-' = stdout, the default)");
   sub->add_option("--format", opt->format, "Output format: csv (PyTorch's), json (ppsched's), text (step grid)")
       ->check(CLI::IsMember({"csv", "json", "text"}))

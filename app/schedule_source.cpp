@@ -91,6 +91,7 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   p.stages_per_rank = opt.stages_per_rank ? opt.stages_per_rank : 1;
   p.memory_cap = opt.memory_cap;
   p.time_budget_s = opt.time_budget_s;
+  if (opt.sim_inputs) p.optimizer = opt.sim_inputs->optimizer_model();
   if (p.stages_per_rank != 1 && p.stages_per_rank != 2) {
     print_error("--schedule auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement)");
     return std::nullopt;
@@ -104,8 +105,11 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   try {
     AutoResult r = auto_schedule(p);
     const std::size_t n = r.tried.size();
-    print_note("--schedule auto: chose " + r.best.origin + " (" + std::to_string(n) +
-               (n == 1 ? " candidate" : " candidates") + " tried; `ppsched tune` compares it with every family)");
+    print_note(fmt::format("--schedule auto: chose {} ({} {} tried, minimising {}; `ppsched tune` compares it with every "
+                           "family)",
+                           r.best.origin, n, n == 1 ? "candidate" : "candidates",
+                           p.optimizer == Optimizer::Sync ? "the makespan (--optimizer sync)"
+                                                          : "the longest rank span (--optimizer post-validated)"));
     return std::move(r.schedule);
   } catch (const std::invalid_argument& e) {
     print_error(e.what());

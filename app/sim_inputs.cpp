@@ -99,10 +99,14 @@ void add_runtime_option(CLI::App& sub, SimInputOptions& opt) {
   sub.add_option("--runtime-params", opt.runtime_params,
                  "With --runtime megatron: a file of its calibrated figures (docs/formats.md; default: the shipped "
                  "A100 figures, schedules/megatron-a100.runtime.json)");
+  add_optimizer_option(sub, opt);
+}
+
+void add_optimizer_option(CLI::App& sub, SimInputOptions& opt) {
   sub.add_option("--optimizer", opt.optimizer,
                  "How iterations meet: sync (default: each ends in a synchronizing optimizer step; an iteration costs "
                  "the makespan) or post-validated (iterations overlap, as in the Zero Bubble runtime; one costs the "
-                 "longest rank span)")
+                 "longest rank span). --schedule auto minimises that time")
       ->transform(CLI::IsMember({"sync", "post-validated"}, CLI::ignore_case))
       ->option_text("sync|post-validated");
 }

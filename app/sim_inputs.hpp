@@ -62,6 +62,9 @@ bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string
 /// and how its iterations meet (simulate and tune).
 void add_runtime_option(CLI::App& sub, SimInputOptions& opt);
 
+/// Adds --optimizer alone (compile: what --schedule auto minimises; add_runtime_option adds it too).
+void add_optimizer_option(CLI::App& sub, SimInputOptions& opt);
+
 /// The runtime model the options ask for, its figures read from --runtime-params when given; prints
 /// the problem and returns nullopt (a flag the runtime does not take, unreadable figures).
 std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt);

@@ -48,6 +48,7 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
       // Under a slot cap the search counts slots: the byte model that does (slot_memory_model).
       p.memory = req.liveness ? slot_memory_model(req.ranks * t.stages_per_rank) : in.memory;
       p.time_budget_s = req.time_budget_s;
+      p.optimizer = req.optimizer;  // it searches for what the ranking compares
       AutoResult r = auto_schedule(p);
       t.note = r.best.origin;
       built = std::move(r.schedule);

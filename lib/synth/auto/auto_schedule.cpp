@@ -47,16 +47,17 @@ void check_params(const AutoParams& p) {
     throw std::invalid_argument("auto: too many stages");
 }
 
-// No schedule of this shape can finish sooner: a rank cannot start before the first microbatch's
-// forwards reach it, and then has all its own work to do.
-double makespan_lower_bound(const Shape& sh) {
+// No schedule of this shape can do better: a rank has all its own work to do, which bounds its
+// span, and for the makespan it cannot start before the first microbatch's forwards reach it.
+double lower_bound(const Shape& sh, Optimizer objective) {
   double bound = 0;
   for (std::uint32_t r = 0; r < sh.ranks; ++r) {
     double work = 0;
     for (std::uint32_t s : sh.own[r]) work += sh.microbatches * (sh.f[s] + sh.backward[s]);
     const std::uint32_t first = sh.own[r].back();  // its lowest stage
     double reach = 0;
-    for (std::uint32_t s = 0; s < first; ++s) reach += sh.f[s] + sh.fwd_xfer[s + 1];
+    if (objective == Optimizer::Sync)
+      for (std::uint32_t s = 0; s < first; ++s) reach += sh.f[s] + sh.fwd_xfer[s + 1];
     bound = std::max(bound, reach + work);
   }
   return bound;
@@ -84,12 +85,16 @@ bool only_split_backwards(const Schedule& s) {
   return true;
 }
 
-bool better(const AutoCandidate& a, const AutoCandidate& b) {
+// The objective first (AutoParams::optimizer), then the other time (under sync: less bubble inside
+// the ranks; under post-validated: the iteration that also ends sooner), then memory.
+bool better(const AutoCandidate& a, const AutoCandidate& b, Optimizer objective) {
   if (!a.fits) return false;
   if (!b.fits) return true;
-  const double eps = 1e-12 * std::max(1.0, b.makespan);
-  if (std::abs(a.makespan - b.makespan) > eps) return a.makespan < b.makespan;
-  if (std::abs(a.span - b.span) > eps) return a.span < b.span;  // less bubble inside the ranks
+  const Optimizer other = objective == Optimizer::Sync ? Optimizer::PostValidated : Optimizer::Sync;
+  for (Optimizer o : {objective, other}) {
+    const double x = iteration_time(a, o), y = iteration_time(b, o);
+    if (std::abs(x - y) > 1e-12 * std::max(1.0, y)) return x < y;
+  }
   return a.peak < b.peak - kSameMemory;
 }
 
@@ -98,7 +103,7 @@ bool better(const AutoCandidate& a, const AutoCandidate& b) {
 class Search {
  public:
   explicit Search(const AutoParams& p)
-      : p_(p), shape_(p), budget_(p.time_budget_s), bound_(makespan_lower_bound(shape_)),
+      : p_(p), shape_(p), budget_(p.time_budget_s), bound_(lower_bound(shape_, p.optimizer)),
         cap_(auto_detail::target_caps(p, shape_).front()), policies_(auto_detail::greedy_variants(p, shape_)) {
     sp_.ranks = p.ranks;
     sp_.microbatches = p.microbatches;
@@ -152,7 +157,7 @@ class Search {
   // Records a candidate. True when it is the best so far: the caller then keeps its schedule
   // (keep, or keep_guide for a V pattern, which stays in guides_ for squeezing until the end).
   bool consider(AutoCandidate c) {
-    const bool best = !has_best() || better(c, result_.best);
+    const bool best = !has_best() || better(c, result_.best, p_.optimizer);
     if (best) result_.best = c;
     result_.tried.push_back(std::move(c));
     return best;
@@ -172,15 +177,15 @@ class Search {
   // chosen, so the result is the same as finishing it). The margin covers rounding in the bound;
   // a tie must finish, as the tie-breaks may prefer it.
   double mark() const {
-    return has_best() && result_.best.fits ? result_.best.makespan + 1e-9 * std::max(1.0, result_.best.makespan)
-                                           : kNever;
+    return has_best() && result_.best.fits ? best_time() + 1e-9 * std::max(1.0, best_time()) : kNever;
   }
+  double best_time() const { return iteration_time(result_.best, p_.optimizer); }
 
-  // Nothing can finish sooner than the makespan bound: the search stops at the first candidate
+  // Nothing can do better than the objective's bound: the search stops at the first candidate
   // that reaches it (later candidates could only tie).
   bool perfect() const {
     const double eps = 1e-9 * std::max(1.0, bound_);
-    return has_best() && result_.best.fits && result_.best.makespan <= bound_ + eps;
+    return has_best() && result_.best.fits && best_time() <= bound_ + eps;
   }
 
   // Records a run of the greedy as a candidate, or why it did not finish; true when it is the best
@@ -188,7 +193,9 @@ class Search {
   // implicit comms), so a finished run needs no second simulation.
   bool record_run(AutoCandidate c, const GreedyRun& run, std::string_view unfinished) {
     if (!run.finished) {
-      c.why_not = run.gave_up ? fmt::format("stopped early: cannot finish by {:.6g}, the best so far", result_.best.makespan)
+      c.why_not = run.gave_up ? fmt::format("stopped early: cannot {} {:.6g}, the best so far",
+                                            p_.optimizer == Optimizer::Sync ? "finish by" : "keep every rank's span within",
+                                            best_time())
                               : std::string(unfinished);
       result_.tried.push_back(std::move(c));
       return false;
@@ -320,11 +327,12 @@ class Search {
   // so exploring never makes it slower unless the budget runs out.
   void improve_runner_up() {
     Explored& before = *before_exploring_;
-    if (!better(result_.best, before.best) && !better(before.best, result_.best)) return;  // the same start
+    if (!better(result_.best, before.best, p_.optimizer) && !better(before.best, result_.best, p_.optimizer))
+      return;  // the same start
     AutoResult other;
     other.best = before.best;
     auto_detail::improve_locally(p_, budget_, before.schedule, other);
-    if (!better(other.best, result_.best)) return;
+    if (!better(other.best, result_.best, p_.optimizer)) return;
     result_.best = other.best;
     result_.schedule = std::move(before.schedule);
     for (AutoCandidate& c : other.tried) result_.tried.push_back(std::move(c));

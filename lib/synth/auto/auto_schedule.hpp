@@ -20,10 +20,12 @@
 // A greedy run (and a family replayed through it) gives up as soon as it can no longer finish by
 // the best makespan found so far, so the likely winners go first (the order is in
 // auto_schedule.cpp).
-// The result is the fastest fitting candidate (ties: the shorter longest rank span, i.e. less
-// bubble inside the ranks; then the less memory; then the earlier candidate), so it is never
+// "Fastest" follows the optimizer (AutoParams::optimizer): under sync an iteration costs the
+// makespan; under post-validated, where consecutive iterations overlap, the longest rank span.
+// The result is the fastest fitting candidate (ties: the other of the two times, i.e. less bubble
+// inside the ranks under sync; then the less memory; then the earlier candidate), so it is never
 // slower than a handcrafted family that fits the same cap. The search stops at the first
-// candidate that reaches the makespan lower bound: nothing later could be faster.
+// candidate that reaches the objective's lower bound: nothing later could be faster.
 //
 // Placement: one stage per rank is loop placement; two is V placement (stage s and 2p-1-s on
 // rank s), where a rank's forward of its second chunk reuses the microbatch it already holds.
@@ -36,6 +38,7 @@
 
 #include "ir/schedule.hpp"
 #include "sim/memory.hpp"
+#include "sim/runtime.hpp"
 #include "sim/timed.hpp"
 
 namespace ppsched {
@@ -52,6 +55,10 @@ struct AutoParams {
   /// Counted as work (10M simulated actions per second), not read from a clock: the same input
   /// gives the same schedule.
   double time_budget_s = 1.0;
+  /// What one iteration costs, so what the search minimises (sim/runtime.hpp): the makespan under
+  /// sync, the longest rank span (the steady-state period of overlapping iterations) under
+  /// post-validated. The lower bound, the give-up mark and the local search follow it.
+  Optimizer optimizer = Optimizer::Sync;
 };
 
 /// The placement style of the automatic schedule with `stages_per_rank` stages per rank: V for two,
@@ -125,6 +132,12 @@ struct GreedyPolicy {
 /// has left passes that mark (the search passes the best makespan so far).
 bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan,
                      double give_up_above = std::numeric_limits<double>::infinity());
+
+/// What `c` costs per iteration under `o`: its makespan (sync) or its longest rank span
+/// (post-validated), the search's objective.
+inline double iteration_time(const AutoCandidate& c, Optimizer o) {
+  return o == Optimizer::Sync ? c.makespan : c.span;
+}
 
 /// The search. Throws std::invalid_argument for impossible parameters (no ranks, a cap below
 /// one microbatch of activation, stages_per_rank other than 1 or 2).

@@ -464,17 +464,25 @@ class Greedy {
     rank_[r].free = start + duration;
     queue_.lower(r, rank_[r].free);
     // Every later action of rank r starts after this one ends, so the rank ends no sooner than
-    // that plus the work it has left. A running total (RankState::work_left) screens; near the
-    // mark the work left is recounted from the counters, so rounding in the running total never
-    // decides.
+    // that plus the work it has left, and its span is no shorter than that minus its first start.
+    // A running total (RankState::work_left) screens; near the mark the work left is recounted
+    // from the counters, so rounding in the running total never decides.
     if (limit_ != kNever) {
-      if (period_.pending) period_.note_bound(r, rank_[r].free + exact_work_left(r));
+      const double from = origin(r);
+      if (period_.pending) period_.note_bound(r, rank_[r].free + exact_work_left(r) - from);
       rank_[r].work_left -= duration;
-      if (rank_[r].free + rank_[r].work_left > limit_ - screen_margin_) {
+      if (rank_[r].free + rank_[r].work_left - from > limit_ - screen_margin_) {
         rank_[r].work_left = exact_work_left(r);
-        gave_up_ = gave_up_ || rank_[r].free + rank_[r].work_left > limit_;
+        gave_up_ = gave_up_ || rank_[r].free + rank_[r].work_left - from > limit_;
       }
     }
+  }
+  // What the give-up mark is measured from on rank r: 0 when the search minimises the makespan;
+  // its first start when it minimises the longest rank span (a rank that has not started yet
+  // starts no sooner than it is free, and then has all its work to do).
+  double origin(std::uint32_t r) const {
+    if (!sh_.span_objective) return 0.0;
+    return rank_[r].first_start >= 0 ? rank_[r].first_start : rank_[r].free;
   }
   // The last microbatch's forward or input gradient on some stage has just been placed, and `end`
   // is when its chain can end at the earliest: the forwards up to the last stage, the input
@@ -482,8 +490,18 @@ class Greedy {
   // (StageState::after_f, after_i). No run that gets there can finish sooner, whatever the ranks
   // do meanwhile. The work-left bound above cannot see this: in a cool-down ranks idle waiting for
   // that chain, so a losing run would otherwise give up only near its end (docs/bench.md).
+  // Under the span objective the chain ends on one of the ranks, each of which has started by
+  // then or will start later: its span is at least `end` minus the latest first start, known once
+  // every rank has started (before that the chain says nothing about spans).
   void last_microbatch_chain(double end) {
-    if (limit_ != kNever && end > limit_) gave_up_ = true;
+    if (limit_ == kNever) return;
+    double from = 0;
+    if (sh_.span_objective)
+      for (const RankState& rs : rank_) {
+        if (rs.first_start < 0) return;
+        from = std::max(from, rs.first_start);
+      }
+    if (end - from > limit_) gave_up_ = true;
   }
   // The work rank r has left, from the counters (a few products for one or two stages).
   double exact_work_left(std::uint32_t r) const {

@@ -19,29 +19,37 @@ namespace ppsched::auto_detail {
 // memory sooner, a W later lets a forward or an input gradient on the critical path go first, and
 // forwards or input gradients of different chunks trade places. Each move is re-simulated and kept
 // when the schedule still finishes under the cap and is better in (makespan, then the sum of the
-// ranks' finish times): the second key lets the search cross the plateaus where one move cannot
-// shorten the makespan alone but frees a rank for the next. A move that breaks a dependency does not
+// ranks' finish times; under post-validated the longest rank span, then the sum of the spans): the
+// second key lets the search cross the plateaus where one move cannot shorten the longest alone
+// but frees a rank for the next. A move that breaks a dependency does not
 // finish and is dropped. First improvement, pass after pass, until a pass changes nothing or the
 // budget is spent; the result is never worse than what it started from.
 namespace {
 
+// The objective (the makespan, or under post-validated the longest rank span) and the sum over
+// the ranks of what it takes the longest of (their finish times, or their spans).
 struct Score {
-  double makespan, finish_sum;
+  double time, sum;
 };
 Score score_of(const Schedule& s, const AutoParams& p, bool& fits) {
   fits = false;
   std::optional<SimAnalysis> a = try_simulate_aggregates(s, s.placement.stage_to_rank, p.sim, p.memory);
   if (!a) return {kNever, kNever};
-  double sum = 0;
-  for (const RankUsage& u : a->ranks) sum += u.last_action_end;
+  const bool span = p.optimizer == Optimizer::PostValidated;
+  double longest = 0, sum = 0;
+  for (const RankUsage& u : a->ranks) {
+    const double x = span ? u.last_action_end - u.first_action_start : u.last_action_end;
+    longest = std::max(longest, x);
+    sum += x;
+  }
   fits = fits_under_cap(a->memory.max_peak(), p.memory_cap);
-  return {a->makespan, sum};
+  return {span ? longest : a->makespan, sum};
 }
 
 bool improves(const Score& a, const Score& b) {
-  const double eps = 1e-12 * std::max(1.0, b.makespan);
-  if (a.makespan < b.makespan - eps) return true;
-  return a.makespan <= b.makespan + eps && a.finish_sum < b.finish_sum - eps * 8;
+  const double eps = 1e-12 * std::max(1.0, b.time);
+  if (a.time < b.time - eps) return true;
+  return a.time <= b.time + eps && a.sum < b.sum - eps * 8;
 }
 
 }  // namespace
@@ -97,7 +105,8 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
   if (moves == 0) return;
   // Every kept move finished under the cap and was no slower, so the result is at least as good.
   AutoCandidate c = simulate_candidate(fmt::format("{} + {} local move{}", result.best.origin, moves, moves == 1 ? "" : "s"), best, p);
-  if (!c.fits || !(c.makespan <= result.best.makespan + 1e-12 * std::max(1.0, result.best.makespan))) return;
+  const double before = iteration_time(result.best, p.optimizer);
+  if (!c.fits || !(iteration_time(c, p.optimizer) <= before + 1e-12 * std::max(1.0, before))) return;
   result.best = c;
   result.tried.push_back(c);
 }

@@ -35,9 +35,13 @@ struct Shape {
   /// the greedy computes is exact, and shifting all of them by one amount changes no comparison
   /// (the steady-state copy in greedy.cpp relies on it).
   bool exact_times = false;
+  /// The search minimises the longest rank span (Optimizer::PostValidated), not the makespan: a
+  /// greedy run gives up once some rank's span, not its end, can no longer stay under the mark.
+  bool span_objective = false;
 
   explicit Shape(const AutoParams& p)
-      : ranks(p.ranks), microbatches(p.microbatches), v(p.stages_per_rank), stages(p.ranks * p.stages_per_rank) {
+      : ranks(p.ranks), microbatches(p.microbatches), v(p.stages_per_rank), stages(p.ranks * p.stages_per_rank),
+        span_objective(p.optimizer == Optimizer::PostValidated) {
     rank_of.resize(stages);
     own.resize(ranks);
     for (std::uint32_t s = 0; s < stages; ++s) {

@@ -1,10 +1,10 @@
 // The megatron runtime model against the Zero Bubble paper's measured runs (tests/support/
 // zero_bubble_runs.hpp): with the shipped A100 figures, every predicted iteration time within 5% of
 // the measured one, and the throughput ratio to 1F1B within 2% for 1F1B-I but only within 3.5% for
-// ZB-1p and ZB-2p: they are ppsched's automatic schedule at the paper's caps, which minimises the
-// makespan, not the rank span that a post-validated run pays, so they are not the paper's ZB-1p and
-// ZB-2p (at 1.5B, m=24, ZB-2p's per-stage bubble is 0.094 against the paper's 0.043); the ratio
-// errors reach +2.2% (ZB-1p) and -3.2% (ZB-2p) (docs/bench.md).
+// ZB-1p and ZB-2p: they are ppsched's automatic schedule at the paper's caps, searched for the
+// shortest rank span as a post-validated run pays, but not yet as short as the paper's (at 1.5B,
+// m=24, ZB-2p's per-stage bubble is 0.086 against the paper's 0.043); the ratio errors reach +2.2%
+// (ZB-1p) and -2.0% (ZB-2p) (docs/bench.md).
 #include <cmath>
 
 #include "support/catch.hpp"
