@@ -108,6 +108,23 @@ struct GreedyPolicy {
   /// A plain list scheduler starts whatever is ready, and a forward taken just before an I
   /// arrives delays every stage below on the way back to stage 0.
   bool wait_for_input_grad = false;
+  /// With wait_for_input_grad: only a forward waits for a due I; a W still runs whenever nothing
+  /// else can. A W held back leaves its rank idle, and the time it would have delayed an input
+  /// gradient by is usually filled by the deferred W's of the ranks below.
+  bool only_forwards_wait = false;
+  /// With only_forwards_wait: a W still waits for a due I while the rank's idle time, that wait
+  /// included, stays within the most any rank has idled so far: idle time is spread over the
+  /// ranks rather than piled on the ones that wait, as the Zero Bubble authors' zb.py balances
+  /// each stage's bubble against the largest.
+  bool balance_idle = false;
+  /// Right after an input gradient (no F or I since, W's aside), a forward that is ready and fits
+  /// goes before a ready input gradient: forwards and input gradients alternate once the first I
+  /// has arrived, so that the next stage gets its input in time. Under the input-gradient-first
+  /// rule a rank whose I's keep arriving runs them back to back and its successor waits for
+  /// forwards (filling the wait with W's it would rather keep for the cool-down). This is the
+  /// steady state of the Zero Bubble paper's schedules, where each stage's backward follows the
+  /// forward of a later microbatch.
+  bool forward_after_input_grad = false;
   /// V: when both chunks have an input gradient ready, run the first chunk's (the lower stage, on
   /// the way back to stage 0) rather than the second's. The Zero Bubble authors' V search does
   /// so; at m = p, where the cool-down is much of the run, it can end the I chains sooner.

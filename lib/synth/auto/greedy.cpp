@@ -408,21 +408,34 @@ class Greedy {
   void decide(double t, std::uint32_t r) {
     if (pol_.guide && !(pol_.free_cooldown && rank_[r].forwards_left == 0)) return decide_guided(t, r);
     double next = kNever;
+    const std::uint32_t* own = own_of(r);
+    // 0. with forward_after_input_grad, right after an I: a forward that is ready and fits
+    if (pol_.forward_after_input_grad && rank_[r].after_input_grad)
+      for (std::uint32_t k = 0; k < sh_.v; ++k)
+        if (f_ready(own[k]) <= t && f_fits(r, own[k])) return run_f(t, r, own[k]);
     // 1. an input-gradient backward that is ready, highest stage first (nearest the loss), or with
     // GreedyPolicy::first_chunk_input_grad_first the lowest
-    const std::uint32_t* own = own_of(r);
     for (std::uint32_t k = 0; k < sh_.v; ++k) {
       const std::uint32_t s = pol_.first_chunk_input_grad_first ? own[sh_.v - 1 - k] : own[k];
       double ready = i_ready(s);
       if (ready <= t) return run_i(t, r, s);
       next = std::min(next, ready);
     }
-    // With wait_for_input_grad: nothing that would still run when the next known I is ready.
+    // With wait_for_input_grad: nothing that would still run when the next known I is ready
+    // (with only_forwards_wait, no forward).
     const double i_due = pol_.wait_for_input_grad ? next : kNever;
     auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSameTime; };
     // 2. W before F when the policy says so
     std::uint32_t w_stage = oldest_w(r);
-    if (pol_.weight_first && w_stage != kNoStage && ends_in_time(stage_[w_stage].w)) return run_w(t, r, w_stage);
+    // With only_forwards_wait a W runs even when it holds up a due I, unless balance_idle says
+    // the rank can still afford to wait: its idle time, with this wait, would stay within the most
+    // idle time of any rank so far.
+    auto w_in_time = [&](std::uint32_t s) {
+      if (ends_in_time(stage_[s].w)) return true;
+      if (!pol_.only_forwards_wait) return false;
+      return !pol_.balance_idle || rank_[r].idle + (i_due - t) > most_idle_ + kSameTime;
+    };
+    if (pol_.weight_first && w_stage != kNoStage && w_in_time(w_stage)) return run_w(t, r, w_stage);
     // 3. a forward that is ready and fits
     auto try_f = [&](std::uint32_t s) {
       if (!f_fits(r, s)) return false;
@@ -443,7 +456,7 @@ class Greedy {
         if (try_f(own[k])) return;
     }
     // 4. a deferred W
-    if (w_stage != kNoStage && ends_in_time(stage_[w_stage].w)) return run_w(t, r, w_stage);
+    if (w_stage != kNoStage && w_in_time(w_stage)) return run_w(t, r, w_stage);
     if (next != kNever) queue_.lower(r, next);
     // else: it waits until a producer on another rank is scheduled (wake below)
   }
@@ -459,7 +472,12 @@ class Greedy {
   }
 
   void occupy(std::uint32_t r, double start, double duration, Action a) {
-    if (rank_[r].first_start < 0) rank_[r].first_start = start;
+    if (rank_[r].first_start < 0) {
+      rank_[r].first_start = start;
+    } else if (start > rank_[r].free) {
+      rank_[r].idle += start - rank_[r].free;
+      most_idle_ = std::max(most_idle_, rank_[r].idle);
+    }
     programs_[r].push_back(a);
     rank_[r].free = start + duration;
     queue_.lower(r, rank_[r].free);
@@ -529,6 +547,7 @@ class Greedy {
     if (pol_.reserve_each && sh_.first_chunk_of_v(s)) rank_[r].reserved += stage_[sh_.partner(s)].act;
     if (pol_.reserve_each && sh_.v == 2 && !sh_.first_chunk_of_v(s)) rank_[r].reserved -= stage_[s].act;
     rank_[r].mem += stage_[s].act;  // held(ActionKind::F, s)
+    rank_[r].after_input_grad = false;
     rank_[r].peak = std::max(rank_[r].peak, rank_[r].mem);
     occupy(r, t, stage_[s].f, Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
     f_end(s, m) = rank_[r].free;
@@ -541,6 +560,7 @@ class Greedy {
   void run_i(double t, std::uint32_t r, std::uint32_t s) {
     const std::uint32_t m = stage_[s].next_i++;
     rank_[r].mem += stage_[s].held_i;
+    rank_[r].after_input_grad = true;
     occupy(r, t, stage_[s].i, Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
     i_end(s, m) = rank_[r].free;
     if (m + 1 == M_) last_microbatch_chain(rank_[r].free + stage_[s].after_i);
@@ -585,6 +605,8 @@ class Greedy {
       key.push_back(since(rank_[r].free));
       key.push_back(queue_.time_of(r) - t);
       key.push_back(rank_[r].first_start < 0 ? 1.0 : 0.0);
+      if (pol_.forward_after_input_grad) key.push_back(rank_[r].after_input_grad ? 1.0 : 0.0);
+      if (pol_.balance_idle) key.push_back(most_idle_ - rank_[r].idle);
     }
     key.push_back(shadow_parted_ ? 1.0 : 0.0);
     if (!full) return;
@@ -766,9 +788,12 @@ class Greedy {
     double free = 0;             // when its last action ends
     double work_left = 0;        // a running total of the work it has left (occupy)
     std::uint32_t forwards_left = 0;  // GreedyPolicy::free_cooldown
+    bool after_input_grad = false;    // its last F or I was an I (GreedyPolicy::forward_after_input_grad)
+    double idle = 0;                  // time it has waited since its first action (GreedyPolicy::balance_idle)
   };
   const std::uint32_t* own_of(std::uint32_t r) const { return own_.data() + std::size_t{r} * sh_.v; }
 
+  double most_idle_ = 0;  // the most any rank has waited since its first action (balance_idle)
   const Shape& sh_;
   const GreedyPolicy& pol_;
   const std::uint32_t M_;

@@ -61,6 +61,22 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     waiting.wait_for_input_grad = true;
     policies.push_back(waiting);
   }
+  // The Zero Bubble paper's shape, at the real cap: forwards and input gradients alternating once
+  // the first I has arrived (GreedyPolicy::forward_after_input_grad), a forward never started
+  // when it would hold up a due I, and W's run whenever nothing else can (only_forwards_wait),
+  // unless the rank can still afford to wait (balance_idle; the second of the two runs without
+  // it). Under post-validated they go first: at cap 2p with the paper's profiled costs the first
+  // finds the per-stage spans of the authors' zb.py (docs/bench.md), and its span is then the
+  // mark the others must beat. Under sync they rarely win the makespan, so they come last.
+  const GreedyPolicy first = policies[0];
+  std::vector<GreedyPolicy> paper(2, first);
+  for (GreedyPolicy& pol : paper) {
+    pol.wait_for_input_grad = true;
+    pol.only_forwards_wait = true;
+    pol.forward_after_input_grad = true;
+  }
+  paper[0].balance_idle = true;
+  if (p.optimizer == Optimizer::PostValidated) policies.insert(policies.begin(), paper.begin(), paper.end());
   // For V, up to m = 4p: the first variant once more, waiting and running the first chunk's I
   // before the second's (GreedyPolicy::first_chunk_input_grad_first). It is what matches the Zero
   // Bubble authors' V search at m = p with T_F=3 T_I=4 T_W=2. On random configurations every result
@@ -68,11 +84,12 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   // best candidate, and from this one it can gain less); with more microbatches it only costs
   // time, running to near its end.
   if (v && p.microbatches <= 4 * p.ranks) {
-    GreedyPolicy first_chunk_first = policies[0];
+    GreedyPolicy first_chunk_first = first;
     first_chunk_first.wait_for_input_grad = true;
     first_chunk_first.first_chunk_input_grad_first = true;
     policies.push_back(first_chunk_first);
   }
+  if (p.optimizer != Optimizer::PostValidated) policies.insert(policies.end(), paper.begin(), paper.end());
   return policies;
 }
 
@@ -90,7 +107,9 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
   auto same = [](const GreedyPolicy& a, const GreedyPolicy& b) {
     return a.target_cap == b.target_cap && a.weight_first == b.weight_first && a.late_chunk_first == b.late_chunk_first &&
            a.reserve_each == b.reserve_each && a.wait_for_input_grad == b.wait_for_input_grad &&
-           a.first_chunk_input_grad_first == b.first_chunk_input_grad_first;
+           a.first_chunk_input_grad_first == b.first_chunk_input_grad_first &&
+           a.only_forwards_wait == b.only_forwards_wait && a.forward_after_input_grad == b.forward_after_input_grad &&
+           a.balance_idle == b.balance_idle;
   };
   std::vector<GreedyPolicy> out;
   for (unsigned bits = 0; bits < 32; ++bits) {
@@ -110,7 +129,9 @@ std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank) {
   return fmt::format("greedy (aim {:.4g}, {}{}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
                      stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first") : "",
                      pol.reserve_each ? "" : ", second-chunk room as V-Min's",
-                     std::string(pol.wait_for_input_grad ? ", waits for a due I" : "") +
+                     std::string(pol.wait_for_input_grad ? (pol.only_forwards_wait ? ", forwards wait for a due I" : ", waits for a due I") : "") +
+                         (pol.balance_idle ? ", W's wait while the rank can afford it" : "") +
+                         (pol.forward_after_input_grad ? ", F after each I" : "") +
                          (pol.first_chunk_input_grad_first ? ", first chunk's I first" : ""));
 }
 
