@@ -90,6 +90,18 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     policies.push_back(first_chunk_first);
   }
   if (p.optimizer != Optimizer::PostValidated) policies.insert(policies.end(), paper.begin(), paper.end());
+  // V: the second-chunk room of V-Min with forwards after each I, with and without waiting for a
+  // due I. Near m = p these keep a rank's second-chunk forwards moving while its input
+  // gradients arrive (p=16, m=17, T_F=T_I=1, T_W=0.5 at cap p: 50.25 where the other variants end
+  // at 53 or later; docs/bench.md).
+  if (v) {
+    GreedyPolicy alternate = first;
+    alternate.reserve_each = false;
+    alternate.forward_after_input_grad = true;
+    policies.push_back(alternate);
+    alternate.wait_for_input_grad = true;
+    policies.push_back(alternate);
+  }
   return policies;
 }
 

@@ -562,6 +562,19 @@ TEST_CASE("under post-validated at cap 2p auto finds the Zero Bubble authors' pe
   }
 }
 
+TEST_CASE("two chunks at cap p with one microbatch more than p stay within half a percent of the bound") {
+  // p=16, m=17, T_F=T_I=1, T_W=0.5 per rank: the makespan bound is 50 (rank 15's own work, 42.5,
+  // after the first microbatch's 15 chunk forwards reach it), which the Zero Bubble authors' V
+  // greedy reaches. The variants that alternate forwards and input gradients with V-Min's
+  // second-chunk room get 50.25; the others end at 53 or later.
+  AutoParams a = v_params(16, 17, 16, 1, 1, 0.5);
+  const AutoResult r = auto_schedule(a);
+  const Measured got = remeasure(r.schedule, a);
+  CHECK(got.makespan <= 50.25);
+  CHECK(got.peak <= 16);
+  CHECK(validation_errors(r.schedule) == 0);
+}
+
 TEST_CASE("a squeezed run that says a wider window decides the same builds what the wider run builds") {
   // The search skips the run that looks 6 ahead when the run that looks 2 ahead says the wider
   // window would have made every one of its decisions: that run must then be an exact repeat.
