@@ -125,6 +125,13 @@ struct GreedyPolicy {
   /// steady state of the Zero Bubble paper's schedules, where each stage's backward follows the
   /// forward of a later microbatch.
   bool forward_after_input_grad = false;
+  /// V: a first-chunk forward or a W is not started when it would still be running at the time the
+  /// rank's next second-chunk forward is ready (and fits): the second chunk's forwards lead to the
+  /// loss and back into the input-gradient chain, so with a transfer time between ranks a
+  /// first-chunk forward taken just before one arrives delays every stage after it (the Zero
+  /// Bubble authors' V search runs first-chunk forwards in the warm-up only while they end before
+  /// the second chunk's input can arrive).
+  bool wait_for_late_forward = false;
   /// V: when both chunks have an input gradient ready, run the first chunk's (the lower stage, on
   /// the way back to stage 0) rather than the second's. The Zero Bubble authors' V search does
   /// so; at m = p, where the cool-down is much of the run, it can end the I chains sooner.

@@ -421,9 +421,15 @@ class Greedy {
       if (ready <= t) return run_i(t, r, s);
       next = std::min(next, ready);
     }
-    // With wait_for_input_grad: nothing that would still run when the next known I is ready
-    // (with only_forwards_wait, no forward).
-    const double i_due = pol_.wait_for_input_grad ? next : kNever;
+    // With wait_for_input_grad: nothing that would still run when the next known I is ready (with
+    // only_forwards_wait, no forward; a W may still run). With wait_for_late_forward, nothing
+    // either that would still run when the second chunk's next forward is ready (V).
+    double i_due = pol_.wait_for_input_grad ? next : kNever;
+    if (pol_.wait_for_late_forward && sh_.v == 2) {
+      const std::uint32_t late = own[0];  // the rank's higher stage: its second chunk
+      const double ready = f_ready(late);
+      if (ready > t && ready != kNever && f_fits(r, late)) i_due = std::min(i_due, ready);
+    }
     auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSameTime; };
     // 2. W before F when the policy says so
     std::uint32_t w_stage = oldest_w(r);
