@@ -89,12 +89,17 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     first_chunk_first.first_chunk_input_grad_first = true;
     policies.push_back(first_chunk_first);
   }
-  if (p.optimizer != Optimizer::PostValidated) policies.insert(policies.end(), paper.begin(), paper.end());
+  // Under sync they (and the V variants below) only run up to m = 4p, where the warm-up and
+  // cool-down are much of the run: every result they made faster on the grids of docs/bench.md had
+  // m <= 2p, and at m = 8p to 16p they tripled the search's time (p=128, m=2048, V: 0.2 s to 0.6-0.85
+  // s), giving up only late.
+  const bool short_run = p.microbatches <= 4 * p.ranks;
+  if (p.optimizer != Optimizer::PostValidated && short_run) policies.insert(policies.end(), paper.begin(), paper.end());
   // V: the second-chunk room of V-Min with forwards after each I, with and without waiting for a
   // due I. Near m = p these keep a rank's second-chunk forwards moving while its input
   // gradients arrive (p=16, m=17, T_F=T_I=1, T_W=0.5 at cap p: 50.25 where the other variants end
   // at 53 or later; docs/bench.md).
-  if (v) {
+  if (v && short_run) {
     GreedyPolicy alternate = first;
     alternate.reserve_each = false;
     alternate.forward_after_input_grad = true;
