@@ -132,6 +132,7 @@ struct GreedyPolicy {
   /// Bubble authors' V search runs first-chunk forwards in the warm-up only while they end before
   /// the second chunk's input can arrive).
   bool wait_for_late_forward = false;
+  bool make_room_first = false;
   /// V: when both chunks have an input gradient ready, run the first chunk's (the lower stage, on
   /// the way back to stage 0) rather than the second's. The Zero Bubble authors' V search does
   /// so; at m = p, where the cool-down is much of the run, it can end the I chains sooner.

@@ -413,6 +413,12 @@ class Greedy {
     if (pol_.forward_after_input_grad && rank_[r].after_input_grad)
       for (std::uint32_t k = 0; k < sh_.v; ++k)
         if (f_ready(own[k]) <= t && f_fits(r, own[k])) return run_f(t, r, own[k]);
+    if (pol_.make_room_first) {
+      const std::uint32_t w = oldest_w(r);
+      if (w != kNoStage)
+        for (std::uint32_t k = 0; k < sh_.v; ++k)
+          if (f_ready(own[k]) <= t && !f_fits(r, own[k])) return run_w(t, r, w);
+    }
     // 1. an input-gradient backward that is ready, highest stage first (nearest the loss), or with
     // GreedyPolicy::first_chunk_input_grad_first the lowest
     for (std::uint32_t k = 0; k < sh_.v; ++k) {

@@ -112,6 +112,11 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     // where the others are 2-7% behind (docs/bench.md).
     alternate.wait_for_late_forward = true;
     policies.push_back(alternate);
+    // And making room: when a ready forward does not fit, the oldest W runs before a ready I
+    // (GreedyPolicy::make_room_first). With M_W = M_B an input gradient frees nothing, so at
+    // m = p + 1 a full rank admits its last microbatch only once W's have run.
+    alternate.make_room_first = true;
+    policies.push_back(alternate);
     GreedyPolicy paper_late = paper[0];
     paper_late.wait_for_late_forward = true;
     policies.push_back(paper_late);
@@ -135,7 +140,8 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
            a.reserve_each == b.reserve_each && a.wait_for_input_grad == b.wait_for_input_grad &&
            a.first_chunk_input_grad_first == b.first_chunk_input_grad_first &&
            a.only_forwards_wait == b.only_forwards_wait && a.forward_after_input_grad == b.forward_after_input_grad &&
-           a.balance_idle == b.balance_idle && a.wait_for_late_forward == b.wait_for_late_forward;
+           a.balance_idle == b.balance_idle && a.wait_for_late_forward == b.wait_for_late_forward &&
+           a.make_room_first == b.make_room_first;
   };
   std::vector<GreedyPolicy> out;
   for (unsigned bits = 0; bits < 32; ++bits) {
@@ -159,6 +165,7 @@ std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank) {
                          (pol.balance_idle ? ", W's wait while the rank can afford it" : "") +
                          (pol.forward_after_input_grad ? ", F after each I" : "") +
                          (pol.wait_for_late_forward ? ", waits for a due second-chunk F" : "") +
+                         (pol.make_room_first ? ", W's make room for a ready F first" : "") +
                          (pol.first_chunk_input_grad_first ? ", first chunk's I first" : ""));
 }
 
