@@ -132,6 +132,10 @@ struct GreedyPolicy {
   /// Bubble authors' V search runs first-chunk forwards in the warm-up only while they end before
   /// the second chunk's input can arrive).
   bool wait_for_late_forward = false;
+  /// A forward that is ready but does not fit makes room first: the oldest W runs before a ready
+  /// input gradient. Under the input-gradient-first rule a full rank frees memory only as far as
+  /// its I's do (M_B - M_W each: nothing when M_W = M_B), so a microbatch past what the cap holds
+  /// (m = p + 1 at cap p) would wait for the cool-down's W's.
   bool make_room_first = false;
   /// V: when both chunks have an input gradient ready, run the first chunk's (the lower stage, on
   /// the way back to stage 0) rather than the second's. The Zero Bubble authors' V search does

@@ -413,6 +413,7 @@ class Greedy {
     if (pol_.forward_after_input_grad && rank_[r].after_input_grad)
       for (std::uint32_t k = 0; k < sh_.v; ++k)
         if (f_ready(own[k]) <= t && f_fits(r, own[k])) return run_f(t, r, own[k]);
+    // 0'. with make_room_first: a W when a ready forward does not fit
     if (pol_.make_room_first) {
       const std::uint32_t w = oldest_w(r);
       if (w != kNoStage)
