@@ -140,7 +140,10 @@ for how in STOP KILL; do
     [ -n "$victim" ] && break
     sleep 0.1
   done
-  sleep 1  # well inside the timed iterations
+  # Well inside the timed iterations: before them the processes agree on their binary by hashing
+  # it, which for the 200 MB sanitizer build takes over a second, and a signal that lands there
+  # ends the job before any process can say why.
+  sleep 3
   kill -$how "$victim" 2>/dev/null
   wait $launcher
   code=$?
