@@ -432,6 +432,25 @@ TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy,
   }
 }
 
+namespace {
+
+// The greedy under `pol`, given as its mark the value `objective` reads off its own unmarked run:
+// on the mark it finishes with the same programs and makespan (it could win the tie-breaks; the
+// bound is a sum of products, rounded otherwise than the run's sums), just below it it gives up.
+template <class Objective>
+void check_gives_up_exactly(const AutoParams& a, const GreedyPolicy& pol, Objective objective) {
+  Schedule full, marked, late;
+  double makespan = 0, again = 0, unused = 0;
+  if (!greedy_schedule(a, pol, full, makespan)) return;
+  const double value = objective(full, makespan);
+  REQUIRE(greedy_schedule(a, pol, marked, again, value * (1 + 1e-12)));
+  CHECK(again == makespan);
+  for (std::uint32_t r = 0; r < a.ranks; ++r) CHECK(marked.ranks[r].actions == full.ranks[r].actions);
+  CHECK_FALSE(greedy_schedule(a, pol, late, unused, value * (1 - 1e-9)));
+}
+
+}  // namespace
+
 TEST_CASE("a greedy given a mark gives up exactly when it cannot finish by it") {
   // The search passes the best makespan so far as the mark. Giving up must never lose a candidate
   // that would finish by the mark (it could win the tie-breaks), and a run that ends later must
@@ -445,14 +464,7 @@ TEST_CASE("a greedy given a mark gives up exactly when it cannot finish by it") 
         INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
         a.memory_cap = cap;
         const GreedyPolicy pol{.target_cap = cap, .weight_first = weight_first, .late_chunk_first = true};
-        Schedule full, marked, late;
-        double makespan = 0, again = 0, unused = 0;
-        if (!greedy_schedule(a, pol, full, makespan)) continue;
-        // finishing on the mark (the bound is a sum of products, rounded otherwise than the run's sums)
-        REQUIRE(greedy_schedule(a, pol, marked, again, makespan * (1 + 1e-12)));
-        CHECK(again == makespan);
-        for (std::uint32_t r = 0; r < p; ++r) CHECK(marked.ranks[r].actions == full.ranks[r].actions);
-        CHECK_FALSE(greedy_schedule(a, pol, late, unused, makespan * (1 - 1e-9)));
+        check_gives_up_exactly(a, pol, [](const Schedule&, double makespan) { return makespan; });
       }
   }
 }
@@ -470,14 +482,7 @@ TEST_CASE("under post-validated a greedy given a mark gives up exactly when a ra
         INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " waits " << wait);
         a.memory_cap = cap;
         const GreedyPolicy pol{.target_cap = cap, .late_chunk_first = true, .wait_for_input_grad = wait};
-        Schedule full, marked, late;
-        double makespan = 0, again = 0, unused = 0;
-        if (!greedy_schedule(a, pol, full, makespan)) continue;
-        const double span = remeasure(full, a).longest_rank_span;
-        REQUIRE(greedy_schedule(a, pol, marked, again, span * (1 + 1e-12)));
-        CHECK(again == makespan);
-        for (std::uint32_t r = 0; r < p; ++r) CHECK(marked.ranks[r].actions == full.ranks[r].actions);
-        CHECK_FALSE(greedy_schedule(a, pol, late, unused, span * (1 - 1e-9)));
+        check_gives_up_exactly(a, pol, [&](const Schedule& full, double) { return remeasure(full, a).longest_rank_span; });
       }
   }
 }
