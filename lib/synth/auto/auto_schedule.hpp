@@ -153,6 +153,9 @@ struct GreedyPolicy {
   /// would read past the end of one stops there, unfinished, so that it never decides on less
   /// than the whole pattern would show it (greedy_schedule returns false).
   bool guide_is_prefix = false;
+
+  /// Every switch, cap and window alike (the search keeps a variant once: exploration_variants).
+  bool operator==(const GreedyPolicy&) const = default;
 };
 
 /// Builds a schedule by greedy list scheduling. Returns false (and leaves `out` unspecified) when

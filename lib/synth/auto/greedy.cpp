@@ -431,13 +431,13 @@ class Greedy {
     // With wait_for_input_grad: nothing that would still run when the next known I is ready (with
     // only_forwards_wait, no forward; a W may still run). With wait_for_late_forward, nothing
     // either that would still run when the second chunk's next forward is ready (V).
-    double i_due = pol_.wait_for_input_grad ? next : kNever;
+    double due = pol_.wait_for_input_grad ? next : kNever;
     if (pol_.wait_for_late_forward && sh_.v == 2) {
       const std::uint32_t late = own[0];  // the rank's higher stage: its second chunk
       const double ready = f_ready(late);
-      if (ready > t && ready != kNever && f_fits(r, late)) i_due = std::min(i_due, ready);
+      if (ready > t && ready != kNever && f_fits(r, late)) due = std::min(due, ready);
     }
-    auto ends_in_time = [&](double duration) { return t + duration <= i_due + kSameTime; };
+    auto ends_in_time = [&](double duration) { return t + duration <= due + kSameTime; };
     // 2. W before F when the policy says so
     std::uint32_t w_stage = oldest_w(r);
     // With only_forwards_wait a W runs even when it holds up a due I, unless balance_idle says
@@ -446,7 +446,7 @@ class Greedy {
     auto w_in_time = [&](std::uint32_t s) {
       if (ends_in_time(stage_[s].w)) return true;
       if (!pol_.only_forwards_wait) return false;
-      return !pol_.balance_idle || rank_[r].idle + (i_due - t) > most_idle_ + kSameTime;
+      return !pol_.balance_idle || rank_[r].idle + (due - t) > most_idle_ + kSameTime;
     };
     if (pol_.weight_first && w_stage != kNoStage && w_in_time(w_stage)) return run_w(t, r, w_stage);
     // 3. a forward that is ready and fits

@@ -83,7 +83,8 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   // it made faster had m <= 4p (and it rarely made one slower: the local search starts from the
   // best candidate, and from this one it can gain less); with more microbatches it only costs
   // time, running to near its end.
-  if (v && p.microbatches <= 4 * p.ranks) {
+  const bool short_run = p.microbatches <= 4 * p.ranks;
+  if (v && short_run) {
     GreedyPolicy first_chunk_first = first;
     first_chunk_first.wait_for_input_grad = true;
     first_chunk_first.first_chunk_input_grad_first = true;
@@ -93,7 +94,6 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   // cool-down are much of the run: every result they made faster on the grids of docs/bench.md had
   // m <= 2p, and at m = 8p to 16p they tripled the search's time (p=128, m=2048, V: 0.2 s to 0.6-0.85
   // s), giving up only late.
-  const bool short_run = p.microbatches <= 4 * p.ranks;
   if (p.optimizer != Optimizer::PostValidated && short_run) policies.insert(policies.end(), paper.begin(), paper.end());
   // V: the second-chunk room of V-Min with forwards after each I, with and without waiting for a
   // due I. Near m = p these keep a rank's second-chunk forwards moving while its input
@@ -135,14 +135,7 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
   // is for V only.
   if (p.stages_per_rank != 2) return {};
   const double cap = target_caps(p, sh).front();
-  auto same = [](const GreedyPolicy& a, const GreedyPolicy& b) {
-    return a.target_cap == b.target_cap && a.weight_first == b.weight_first && a.late_chunk_first == b.late_chunk_first &&
-           a.reserve_each == b.reserve_each && a.wait_for_input_grad == b.wait_for_input_grad &&
-           a.first_chunk_input_grad_first == b.first_chunk_input_grad_first &&
-           a.only_forwards_wait == b.only_forwards_wait && a.forward_after_input_grad == b.forward_after_input_grad &&
-           a.balance_idle == b.balance_idle && a.wait_for_late_forward == b.wait_for_late_forward &&
-           a.make_room_first == b.make_room_first;
-  };
+
   std::vector<GreedyPolicy> out;
   for (unsigned bits = 0; bits < 32; ++bits) {
     const GreedyPolicy pol{.target_cap = cap,
@@ -151,7 +144,7 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
                            .reserve_each = (bits & 8) != 0,
                            .wait_for_input_grad = (bits & 2) != 0,
                            .first_chunk_input_grad_first = (bits & 16) != 0};
-    const bool seen = std::any_of(tried.begin(), tried.end(), [&](const GreedyPolicy& t) { return same(t, pol); });
+    const bool seen = std::any_of(tried.begin(), tried.end(), [&](const GreedyPolicy& t) { return t == pol; });
     if (!seen) out.push_back(pol);
   }
   return out;
