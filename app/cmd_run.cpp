@@ -144,7 +144,7 @@ int write_outputs(const RunOptions& opt, const run::BenchmarkReport& rep) {
     if (!opt.trace.empty())
       write_output(opt.trace, [&](ByteSink& out) { write_measured_trace(first, rep.discovery.backend, out); });
     if (!opt.cost_out.empty())
-      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.measured), out); });
+      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.cost_kinds()), out); });
   }
   if (!opt.topology_out.empty() && rep.measured_topology)
     write_output(opt.topology_out, [&](ByteSink& out) { write_topology(*rep.measured_topology, out); });

@@ -123,6 +123,10 @@ int run_simulate(SimulateOptions opt) {
                 "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
     return kExitUsage;
   }
+  if (opt.simulator == "pytorch-steps" && opt.inputs.gpu_count > 0) {
+    print_error("--gpu-count applies to --simulator timed: PyTorch's dry run has no devices");
+    return kExitUsage;
+  }
   if (opt.simulator == "timed" && opt.format == "csv") {
     print_error("--format csv is the lock-step grid of --simulator pytorch-steps; use text or json");
     return kExitUsage;
@@ -248,6 +252,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"timed", "pytorch-steps"}))
       ->option_text("timed|pytorch-steps");
   add_sim_input_options(*sub, opt->inputs);
+  add_gpu_count_option(*sub, opt->inputs);
   add_send_mode_option(*sub, opt->inputs.send_mode);
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs);

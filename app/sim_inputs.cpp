@@ -34,6 +34,13 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt) {
                "schedule with SEND/RECV, which --runtime pytorch makes of a compute-only one");
 }
 
+void add_gpu_count_option(CLI::App& sub, SimInputOptions& opt) {
+  sub.add_option("--gpu-count", opt.gpu_count,
+                 "The ranks share this many GPUs, spread in contiguous blocks as `ppsched run` spreads them; ranks on "
+                 "one GPU take turns on its compute, in the order their work became ready (default: a GPU per rank)")
+      ->check(CLI::Range(1u, 1u << 20));
+}
+
 void add_send_mode_option(CLI::App& sub, std::string& send_mode) {
   sub.add_option("--send-mode", send_mode,
                  "How a SEND completes: rendezvous (default: only with its RECV, as NCCL does once a message exceeds "
@@ -156,6 +163,9 @@ std::string time_model_description(const SimInputOptions& opt, const RuntimeMode
                        model.params.hardware.empty() ? "hardware not stated" : model.params.hardware);
   }
   if (opt.blocking_comms) out += "; blocking sends and receives";
+  if (opt.gpu_count > 0)
+    out += fmt::format("; the ranks share {} GPU{}, each running one compute action at a time", opt.gpu_count,
+                       opt.gpu_count == 1 ? "" : "s");
   if (const std::string eager = send_mode_summary(opt.send()); !eager.empty()) out += "; " + eager;
   out += "; optimizer ";
   out += optimizer_summary(model.optimizer);
@@ -242,9 +252,37 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
 
 }  // namespace
 
+namespace {
+
+std::optional<SimInputs> inputs_without_gpus(const SimInputOptions& opt, std::uint32_t ranks,
+                                             const std::vector<std::uint32_t>& stage_to_rank,
+                                             const Schedule* schedule, std::uint32_t microbatch_size);
+
+}  // namespace
+
 std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32_t ranks,
                                          const std::vector<std::uint32_t>& stage_to_rank, const Schedule* schedule,
                                          std::uint32_t microbatch_size) {
+  if (opt.gpu_count > 0) {
+    if (opt.gpu_count > ranks) {
+      print_error(fmt::format("--gpu-count {}: there are {} ranks, and a GPU holds at least one", opt.gpu_count, ranks));
+      return std::nullopt;
+    }
+    if (opt.runtime_model() != Runtime::PyTorch) {
+      print_error("--gpu-count applies to --runtime pytorch: the megatron model times each rank on a GPU of its own");
+      return std::nullopt;
+    }
+  }
+  std::optional<SimInputs> in = inputs_without_gpus(opt, ranks, stage_to_rank, schedule, microbatch_size);
+  if (in && opt.gpu_count > 0) in->sim.device_of_rank = ranks_on_devices(ranks, opt.gpu_count);
+  return in;
+}
+
+namespace {
+
+std::optional<SimInputs> inputs_without_gpus(const SimInputOptions& opt, std::uint32_t ranks,
+                                             const std::vector<std::uint32_t>& stage_to_rank,
+                                             const Schedule* schedule, std::uint32_t microbatch_size) {
   if (!opt.model.empty()) return model_inputs(opt, ranks, stage_to_rank, microbatch_size ? microbatch_size : opt.microbatch_size);
   if (!opt.gpu.empty() || !opt.pipeline_layout.empty() || !opt.blocks_per_stage.empty() || opt.microbatch_size != 1) {
     print_error("--gpu, --pipeline-layout, --blocks-per-stage and --microbatch-size describe a --model; give one");
@@ -294,6 +332,8 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
   if (!ok) return std::nullopt;
   return in;
 }
+
+}  // namespace
 
 std::string cost_description(const SimInputOptions& opt) {
   if (!opt.model.empty()) return "model " + opt.model + (opt.gpu.empty() ? "" : " on " + opt.gpu);

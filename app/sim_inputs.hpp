@@ -40,6 +40,8 @@ struct SimInputOptions {
   std::string model, gpu, pipeline_layout;
   std::vector<std::uint32_t> blocks_per_stage;  ///< --blocks-per-stage: an explicit partition
   std::uint32_t microbatch_size = 1;            ///< samples per microbatch, for the model
+  /// --gpu-count (simulate only): the ranks share this many GPUs, 0 = a GPU per rank.
+  std::uint32_t gpu_count = 0;
 
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
   /// The option's check has admitted only what parse_send_mode reads.
@@ -57,6 +59,10 @@ void add_send_mode_option(CLI::App& sub, std::string& send_mode);
 /// Whether `mode` can be applied: an eager threshold compares message sizes, so it needs them
 /// (`has_sizes`: a stage spec or a model was given). Prints why not and returns false.
 bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from);
+
+/// Adds --gpu-count N (simulate): the ranks share N GPUs as `ppsched run` spreads them, and ranks
+/// on one GPU take turns on its compute (sim/timed.hpp).
+void add_gpu_count_option(CLI::App& sub, SimInputOptions& opt);
 
 /// Adds --runtime, --runtime-params and --optimizer: which runtime's execution the numbers describe
 /// and how its iterations meet (simulate and tune).

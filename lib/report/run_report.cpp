@@ -34,6 +34,7 @@ nlohmann::ordered_json result_json(const run::RunResult& r) {
   res["iteration"] = stats_json(r.measured.iteration);
   res["times_us"] = r.measured.iteration_us;
   res["simulated_us"] = r.simulated_us;
+  res["shared_compute"] = r.shared_compute;
   res["measured_over_simulated"] = r.ratio();
   res["host_us_per_launch"] = r.measured.host_us_per_launch;
   res["memory"] = {{"measured_peak_bytes", r.measured.memory.peak_buffer_bytes},
@@ -44,6 +45,15 @@ nlohmann::ordered_json result_json(const run::RunResult& r) {
     nlohmann::ordered_json a = {{"stage", k.stage}, {"kind", std::string(kind_name(k.kind))}};
     a.update(stats_json(k.stats));
     actions.push_back(std::move(a));
+  }
+  // Each kind alone on its device, where ranks shared one: what the cost table holds.
+  if (!r.isolated.empty()) {
+    auto& isolated = res["isolated_actions"] = nlohmann::ordered_json::array();
+    for (const run::KindTiming& k : r.isolated) {
+      nlohmann::ordered_json a = {{"stage", k.stage}, {"kind", std::string(kind_name(k.kind))}};
+      a.update(stats_json(k.stats));
+      isolated.push_back(std::move(a));
+    }
   }
   return res;
 }
@@ -103,6 +113,7 @@ std::string run_report_text(const RunReportConfig& config, const run::BenchmarkR
   const run::StopRule& stop = config.stop;
   std::string out = fmt::format("# ppsched {} run: backend {}, driver {}, runtime {}\n", config.version, d.backend,
                                 d.driver_version, d.runtime_version);
+  if (!d.settings.empty()) out += "# settings: " + d.settings + "\n";
   out += processes_text(rep);
   for (int o : rep.processes.empty() ? rep.ordinals : std::vector<int>{}) {
     const run::DeviceInfo& dev = d.devices.at(o);
@@ -119,9 +130,14 @@ std::string run_report_text(const RunReportConfig& config, const run::BenchmarkR
                      stop.max_iters ? fmt::format("{} iterations", stop.max_iters)
                                     : fmt::format(">= {} samples and {} s, then noise <= {}%, timeout {} s",
                                                   stop.min_samples, stop.min_time_s, stop.max_noise_pct, stop.timeout_s));
-  out += fmt::format("# sim_us: {}; times per iteration in microseconds; p99 by nearest rank\n",
-                     config.sim_from_measured_costs ? "the simulator with this run's measured cost table"
-                                                    : "the simulator with the given costs");
+  bool shared = false;
+  for (const run::RunResult& r : rep.results) shared |= r.shared_compute;
+  out += fmt::format("# sim_us: {}{}; times per iteration in microseconds; p99 by nearest rank\n",
+                     config.sim_from_measured_costs
+                         ? shared ? "the simulator with this run's cost table, each kind timed alone on its device"
+                                  : "the simulator with this run's measured cost table"
+                         : "the simulator with the given costs",
+                     shared ? ", ranks that share a device taking turns on its compute" : "");
   out += fmt::format("#{:>19} {:>5} {:>4} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>6} {:>11} {:>6}  {}\n",
                      "schedule", "ranks", "mbs", "warmup", "iters", "median_us", "p99_us", "min_us", "max_us", "cv%",
                      "sim_us", "ratio", "stop");
@@ -167,7 +183,8 @@ std::string run_report_json(const RunReportConfig& config, const run::BenchmarkR
                  {"p99_method", "nearest-rank"}};
   j["env"] = {{"ppsched_version", config.version},
               {"driver_version", rep.discovery.driver_version},
-              {"runtime_version", rep.discovery.runtime_version}};
+              {"runtime_version", rep.discovery.runtime_version},
+              {"settings", rep.discovery.settings}};
   auto& devs = j["devices"] = nlohmann::ordered_json::array();
   for (int o : rep.processes.empty() ? rep.ordinals : std::vector<int>{}) {
     const run::DeviceInfo& d = rep.discovery.devices.at(o);

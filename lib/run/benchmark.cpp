@@ -15,6 +15,9 @@ std::vector<int> devices_to_use(std::size_t visible, const std::vector<int>& ord
   return use;
 }
 
+// Iterations of the isolated pass, the first untimed: the medians settle within a few.
+constexpr std::size_t kIsolatedIterations = 4;
+
 }  // namespace
 
 std::vector<int> map_ranks_to_devices(std::uint32_t ranks, std::size_t visible, const std::vector<int>& ordinals) {
@@ -67,11 +70,13 @@ std::vector<std::uint64_t> predicted_device_peak(const Schedule& s, const Timeli
 }
 
 void predict(const RunRequest& req, TimedOptions sim, std::size_t devices, RunResult& res) {
+  if (res.shared_compute)
+    sim.device_of_rank.assign(res.plan.device.device_of_rank.begin(), res.plan.device.device_of_rank.end());
   const Timeline simulated = simulate_timed(req.schedule, req.stage_to_rank, sim);
   res.simulated_us = simulated.makespan;
   res.predicted_peak = predicted_device_peak(req.schedule, simulated, res.plan, devices);
-  if (!req.predict_from_measurement || res.measured.kinds.empty()) return;
-  for (const KindTiming& k : res.measured.kinds)
+  if (!req.predict_from_measurement || res.cost_kinds().empty()) return;
+  for (const KindTiming& k : res.cost_kinds())
     if (!is_send_recv(k.kind) && k.stage < sim.costs.per_stage.size())
       sim.costs.per_stage[k.stage][static_cast<std::size_t>(k.kind)] = k.stats.median;
   res.simulated_us = simulate_timed(req.schedule, req.stage_to_rank, sim).makespan;
@@ -102,6 +107,10 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
     // Event timing resolves about half a microsecond; a violation beyond that is a race.
     if (std::string race = check_measured_order(res.plan, res.measured, 1.0); !race.empty())
       throw PlanError("'" + req.name + "' raced on the device: " + race);
+    std::vector<std::uint32_t> devices(res.plan.device.device_of_rank.begin(), res.plan.device.device_of_rank.end());
+    res.shared_compute = report.discovery.compute_is_shared && req.plan.workload == Workload::Gemm &&
+                         shares_devices(devices);
+    if (res.shared_compute) res.isolated = measure_isolated(*device, res.plan, kIsolatedIterations);
     predict(req, req.sim, visible, res);
     res.microbatches = stated_microbatches(req.schedule);
     res.schedule = std::move(req.schedule);

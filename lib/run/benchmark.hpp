@@ -42,6 +42,13 @@ struct RunResult {
   std::uint32_t microbatches = 0;
   RunPlan plan;
   Measurement measured;
+  /// Where ranks shared a device's compute: each kind's duration alone on its device
+  /// (measure_isolated), which the prediction and the cost table use; empty otherwise.
+  std::vector<KindTiming> isolated;
+  /// Whether the prediction had the ranks of one device take turns on it (sim/timed.hpp).
+  bool shared_compute = false;
+  /// The durations a cost table of this run holds: the isolated ones where there are some.
+  const std::vector<KindTiming>& cost_kinds() const { return isolated.empty() ? measured.kinds : isolated; }
   double simulated_us = 0;                     ///< the timed simulator's makespan
   std::vector<std::uint64_t> predicted_peak;   ///< per device: the memory model's peak
   /// measured median / simulated; 0 when the simulation says 0.

@@ -142,6 +142,12 @@ struct Discovery {
   std::string backend;  ///< "cuda" or "fake"
   std::string driver_version, runtime_version;
   std::vector<DeviceInfo> devices;
+  /// Ranks on one of these devices take turns on its compute when their kernels each fill it
+  /// (the GEMM workload on a GPU); the fake device runs every stream as if it had the device to
+  /// itself.
+  bool compute_is_shared = false;
+  /// Settings of the process that change how the device runs streams ("NAME=value (why)").
+  std::string settings;
 };
 
 /// Measured device memory of one iteration, per device (index into Discovery::devices).

@@ -12,19 +12,40 @@ namespace ppsched::run {
 
 namespace {
 
-void enqueue(Device& device, const RunPlan& plan) {
+// `stream_of` maps each planned stream to the one it runs on (empty: each on its own).
+void enqueue(Device& device, const RunPlan& plan, const std::vector<std::uint32_t>& stream_of = {}) {
   device.begin_iteration();
   for (std::uint32_t p = 0; p < plan.ops.size(); ++p) {
     const HostOp& op = plan.ops[p];
-    for (std::uint32_t w = op.wait_begin; w < op.wait_end; ++w) device.wait(op.stream, plan.waits[w]);
-    device.launch(op.stream, op.work, p);
-    if (op.record != kNoEvent) device.record(op.stream, op.record);
+    const std::uint32_t stream = stream_of.empty() ? op.stream : stream_of[op.stream];
+    for (std::uint32_t w = op.wait_begin; w < op.wait_end; ++w) device.wait(stream, plan.waits[w]);
+    device.launch(stream, op.work, p);
+    if (op.record != kNoEvent) device.record(stream, op.record);
   }
 }
 
 bool timed_kind(ActionKind k) {
   return is_compute(k) || k == ActionKind::Unshard || k == ActionKind::Reshard || k == ActionKind::ReduceGrad ||
          k == ActionKind::RecvF || k == ActionKind::RecvB;
+}
+
+// Per (stage, kind), the spans of `plan` that a cost table prices (markers and SEND completions
+// are left out); `buckets` owns the sample lists.
+using Buckets = std::map<std::pair<std::uint32_t, ActionKind>, std::vector<double>>;
+std::vector<std::vector<double>*> bucket_spans(const RunPlan& plan, Buckets& buckets) {
+  std::vector<std::vector<double>*> bucket_of(plan.ops.size(), nullptr);
+  for (std::uint32_t p = 0; p < plan.ops.size(); ++p) {
+    const Work& w = plan.ops[p].work;
+    if (timed_kind(w.action) && (w.kind != WorkKind::None || !is_send_recv(w.action)))
+      bucket_of[p] = &buckets[{w.stage, w.action}];
+  }
+  return bucket_of;
+}
+
+std::vector<KindTiming> kind_timings(const Buckets& buckets) {
+  std::vector<KindTiming> kinds;
+  for (const auto& [k, samples] : buckets) kinds.push_back({k.first, k.second, summarize(samples)});
+  return kinds;
 }
 
 }  // namespace
@@ -53,15 +74,9 @@ Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& o
   };
   Measurement m;
   for (; m.warmup < opt.warmup && !stop_here(); ++m.warmup) iteration();
-  // Per (stage, kind) bucket, the durations of every timed launch. Launches of a kind the cost
-  // table has no row for (markers, SEND completions) are not kept.
-  std::map<std::pair<std::uint32_t, ActionKind>, std::vector<double>> buckets;
-  std::vector<std::vector<double>*> bucket_of(spans, nullptr);
-  for (std::uint32_t p = 0; p < spans; ++p) {
-    const Work& w = plan.ops[p].work;
-    if (timed_kind(w.action) && (w.kind != WorkKind::None || !is_send_recv(w.action)))
-      bucket_of[p] = &buckets[{w.stage, w.action}];
-  }
+  // Per (stage, kind) bucket, the durations of every timed launch.
+  Buckets buckets;
+  const std::vector<std::vector<double>*> bucket_of = bucket_spans(plan, buckets);
   Stopper stopper(opt.rule);
   enqueue_s = 0;
   const double waited_before = device.host_wait_s();
@@ -84,11 +99,37 @@ Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& o
   if (const std::size_t launches = spans * m.iteration_us.size(); launches > 0)
     m.host_us_per_launch = std::max(0.0, enqueue_s - (device.host_wait_s() - waited_before)) * 1e6 / launches;
   m.iteration = summarize(m.iteration_us);
-  for (auto& [k, samples] : buckets) m.kinds.push_back({k.first, k.second, summarize(samples)});
+  m.kinds = kind_timings(buckets);
   m.last_start_us = std::move(start);
   m.last_end_us = std::move(end);
   m.memory = device.memory_use();
   return m;
+}
+
+std::vector<KindTiming> measure_isolated(Device& device, const RunPlan& plan, std::size_t iterations) {
+  // Every stream of a device onto the compute stream of the device's first rank. The host order
+  // is topological, so one stream in that order honours every dependency by itself; the waits
+  // stay, and order the devices among themselves.
+  const std::vector<int>& device_of_rank = plan.device.device_of_rank;
+  std::vector<std::uint32_t> first_rank(device_of_rank.size(), kNoEntry);
+  std::vector<std::uint32_t> stream_of(plan.device.stream_count());
+  for (std::uint32_t stream = 0; stream < stream_of.size(); ++stream) {
+    const auto d = static_cast<std::size_t>(device_of_rank.at(stream / 3));
+    if (d >= first_rank.size()) first_rank.resize(d + 1, kNoEntry);
+    if (first_rank[d] == kNoEntry) first_rank[d] = stream / 3;
+    stream_of[stream] = first_rank[d] * 3;
+  }
+  Buckets buckets;
+  const std::vector<std::vector<double>*> bucket_of = bucket_spans(plan, buckets);
+  std::vector<double> start(plan.ops.size()), end(plan.ops.size());
+  for (std::size_t i = 0; i < iterations; ++i) {
+    enqueue(device, plan, stream_of);
+    device.end_iteration(start, end);
+    if (i == 0) continue;  // the first one warms the changed stream order up
+    for (std::uint32_t p = 0; p < plan.ops.size(); ++p)
+      if (bucket_of[p]) bucket_of[p]->push_back(end[p] - start[p]);
+  }
+  return kind_timings(buckets);
 }
 
 std::string check_measured_order(const RunPlan& plan, const Measurement& m, double tolerance_us) {
@@ -122,9 +163,9 @@ std::string check_measured_order(const RunPlan& plan, const Measurement& m, doub
   return {};
 }
 
-std::vector<CostRow> measured_costs(const Measurement& m) {
+std::vector<CostRow> measured_costs(const std::vector<KindTiming>& kinds) {
   std::vector<CostRow> rows;
-  for (const KindTiming& k : m.kinds) {
+  for (const KindTiming& k : kinds) {
     if (is_send_recv(k.kind)) continue;  // transfers come from the topology, not the cost table
     rows.push_back({k.stage, k.kind, k.stats.median});
   }

@@ -80,6 +80,13 @@ struct Measurement {
 /// Throws DeviceError from the device.
 Measurement measure(Device& device, const RunPlan& plan, const MeasureOptions& opt);
 
+/// Each compute kind's duration with nothing beside it on its device: `iterations` iterations of
+/// `plan` with every launch of a device on one stream (the compute stream of its first rank), in
+/// the plan's host order, so no two launches of a device overlap. Where ranks share a device, the
+/// durations measure() keeps include the time the device gave the other ranks; these are what a
+/// cost table must hold. Single-process runs only. Throws DeviceError from the device.
+std::vector<KindTiming> measure_isolated(Device& device, const RunPlan& plan, std::size_t iterations);
+
 /// Checks the last timed iteration against the plan: every launch started no earlier than the
 /// end of the launch before it on its stream and of every launch whose event it waited for (on
 /// the same device, where times are comparable), within `tolerance_us`. A violation means the
@@ -89,7 +96,8 @@ std::string check_measured_order(const RunPlan& plan, const Measurement& m, doub
 /// The measured cost table's rows: each compute kind's median per stage, sorted by stage then
 /// kind (transfers are left out: their time comes from the topology). parse/cost_table.hpp
 /// writes them as what `ppsched simulate --costs` reads.
-std::vector<CostRow> measured_costs(const Measurement& m);
+std::vector<CostRow> measured_costs(const std::vector<KindTiming>& kinds);
+inline std::vector<CostRow> measured_costs(const Measurement& m) { return measured_costs(m.kinds); }
 
 /// The last timed iteration of `plan` as a Timeline in µs, so simulate's views (trace, Gantt,
 /// memory) read it as they read a simulation of the plan's schedule.

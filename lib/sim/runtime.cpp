@@ -95,9 +95,12 @@ SimAnalysis simulate_runtime(const Schedule& run, const std::vector<std::uint32_
     if (timeline) *timeline = std::move(t);
     return a;
   }
-  if (!timeline) return simulate_aggregates(run, stage_to_rank, opt, memory);
-  *timeline = simulate_timed(run, stage_to_rank, opt);
-  return analyze(run, *timeline, memory);
+  // The aggregate run has no shared devices: they need the timeline's order of events.
+  if (!timeline && !shares_devices(opt.device_of_rank)) return simulate_aggregates(run, stage_to_rank, opt, memory);
+  Timeline own;
+  Timeline& t = timeline ? *timeline : own;
+  t = simulate_timed(run, stage_to_rank, opt);
+  return analyze(run, t, memory);
 }
 
 }  // namespace ppsched

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <queue>
 #include <unordered_map>
 
 #include "ir/action_text.hpp"
@@ -54,6 +55,22 @@ class Simulator {
     stages_ = stages_in_use(s);
     microbatches_ = microbatches_in_use(s);
     explicit_comms_ = has_comms(s);
+    // Sharing changes when actions run, never whether they can: find_stuck (no times) ignores it.
+    if (times_ && shares_devices(opt.device_of_rank)) {
+      device_of_rank_ = opt.device_of_rank;
+      device_of_rank_.resize(s.rank_count(), kNone);  // ranks it leaves out: a device of their own
+      std::uint32_t devices = 0;
+      for (std::uint32_t d : device_of_rank_)
+        if (d != kNone) devices = std::max(devices, d + 1);
+      std::vector<std::uint32_t> ranks_on(devices, 0);
+      for (std::uint32_t d : device_of_rank_)
+        if (d != kNone) ++ranks_on[d];
+      for (std::uint32_t& d : device_of_rank_)
+        if (d != kNone && ranks_on[d] < 2) d = kNone;
+      queues_.resize(devices);
+      device_free_.assign(devices, 0.0);
+      device_last_.assign(devices, kNone);
+    }
   }
 
   Timeline run() {
@@ -76,10 +93,13 @@ class Simulator {
         cursor_[id] = next_on_queue(r, q, t_.rank_begin[r]);
         work_.push_back(id);
       }
-    while (!work_.empty()) {
-      std::uint32_t id = work_.back();
-      work_.pop_back();
-      advance(id);
+    for (;;) {
+      while (!work_.empty()) {
+        std::uint32_t id = work_.back();
+        work_.pop_back();
+        advance(id);
+      }
+      if (!dispatch_one()) break;
     }
     for (std::size_t id = 0; id < streams; ++id)
       if (cursor_[id] != kNone) throw_deadlock();
@@ -299,6 +319,7 @@ class Simulator {
     while (cursor_[id] != kNone) {
       const std::uint32_t e = cursor_[id];
       const Action& a = action(e, rank);
+      if (state_[e] == kQueued) return;  // dispatch_one wakes it
       if (!done(e) && !step(id, e, a, rank)) return;
       if (!done(e)) return;  // posted, waiting for its partner
       free_at_[id] = end_of(e);
@@ -318,12 +339,49 @@ class Simulator {
     } else if (!compute_deps(r, a, rank)) {
       return wait(id, r.missing), false;
     }
-    finish(e, r.time, times_ ? r.time + action_duration(opt_.costs, s_, a) : 0.0, r.by);
+    if (!device_of_rank_.empty() && device_of_rank_[rank] != kNone) {
+      // Its inputs are there: it queues for its shared device, and dispatch_one runs it.
+      state_[e] = kQueued;
+      queues_[device_of_rank_[rank]].push({r.time, e, r.by, id});
+      ++queued_;
+      return false;
+    }
+    run_compute(e, a, r.time, r.by);
+    return true;
+  }
+
+  void run_compute(std::uint32_t e, const Action& a, double start, std::uint32_t by) {
+    finish(e, start, times_ ? start + action_duration(opt_.costs, s_, a) : 0.0, by);
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) publish_compute(sub, e);
     } else {
       publish_compute(a, e);
     }
+  }
+
+  // Runs the queued action that starts first on any shared device: its device's earliest-ready
+  // one, at the later of that and the device's end of work. Every action queued later becomes
+  // ready after this start (it waits for something that ends after it), so no device ever runs
+  // an action ahead of one that was ready before it. False when nothing is queued.
+  bool dispatch_one() {
+    if (queued_ == 0) return false;
+    std::uint32_t best = kNone;
+    double best_start = 0;
+    for (std::uint32_t d = 0; d < queues_.size(); ++d) {
+      if (queues_[d].empty()) continue;
+      const double start = std::max(queues_[d].top().ready, device_free_[d]);
+      if (best == kNone || start < best_start) best = d, best_start = start;
+    }
+    const Queued q = queues_[best].top();
+    queues_[best].pop();
+    --queued_;
+    // Released by what it waited for: its inputs, or the action the device ran before it.
+    const std::uint32_t by = device_free_[best] > q.ready ? device_last_[best] : q.by;
+    const std::uint32_t rank = t_.rank_of(q.entry);
+    run_compute(q.entry, action(q.entry, rank), best_start, by);
+    device_free_[best] = t_.end[q.entry];
+    device_last_[best] = q.entry;
+    work_.push_back(q.stream);
     return true;
   }
 
@@ -422,7 +480,8 @@ class Simulator {
   const TimedOptions& opt_;
   const bool times_;
   // kSentEager: an eager SEND that is done (its stream moves on) and has not met its RECV yet.
-  enum EntryState : std::uint8_t { kNew, kPosted, kDone, kSentEager };
+  // kQueued: a compute action waiting for its shared device.
+  enum EntryState : std::uint8_t { kNew, kPosted, kQueued, kDone, kSentEager };
   std::vector<std::uint8_t> state_;
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
@@ -439,9 +498,36 @@ class Simulator {
   std::vector<Key> waiting_on_;
   std::vector<double> free_at_;
   std::vector<std::uint32_t> work_;
+  // Shared devices (empty when none): each rank's device (kNone: it has one to itself), and per
+  // device its queue of ready compute, its end of work and the action that set it.
+  struct Queued {
+    double ready;
+    std::uint32_t entry;   ///< entries are numbered rank by rank: the lower entry is the lower rank
+    std::uint32_t by;      ///< what set `ready`
+    std::uint32_t stream;
+    bool operator>(const Queued& o) const { return ready > o.ready || (ready == o.ready && entry > o.entry); }
+  };
+  std::vector<std::uint32_t> device_of_rank_;
+  std::vector<std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>>> queues_;
+  std::vector<double> device_free_;
+  std::vector<std::uint32_t> device_last_;
+  std::size_t queued_ = 0;
 };
 
 }  // namespace
+
+std::vector<std::uint32_t> ranks_on_devices(std::uint32_t ranks, std::uint32_t devices) {
+  std::vector<std::uint32_t> out(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r)
+    out[r] = static_cast<std::uint32_t>(std::uint64_t{r} * devices / std::max<std::uint32_t>(ranks, 1));
+  return out;
+}
+
+bool shares_devices(const std::vector<std::uint32_t>& device_of_rank) {
+  std::vector<std::uint32_t> sorted = device_of_rank;
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+}
 
 Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt) {
   return Simulator(s, stage_to_rank, opt).run();

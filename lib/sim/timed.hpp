@@ -18,11 +18,16 @@
 //                RECV ends at the later of its own post and the transfer's end
 //   OVERLAP_F_B  everything its sub-actions need; it lasts their summed cost times the
 //                overlap factor, and all its sub-actions count as done when it ends
+// Ranks that share a device (TimedOptions::device_of_rank) take turns on its compute: a compute
+// action whose inputs are there is queued on its device, and the device runs its queue in the
+// order the actions became ready (ties: the lower rank first), one at a time, each for its own
+// cost. That is how one GPU serves the kernels of several ranks' streams once each kernel fills
+// it (measured: docs/bench.md, "GPU"). Comms do not queue.
 // With blocking comms every action of a rank runs on its compute stream, in program order
 // (PyTorch's runtime: compute waits for its receive).
 //
 // Linear time: each stream waits on one missing dependency at a time and is woken when it
-// arrives. A schedule that cannot finish is reported as TimedDeadlock with the stuck heads.
+// arrives (with shared devices, each device's queue adds a log factor). A schedule that cannot finish is reported as TimedDeadlock with the stuck heads.
 //
 // aggregate.cpp and synth/auto/greedy.cpp implement this same timed model: change them with it.
 // The per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp;
@@ -50,7 +55,16 @@ struct TimedOptions {
   /// How a SEND completes: rendezvous (the default) or eager up to a message size (send_mode.hpp);
   /// an eager threshold reads the message sizes from comm.stages.
   SendMode send;
+  /// The device each rank runs on; ranks with the same device share its compute (see above).
+  /// Empty, or every rank on a device of its own: no sharing.
+  std::vector<std::uint32_t> device_of_rank;
 };
+
+/// `ranks` ranks spread over `devices` devices in contiguous blocks, as `ppsched run` spreads
+/// them: rank r runs on device r * devices / ranks.
+std::vector<std::uint32_t> ranks_on_devices(std::uint32_t ranks, std::uint32_t devices);
+/// Whether two ranks of `device_of_rank` share a device.
+bool shares_devices(const std::vector<std::uint32_t>& device_of_rank);
 
 /// A schedule the timed simulator cannot finish: each stuck stream's rank, the index of its
 /// next action in that rank's program, and what it waits for.

@@ -6,6 +6,7 @@
 // Nothing loads NCCL before new_comm_id() or open_member(): single-process runs never need it.
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,19 @@ class CudaRuntime final : public DeviceRuntime {
   Discovery discover() override {
     Discovery d;
     d.backend = "cuda";
+    // Every rank has three streams, and CUDA feeds all streams of a device through 8 hardware
+    // queues unless told otherwise: with more than 8 streams, launches of independent streams
+    // queue behind each other. On an H200 that made 8 ranks of one-thread kernels run 1.7 to 2.3
+    // times the simulated time, and 1.05 to 1.08 with 32 queues (docs/bench.md, "GPU"). It is
+    // read when the first context is made, so before any CUDA call; a value the user set stays.
+    if (const char* set = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
+      d.settings = std::string("CUDA_DEVICE_MAX_CONNECTIONS=") + set + " (from the environment)";
+    } else {
+      setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+      d.settings = "CUDA_DEVICE_MAX_CONNECTIONS=32 (set by ppsched: each rank has 3 streams)";
+    }
+    // Each GEMM kernel fills the GPU, so ranks that share one take turns on it.
+    d.compute_is_shared = true;
     int v = 0;
     d.runtime_version = cudaRuntimeGetVersion(&v) == cudaSuccess ? version_text(v) : "unknown";
     v = 0;

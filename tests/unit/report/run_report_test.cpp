@@ -101,7 +101,7 @@ TEST_CASE("run report json: config, env, devices and each result's statistics, t
   std::vector<std::string> keys;
   for (const auto& [k, v] : r.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schedule", "ranks", "microbatches", "device_of_rank", "warmup", "stop",
-                                         "iteration", "times_us", "simulated_us", "measured_over_simulated",
+                                         "iteration", "times_us", "simulated_us", "shared_compute", "measured_over_simulated",
                                          "host_us_per_launch", "memory", "actions"});
   CHECK(r["device_of_rank"] == nlohmann::ordered_json::parse("[0, 0]"));
   CHECK(r["iteration"]["p50_us"] == 900.0);
@@ -111,6 +111,21 @@ TEST_CASE("run report json: config, env, devices and each result's statistics, t
   CHECK(r["actions"][0]["stage"] == 0);
   CHECK(r["actions"][0]["kind"] == "F");
   CHECK(r["actions"][0]["p50_us"] == 100.0);
+  CHECK(r["shared_compute"] == false);
+  CHECK_FALSE(r.contains("isolated_actions"));
+  // Where ranks shared a device, the kinds timed alone come too: what the cost table holds.
+  run::BenchmarkReport shared = one_f_one_b();
+  shared.results[0].shared_compute = true;
+  const std::vector<double> alone = {40.0, 42.0};
+  shared.results[0].isolated = {{0, ActionKind::F, run::summarize(alone)}};
+  const auto js = nlohmann::ordered_json::parse(run_report_json(config(), shared));
+  CHECK(js["results"][0]["shared_compute"] == true);
+  CHECK(js["results"][0]["isolated_actions"][0]["kind"] == "F");
+  CHECK(js["results"][0]["isolated_actions"][0]["p50_us"] == 41.0);
+  RunReportConfig measured = config();
+  measured.sim_from_measured_costs = true;
+  CHECK(run_report_text(measured, shared).find("each kind timed alone on its device, ranks that share a device taking "
+                                               "turns on its compute") != std::string::npos);
 }
 
 TEST_CASE("run report of a multi-process run: the launcher, a row per process, the links, memory per process") {

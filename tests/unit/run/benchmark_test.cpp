@@ -126,3 +126,85 @@ TEST_CASE("ranks map to devices in contiguous blocks, unknown ordinals are refus
   CHECK(map_ranks_to_devices(3, 2, {}) == std::vector<int>{0, 0, 1});
   CHECK_THROWS_WITH(map_ranks_to_devices(4, 2, {0, 2}), Catch::Contains("device 2 is not visible (2 devices)"));
 }
+
+namespace {
+
+// A fake whose devices say that ranks on one of them take turns on its compute, as a GPU does
+// for the GEMM workload. The fake itself still runs every stream as if it had the device alone.
+class SharedFakeRuntime : public FakeRuntime {
+ public:
+  using FakeRuntime::FakeRuntime;
+  Discovery discover() override {
+    Discovery d = FakeRuntime::discover();
+    d.compute_is_shared = true;
+    return d;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the isolated pass runs a device's launches one at a time and times each kind alone") {
+  FakeOptions fo;
+  fo.devices = 1;
+  FakeDevice device(fo);
+  const CostModel truth = uneven_costs(4, 1);
+  RunRequest req = request("ZBH1", 4, 8, truth);
+  req.plan.device_of_rank.assign(4, 0);
+  const RunPlan plan = build_run_plan(req.schedule, req.stage_to_rank, req.plan);
+  device.setup(plan.device);
+  const std::vector<KindTiming> alone = measure_isolated(device, plan, 3);
+  // Every kind of every stage, at exactly its cost (no jitter).
+  std::size_t compute = 0;
+  for (const KindTiming& k : alone) {
+    if (!is_compute(k.kind)) continue;
+    ++compute;
+    CHECK(k.stats.count == 2 * 8);  // two timed iterations, eight microbatches
+    CHECK(k.stats.median == Approx(truth.cost(static_cast<std::uint16_t>(k.stage), k.kind)));
+  }
+  CHECK(compute == 4 * 3);  // F, I, W on four stages
+  // The normal pass overlaps the streams: shorter than all the launches together.
+  MeasureOptions once;
+  once.warmup = 0;
+  once.rule.max_iters = 1;
+  const Measurement in_run = measure(device, plan, once);
+  double total = 0;
+  for (std::uint32_t s = 0; s < 4; ++s)
+    for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W})
+      total += 8 * truth.cost(static_cast<std::uint16_t>(s), k);
+  CHECK(in_run.iteration.median < total);
+  measure_isolated(device, plan, 1);       // leaves the device usable for the next schedule
+  CHECK(measure(device, plan, once).iteration.median == Approx(in_run.iteration.median));
+}
+
+TEST_CASE("where ranks share a device's compute, run predicts with the isolated costs and the ranks taking turns") {
+  SharedFakeRuntime runtime({1, 0.0, 5});
+  const CostModel truth = uneven_costs(4, 1);
+  RunRequest gemm = request("1F1B", 4, 8, truth);
+  gemm.plan.workload = Workload::Gemm;
+  gemm.predict_from_measurement = true;
+  RunRequest spin = request("1F1B", 4, 8, truth);  // one-thread kernels do not contend
+  BenchmarkReport report = run_benchmarks(runtime, {gemm, spin}, {}, quick());
+  REQUIRE(report.results.size() == 2);
+  const RunResult& shared = report.results[0];
+  CHECK(shared.shared_compute);
+  REQUIRE_FALSE(shared.isolated.empty());
+  CHECK(&shared.cost_kinds() == &shared.isolated);
+  // The prediction is the simulator given the isolated costs, the four ranks on one device.
+  TimedOptions sim;
+  sim.costs = CostModel::uniform(4, 1, unit_costs());
+  DiagnosticSink sink;
+  REQUIRE(read_cost_text("isolated.csv", cost_table_csv(measured_costs(shared.cost_kinds())), sim.costs, sink));
+  sim.device_of_rank = {0, 0, 0, 0};
+  const Schedule& s = shared.schedule;
+  CHECK(shared.simulated_us == Approx(simulate_timed(s, s.placement.stage_to_rank, sim).makespan));
+  // All the work, one action at a time: F = 100..130, B = 200..260 over the four stages.
+  double work = 0;
+  for (std::uint32_t st = 0; st < 4; ++st)
+    work += 8 * (truth.cost(static_cast<std::uint16_t>(st), ActionKind::F) +
+                 truth.cost(static_cast<std::uint16_t>(st), ActionKind::B));
+  CHECK(shared.simulated_us == Approx(work));
+  const RunResult& spun = report.results[1];
+  CHECK_FALSE(spun.shared_compute);
+  CHECK(spun.isolated.empty());
+  CHECK(spun.ratio() == Approx(1.0).epsilon(0.01));
+}
