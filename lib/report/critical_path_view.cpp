@@ -25,6 +25,7 @@ std::vector<std::uint32_t> path(const Timeline& t) {
 }
 
 const char* edge_kind(const Timeline& t, std::uint32_t from, std::uint32_t to) {
+  if (!t.device_turn.empty() && t.device_turn[to]) return "shared GPU";
   if (t.rank_of(from) != t.rank_of(to)) return "transfer";
   if (t.stream[from] == t.stream[to]) return "stream order";
   return "dependency";

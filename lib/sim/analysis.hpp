@@ -16,6 +16,7 @@ struct RankUsage {
   double busy = 0;        ///< compute stream busy time
   double first_start = 0, last_end = 0;  ///< compute actions of non-zero cost
   double warmup = 0, cooldown = 0, dependency_wait = 0, comm_wait = 0;
+  double device_wait = 0;  ///< waiting for its turn on a device it shares with other ranks
   /// The start of the rank's first action in program order and the latest end of any of its
   /// actions, comms and zero-cost ones included (0 and 0 for a rank with no action).
   double first_action_start = 0, last_action_end = 0;

@@ -68,6 +68,7 @@ class Simulator {
       for (std::uint32_t& d : device_of_rank_)
         if (d != kNone && ranks_on[d] < 2) d = kNone;
       queues_.resize(devices);
+      t_.device_turn.assign(n_entries(s), 0);
       device_free_.assign(devices, 0.0);
       device_last_.assign(devices, kNone);
     }
@@ -120,9 +121,7 @@ class Simulator {
 
  private:
   void build_entries() {
-    std::size_t n = 0;
-    for (const auto& r : s_.ranks)
-      for (const Action& a : r.actions) n += !a.is_idle();
+    const std::size_t n = n_entries(s_);
     state_.assign(n, kNew);
     if (times_) {
       t_.start.assign(n, kNotDone);
@@ -143,6 +142,13 @@ class Simulator {
       }
       t_.rank_begin.push_back(static_cast<std::uint32_t>(e));
     }
+  }
+
+  static std::size_t n_entries(const Schedule& s) {
+    std::size_t n = 0;
+    for (const auto& r : s.ranks)
+      for (const Action& a : r.actions) n += !a.is_idle();
+    return n;
   }
 
   const Action& action(std::uint32_t e, std::uint32_t rank) const { return s_.ranks[rank].actions[t_.step[e]]; }
@@ -376,7 +382,9 @@ class Simulator {
     queues_[best].pop();
     --queued_;
     // Released by what it waited for: its inputs, or the action the device ran before it.
-    const std::uint32_t by = device_free_[best] > q.ready ? device_last_[best] : q.by;
+    const bool turn = device_free_[best] > q.ready;
+    const std::uint32_t by = turn ? device_last_[best] : q.by;
+    t_.device_turn[q.entry] = turn;
     const std::uint32_t rank = t_.rank_of(q.entry);
     run_compute(q.entry, action(q.entry, rank), best_start, by);
     device_free_[best] = t_.end[q.entry];

@@ -39,15 +39,19 @@ enum class ReleaseCause : std::uint8_t {
   None,   ///< nothing: the action waited for no event
   Comm,   ///< a SEND or RECV
   Other,  ///< a compute action (its own rank's, or another's under implicit comms)
+  Device, ///< the action its shared device ran before it (Timeline::device_turn)
 };
 
 /// Adds the idle gap (> 0) before a compute action that starts at `start` to its rank's causes.
 /// Released by a SEND or RECV: waiting for a transfer. Released by another rank's action that
 /// ended before `start` (implicit comms): its transfer time covers the end of the gap, the rest
-/// is waiting for a dependency. Anything else: waiting for a dependency.
+/// is waiting for a dependency. Released by its turn on a shared device: waiting for the device.
+/// Anything else: waiting for a dependency.
 constexpr void split_idle_gap(RankUsage& u, double gap, double start, ReleaseCause by, bool by_other_rank,
                               double by_end) {
-  if (by == ReleaseCause::Comm) {
+  if (by == ReleaseCause::Device) {
+    u.device_wait += gap;
+  } else if (by == ReleaseCause::Comm) {
     u.comm_wait += gap;
   } else if (by == ReleaseCause::Other && by_other_rank && by_end < start) {
     const double transfer = std::min(gap, start - by_end);

@@ -11,6 +11,9 @@
 //                 action on the same stream), or kNone when it started at time 0; following it
 //                 from the last action to finish gives the critical path
 //   peer          for a SEND or RECV, the entry of its partner on the other rank, else kNone
+//   device_turn   empty unless ranks shared a device (TimedOptions::device_of_rank); then 1 where
+//                 the action waited for its turn on the device, released_by being the action the
+//                 device ran before it
 //
 // 8 bytes per action for the action itself (ir/), 29 here.
 #pragma once
@@ -34,6 +37,7 @@ struct Timeline {
   std::vector<std::uint32_t> step;
   std::vector<std::uint32_t> released_by;
   std::vector<std::uint32_t> peer;
+  std::vector<std::uint8_t> device_turn;
   double makespan = 0;
 
   std::size_t size() const { return start.size(); }
