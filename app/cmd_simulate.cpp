@@ -40,7 +40,7 @@ struct SimulateOptions {
   std::string output = "-";
   std::string trace, svg;
   std::size_t gantt_width = 0;
-  std::vector<std::string> views = sim_view_names();
+  std::vector<std::string> views;  ///< empty: default_sim_views for the format
   bool force = false;
   MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
   bool liveness() const { return memory_model.liveness().has_value(); }
@@ -109,6 +109,7 @@ int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
 }
 
 int run_simulate(SimulateOptions opt) {
+  if (opt.views.empty()) opt.views = default_sim_views(opt.format == "json");
   if (opt.inputs.model == "timed" || opt.inputs.model == "pytorch-steps") {
     // Before model files, --model chose the simulator.
     print_warning("--model " + opt.inputs.model + " is now --simulator " + opt.inputs.model +
@@ -263,15 +264,17 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
                   "80GiB, 75GB); 0: none")
       ->transform(byte_suffixes())
       ->check(finite_non_negative());
-  sub->add_option("--format", opt->format, "text, json (all views), or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
+  sub->add_option("--format", opt->format, "text, json, or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->option_text("text|json|csv");
   sub->add_option("-o,--output", opt->output, "Where to write the report ('-' = stdout)");
   sub->add_option("--trace", opt->trace, "Write a Chrome trace (open in Perfetto)");
   sub->add_option("--svg", opt->svg, "Write an SVG Gantt chart");
   sub->add_option("--views", opt->views,
-                  "The report's views, comma-separated (default: all). Without critical-path, a trace, an SVG or "
-                  "a Gantt chart (and, in JSON, memory) no timeline is built: fast and small at any length")
+                  "The report's views, comma-separated: summary, bubbles, memory, critical-path, memory-timeline "
+                  "(default: all but memory-timeline in text; summary,bubbles,memory in JSON, a few KB at any length). "
+                  "Without critical-path, memory-timeline, a trace, an SVG or a Gantt chart no timeline is built: fast "
+                  "at any length")
       ->delimiter(',')
       ->check(CLI::IsMember(sim_view_names()))
       ->option_text("LIST");

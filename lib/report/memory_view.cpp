@@ -15,18 +15,37 @@ std::string memory_text(const SimAnalysis& a, const SimReportOptions& opt) {
   return out;
 }
 
-nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt, bool with_timeline) {
+nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt) {
   nlohmann::ordered_json j;
   j["unit"] = a.memory.in_bytes ? "bytes" : "microbatches";
   auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < a.memory.peak.size(); ++r) {
     nlohmann::ordered_json rank{{"peak", a.memory.peak[r]}, {"peak_time", a.memory.peak_time[r]}};
     if (opt.memory_cap > 0) rank["over_cap"] = !fits_under_cap(a.memory.peak[r], opt.memory_cap);
-    if (with_timeline) {
-      auto& pts = rank["timeline"] = nlohmann::ordered_json::array();
-      for (const MemoryPoint& p : a.memory.per_rank[r]) pts.push_back({p.time, p.value});
-    }
     ranks.push_back(std::move(rank));
+  }
+  return j;
+}
+
+std::string memory_timeline_text(const SimAnalysis& a) {
+  std::string out = fmt::format("memory over time per rank ({}): time value, at each change\n",
+                                a.memory.in_bytes ? "bytes" : "microbatches");
+  for (std::size_t r = 0; r < a.memory.per_rank.size(); ++r) {
+    out += fmt::format("{:>4}", r);
+    for (const MemoryPoint& p : a.memory.per_rank[r]) out += fmt::format("  {:g} {:g}", p.time, p.value);
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json memory_timeline_json(const SimAnalysis& a) {
+  nlohmann::ordered_json j;
+  j["unit"] = a.memory.in_bytes ? "bytes" : "microbatches";
+  auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
+  for (const auto& points : a.memory.per_rank) {
+    auto pts = nlohmann::ordered_json::array();
+    for (const MemoryPoint& p : points) pts.push_back({p.time, p.value});
+    ranks.push_back(std::move(pts));
   }
   return j;
 }

@@ -51,7 +51,11 @@ nlohmann::ordered_json critical_path_json(const Schedule& s, const Timeline& t);
 std::string memory_text(const SimAnalysis& a, const SimReportOptions& opt = {});
 /// With `with_timeline`, each rank's memory over time too (the step function, which only the
 /// Timeline path fills in).
-nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt = {}, bool with_timeline = true);
+nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions& opt = {});
+/// Each rank's memory over time: the step function's change points (time, value), one line or
+/// one array per rank. Per action, so long: only where asked for (--views memory-timeline).
+std::string memory_timeline_text(const SimAnalysis& a);
+nlohmann::ordered_json memory_timeline_json(const SimAnalysis& a);
 
 /// What every view reads. `timeline` may be empty (the aggregates run) unless a chosen face
 /// needs it (SimView::text_needs_timeline, json_needs_timeline).
@@ -70,16 +74,23 @@ struct SimView {
   std::string (*text)(const SimViewInput&);
   nlohmann::ordered_json (*json)(const SimViewInput&);
   bool text_needs_timeline;
-  bool json_needs_timeline;  ///< the memory view's JSON carries each rank's step function
+  bool json_needs_timeline;
+  /// Its size grows with the actions (a critical path, a memory timeline): left out of the
+  /// default JSON document, which stays a few KB at any length; named in --views, it comes.
+  bool per_action;
   /// Where the view goes in the JSON document. The text report follows the table's order, which
   /// ends with the critical path (up to 40 lines); the JSON document ends with the memory view,
   /// whose step functions are its long part.
   std::uint8_t json_position;
 };
 
-/// Every view, in the text report's order: summary, bubbles, memory, critical-path.
+/// Every view, in the text report's order: summary, bubbles, memory, critical-path,
+/// memory-timeline.
 std::span<const SimView> sim_views();
-/// Their names, in the same order (simulate's --views choices and default).
+/// Their names, in the same order (simulate's --views choices).
 std::vector<std::string> sim_view_names();
+/// The views a report has when --views is not given: for text, all but the memory timeline; for
+/// JSON, those that are not per action.
+std::vector<std::string> default_sim_views(bool json);
 
 }  // namespace ppsched

@@ -35,10 +35,22 @@ TEST_CASE("memory view: each rank's peak and when it is first reached") {
   CHECK(j["ranks"][0]["peak"] == 2.0);
   CHECK(j["ranks"][0]["peak_time"] == 1.0);
   CHECK_FALSE(j["ranks"][0].contains("over_cap"));
+  CHECK_FALSE(j["ranks"][0].contains("timeline"));  // per action: the memory-timeline view's
+}
+
+TEST_CASE("memory-timeline view: each rank's step function, only where asked for") {
+  const SimAnalysis a = one_f_one_b();
+  const nlohmann::ordered_json j = memory_timeline_json(a);
+  CHECK(j["unit"] == "microbatches");
+  REQUIRE(j["ranks"].size() == 2);
   // The step function: 1 at t=0 (0F0), 2 at t=1 (0F1), ... back to 0 once the last B ends.
-  CHECK(j["ranks"][0]["timeline"].front() == nlohmann::ordered_json::parse("[0.0, 1.0]"));
-  CHECK(j["ranks"][0]["timeline"].back()[1] == 0.0);
-  CHECK_FALSE(memory_json(a, {}, false)["ranks"][0].contains("timeline"));
+  CHECK(j["ranks"][0].front() == nlohmann::ordered_json::parse("[0.0, 1.0]"));
+  CHECK(j["ranks"][0].back()[1] == 0.0);
+  const std::string text = memory_timeline_text(a);
+  CHECK(text.rfind("memory over time per rank (microbatches): time value, at each change\n   0  0 1  1 2", 0) == 0);
+  // The default JSON document leaves it and the critical path out; text leaves only it out.
+  CHECK(default_sim_views(true) == std::vector<std::string>{"summary", "bubbles", "memory"});
+  CHECK(default_sim_views(false) == std::vector<std::string>{"summary", "bubbles", "memory", "critical-path"});
 }
 
 TEST_CASE("memory view: the ranks over the cap are marked, in text and JSON") {
