@@ -23,27 +23,33 @@ const SimView& view(std::string_view name) {
 }  // namespace
 
 TEST_CASE("sim views: every view once, in the text report's order, each with a JSON key and place") {
-  REQUIRE(sim_view_names() == std::vector<std::string>{"summary", "bubbles", "memory", "critical-path"});
+  REQUIRE(sim_view_names() ==
+          std::vector<std::string>{"summary", "bubbles", "memory", "critical-path", "memory-timeline"});
   std::vector<std::string_view> keys;
   std::vector<int> positions;
   for (const SimView& v : sim_views()) {
     keys.push_back(v.json_key);
     positions.push_back(v.json_position);
   }
-  CHECK(keys == std::vector<std::string_view>{"summary", "bubbles", "memory", "critical_path"});
-  // The JSON document: summary, bubbles, critical_path, then memory with its step functions.
-  CHECK(positions == std::vector<int>{0, 1, 3, 2});
+  CHECK(keys == std::vector<std::string_view>{"summary", "bubbles", "memory", "critical_path", "memory_timeline"});
+  // The JSON document: summary, bubbles, critical_path, memory, then the memory timeline.
+  CHECK(positions == std::vector<int>{0, 1, 3, 2, 4});
 }
 
-TEST_CASE("sim views: only the critical path, and the memory view's JSON, need a timeline") {
+TEST_CASE("sim views: only the critical path and the memory timeline need a timeline, and only they grow per action") {
   CHECK_FALSE(view("summary").text_needs_timeline);
   CHECK_FALSE(view("summary").json_needs_timeline);
   CHECK_FALSE(view("bubbles").text_needs_timeline);
   CHECK_FALSE(view("bubbles").json_needs_timeline);
   CHECK_FALSE(view("memory").text_needs_timeline);
-  CHECK(view("memory").json_needs_timeline);
+  CHECK_FALSE(view("memory").json_needs_timeline);
   CHECK(view("critical-path").text_needs_timeline);
   CHECK(view("critical-path").json_needs_timeline);
+  CHECK(view("memory-timeline").text_needs_timeline);
+  CHECK(view("memory-timeline").json_needs_timeline);
+  for (const char* name : {"summary", "bubbles", "memory"}) CHECK_FALSE(view(name).per_action);
+  CHECK(view("critical-path").per_action);
+  CHECK(view("memory-timeline").per_action);
 }
 
 TEST_CASE("sim views: the table's faces are the views' own, with the report's options") {
@@ -62,5 +68,7 @@ TEST_CASE("sim views: the table's faces are the views' own, with the report's op
   CHECK(view("memory").json(in) == memory_json(a, cap));
   CHECK(view("critical-path").text(in) == critical_path_text(s, t));
   CHECK(view("critical-path").json(in) == critical_path_json(s, t));
+  CHECK(view("memory-timeline").text(in) == memory_timeline_text(a));
+  CHECK(view("memory-timeline").json(in) == memory_timeline_json(a));
   CHECK(view("memory").text(in).find("over the cap") != std::string::npos);  // ZB-H1 holds 4 on rank 0
 }
