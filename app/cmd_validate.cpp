@@ -1,6 +1,8 @@
 // `ppsched validate`: lint schedules for what a GPU run would hit, before a job is queued.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "check/check.hpp"
@@ -47,7 +49,26 @@ struct ValidateOptions {
   std::string fill = "none";
   std::string pytorch_version;
   std::string send_mode = "rendezvous";
+  bool quiet = false;
+  std::string docs_url = kDocsBaseUrl;
 };
+
+// The working directory, where CI runs from the repository root: SARIF's SRCROOT.
+std::string current_directory() {
+  std::error_code ec;
+  std::string dir = std::filesystem::current_path(ec).string();
+  return ec ? std::string() : dir;
+}
+
+// $GITHUB_STEP_SUMMARY, when GitHub Actions sets it: the step's Markdown summary, appended to.
+void append_step_summary(const std::string& markdown) {
+  const char* path = std::getenv("GITHUB_STEP_SUMMARY");
+  if (!path || !*path) return;
+  std::FILE* f = std::fopen(path, "a");
+  const bool ok = f && std::fwrite(markdown.data(), 1, markdown.size(), f) == markdown.size();
+  if (f) std::fclose(f);
+  if (!ok) print_warning(std::string("could not append the findings table to $GITHUB_STEP_SUMMARY (") + path + ")");
+}
 
 int list_rules() {
   const std::string out = rules_text();
@@ -126,6 +147,7 @@ int run_validate(const ValidateOptions& opt) {
   if (!send_mode_has_sizes(send_mode, !opt.stage_spec.empty(), "--stage-spec")) return kExitUsage;
   int exit = kExitOk;
   std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
+  ValidateTally tally;
   for (const std::string& file : opt.files) {
     DiagnosticSink sink;
     ScheduleReadOptions read_opt;
@@ -180,19 +202,26 @@ int run_validate(const ValidateOptions& opt) {
     count_findings(f, opt.werror);
     if (!f.readable) exit = std::max(exit, static_cast<int>(kExitUsage));
     else if (f.errors) exit = std::max(exit, static_cast<int>(kExitFindings));
+    tally.add(f);
     if (opt.format != "text") {
       files.push_back(std::move(f));
       continue;
     }
-    const std::string out = validate_text(f);  // file by file, as each is checked
+    const std::string out = validate_text(f, false, opt.quiet);  // file by file, as each is checked
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  if (opt.format == "text" && opt.quiet) {
+    const std::string out = tally.text();
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   if (opt.format != "text") {
+    SarifOptions sarif{PPSCHED_VERSION, opt.docs_url, current_directory()};
     const std::string out = opt.format == "json"    ? validate_json(files)
-                            : opt.format == "sarif" ? sarif_report(files, PPSCHED_VERSION)
+                            : opt.format == "sarif" ? sarif_report(files, sarif)
                                                     : github_annotations(files);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
+  if (opt.format == "github") append_step_summary(github_step_summary(files));
   return exit;
 }
 
@@ -249,6 +278,16 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
                   "text (default), json, sarif (SARIF 2.1.0 for code scanning) or github (workflow annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "github"}))
       ->option_text("text|json|sarif|github");
+  sub->add_flag("-q,--quiet", opt->quiet,
+                "Text format: print the findings and one summary line for the run, nothing for clean files");
+  sub->add_option("--docs-url", opt->docs_url,
+                  "SARIF: the base URL of ppsched's docs, for each rule's helpUri (default: " + std::string(kDocsBaseUrl) +
+                      "; set it to where your copy is served)")
+      ->check([](const std::string& url) {
+        return url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0
+                   ? std::string()
+                   : "'" + url + "' is not an absolute http(s) URL: code scanning links lead nowhere without one";
+      });
   commands.push_back({sub, [opt] { return run_validate(*opt); }});
 }
 

@@ -6,6 +6,7 @@
 
 #include "report/json_text.hpp"
 #include "check/check.hpp"
+#include "diag/render.hpp"
 
 namespace ppsched {
 
@@ -71,9 +72,31 @@ std::string escape_workflow(std::string_view s, bool property) {
 std::string escape_data(std::string_view s) { return escape_workflow(s, false); }
 std::string escape_property(std::string_view s) { return escape_workflow(s, true); }
 
+// A path as SARIF names it: relative to `root` when it lies under it, with the uriBaseId %SRCROOT%
+// (code scanning resolves it to the checkout, so the document names no machine's path); an
+// absolute path elsewhere as given.
+nlohmann::ordered_json artifact(const std::string& file, const std::string& root) {
+  std::string path = file;
+  if (!root.empty() && path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')
+    path = path.substr(root.size() + 1);
+  while (path.rfind("./", 0) == 0) path = path.substr(2);
+  nlohmann::ordered_json a{{"uri", path}};
+  if (!root.empty() && !path.empty() && path.front() != '/' && path != "<stdin>") a["uriBaseId"] = "%SRCROOT%";
+  return a;
+}
+
+// The findings in the order GitHub should keep them: errors, then warnings, then notes.
+template <typename Visit>
+void by_severity(const std::vector<FileDiagnostics>& files, Visit&& visit) {
+  for (Severity sev : {Severity::Error, Severity::Warning, Severity::Note})
+    for (const FileDiagnostics& f : files)
+      for (const Diagnostic& d : f.diagnostics)
+        if (d.severity == sev) visit(f, d);
+}
+
 }  // namespace
 
-std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::string& version) {
+std::string sarif_report(const std::vector<FileDiagnostics>& files, const SarifOptions& opt) {
   nlohmann::ordered_json rules = nlohmann::ordered_json::array();
   std::vector<std::string> ids;
   for (const Rule& r : ppsched::rules()) {
@@ -81,8 +104,8 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::s
     rules.push_back({{"id", r.id},
                      {"shortDescription", {{"text", r.summary}}},
                      {"fullDescription", {{"text", fmt::format("{}. {}.", r.summary, r.help)}}},
-                     {"help", {{"text", r.help}, {"markdown", fmt::format("{}\n\nSee docs/rules.md#{}.", r.help, r.id)}}},
-                     {"helpUri", fmt::format("docs/rules.md#{}", r.id)},
+                     {"help", {{"text", r.help}, {"markdown", fmt::format("{}\n\nSee [{}]({}rules.md#{}).", r.help, r.id, opt.docs_url, r.id)}}},
+                     {"helpUri", fmt::format("{}rules.md#{}", opt.docs_url, r.id)},
                      {"defaultConfiguration", {{"level", rule_level(r.level)}}}});
   }
   for (const auto& [id, text] : kReaderRules) {
@@ -91,7 +114,7 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::s
                      {"shortDescription", {{"text", text}}},
                      {"fullDescription", {{"text", fmt::format("{}.", text)}}},
                      {"help", {{"text", "See docs/formats.md."}}},
-                     {"helpUri", "docs/formats.md"},
+                     {"helpUri", opt.docs_url + "formats.md"},
                      {"defaultConfiguration", {{"level", "error"}}}});
   }
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
@@ -111,57 +134,102 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const std::s
           related.push_back({{"id", i + 1},
                              {"message", {{"text", n.message}}},
                              {"physicalLocation",
-                              {{"artifactLocation", {{"uri", f.file}}}, {"region", region(n.loc, n.snippet)}}}});
+                              {{"artifactLocation", artifact(f.file, opt.srcroot)}, {"region", region(n.loc, n.snippet)}}}});
         } else {
           message += " " + n.message;
         }
       }
       res["message"] = {{"text", message}};
       res["locations"] = nlohmann::ordered_json::array(
-          {{{"physicalLocation", {{"artifactLocation", {{"uri", f.file}}}, {"region", region(d.loc, d.snippet)}}}}});
+          {{{"physicalLocation", {{"artifactLocation", artifact(f.file, opt.srcroot)}, {"region", region(d.loc, d.snippet)}}}}});
       if (!related.empty()) res["relatedLocations"] = related;
       results.push_back(std::move(res));
     }
+  nlohmann::ordered_json run{
+      {"tool", {{"driver", {{"name", "ppsched"}, {"semanticVersion", opt.version}, {"informationUri", opt.docs_url + "manual.md"}, {"rules", rules}}}}}};
+  run["columnKind"] = "utf16CodeUnits";
+  run["results"] = results;
   nlohmann::ordered_json doc{
       {"version", "2.1.0"},
       {"$schema", "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"},
-      {"runs",
-       {{{"tool", {{"driver", {{"name", "ppsched"}, {"semanticVersion", version}, {"informationUri", "docs/manual.md"}, {"rules", rules}}}}},
-         {"columnKind", "utf16CodeUnits"},
-         {"results", results}}}}};
+      {"runs", nlohmann::ordered_json::array({run})}};
   return json_text(doc);
 }
 
 std::string github_annotations(const std::vector<FileDiagnostics>& files) {
   constexpr std::size_t kPerSeverity = 10;  // GitHub shows at most 10 of each per step
+  std::string out, rest;
+  std::size_t shown[3] = {0, 0, 0}, over = 0;
+  by_severity(files, [&](const FileDiagnostics& f, const Diagnostic& d) {
+    if (shown[static_cast<int>(d.severity)]++ >= kPerSeverity) {
+      // Past GitHub's limit: as the text format prints it, so the log keeps it.
+      rest += render_text(d);
+      ++over;
+      return;
+    }
+    const char* cmd = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "notice";
+    std::string props = "file=" + escape_property(f.file);
+    if (d.loc.line) props += fmt::format(",line={}", d.loc.line);
+    if (d.loc.line && d.loc.column)
+      props += fmt::format(",col={},endColumn={}", d.loc.column, d.loc.column + std::max<std::uint32_t>(1, d.snippet.length));
+    props += ",title=";
+    props += escape_property(fmt::format("ppsched {}", d.rule));
+    std::string message = d.loc.path.empty() ? d.message : fmt::format("{}: {}", d.loc.path, d.message);
+    for (const Note& n : d.notes) {
+      if (n.loc.line)
+        message += fmt::format("\n{}:{}:{}: note: {}", f.file, n.loc.line, n.loc.column, n.message);
+      else
+        message += fmt::format("\nnote: {}", n.message);
+    }
+    out += fmt::format("::{} {}::{}\n", cmd, props, escape_data(message));
+  });
+  if (over)
+    out += fmt::format("::notice title=ppsched::{} more finding(s) follow as plain lines: GitHub annotates 10 of each "
+                       "kind per step\n{}",
+                       over, rest);
+  return out;
+}
+
+namespace {
+
+// A Markdown table cell: no line breaks, no column separators.
+std::string cell(std::string_view s) {
   std::string out;
-  std::size_t shown[3] = {0, 0, 0}, dropped = 0;
-  // Errors first, then warnings, then notes: the ones GitHub keeps should be the worst.
-  for (Severity sev : {Severity::Error, Severity::Warning, Severity::Note})
-    for (const FileDiagnostics& f : files)
-      for (const Diagnostic& d : f.diagnostics) {
-        if (d.severity != sev) continue;
-        if (shown[static_cast<int>(sev)]++ >= kPerSeverity) {
-          ++dropped;
-          continue;
-        }
-        const char* cmd = sev == Severity::Error ? "error" : sev == Severity::Warning ? "warning" : "notice";
-        std::string props = "file=" + escape_property(f.file);
-        if (d.loc.line) props += fmt::format(",line={}", d.loc.line);
-        if (d.loc.line && d.loc.column)
-          props += fmt::format(",col={},endColumn={}", d.loc.column, d.loc.column + std::max<std::uint32_t>(1, d.snippet.length));
-        props += ",title=";
-        props += escape_property(fmt::format("ppsched {}", d.rule));
-        std::string message = d.loc.path.empty() ? d.message : fmt::format("{}: {}", d.loc.path, d.message);
-        for (const Note& n : d.notes) {
-          if (n.loc.line)
-            message += fmt::format("\n{}:{}:{}: note: {}", f.file, n.loc.line, n.loc.column, n.message);
-          else
-            message += fmt::format("\nnote: {}", n.message);
-        }
-        out += fmt::format("::{} {}::{}\n", cmd, props, escape_data(message));
-      }
-  if (dropped) out += fmt::format("::notice title=ppsched::{} more finding(s) not annotated (GitHub shows 10 of each kind per step); see the log\n", dropped);
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += "<br>";
+    else if (c != '\r') out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string github_step_summary(const std::vector<FileDiagnostics>& files, std::size_t max_bytes) {
+  std::size_t errors = 0, warnings = 0, notes = 0, with_findings = 0;
+  for (const FileDiagnostics& f : files) {
+    with_findings += !f.diagnostics.empty();
+    for (const Diagnostic& d : f.diagnostics)
+      (d.severity == Severity::Error ? errors : d.severity == Severity::Warning ? warnings : notes) += 1;
+  }
+  std::string out = fmt::format("### ppsched validate\n\n{} file{} checked, {} with findings: {} error(s), {} warning(s), "
+                                "{} note(s)\n",
+                                files.size(), files.size() == 1 ? "" : "s", with_findings, errors, warnings, notes);
+  if (errors + warnings + notes == 0) return out;
+  out += "\n| file | line | column | severity | rule | message |\n|---|--:|--:|---|---|---|\n";
+  std::size_t left_out = 0;
+  by_severity(files, [&](const FileDiagnostics& f, const Diagnostic& d) {
+    std::string message = d.loc.path.empty() ? d.message : fmt::format("{}: {}", d.loc.path, d.message);
+    for (const Note& n : d.notes) message += "\nnote: " + n.message;
+    std::string row = fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(f.file), d.loc.line, d.loc.column,
+                                  sarif_level(d.severity), cell(d.rule), cell(message));
+    if (left_out || out.size() + row.size() + 200 > max_bytes) {
+      ++left_out;
+      return;
+    }
+    out += row;
+  });
+  if (left_out) out += fmt::format("\n{} more finding(s) left out here (GitHub keeps 1 MiB per step); the job log has them.\n", left_out);
   return out;
 }
 

@@ -20,9 +20,10 @@ std::string_view rule_level_name(RuleLevel l) {
 
 }  // namespace
 
-std::string validate_text(const FileDiagnostics& f, bool color) {
+std::string validate_text(const FileDiagnostics& f, bool color, bool quiet) {
   std::string out;
   for (const Diagnostic& d : f.diagnostics) out += render_text(d, RenderOptions{color});
+  if (quiet) return out;
   if (!f.inferred.empty()) {
     // Only the flags that set what was inferred: --schedule given alone still leaves the ranks
     // and microbatches to the file.
@@ -42,6 +43,21 @@ std::string validate_text(const FileDiagnostics& f, bool color) {
                      : f.errors || f.warnings ? fmt::format("{} error(s), {} warning(s)", f.errors, f.warnings)
                                               : std::string("ok"));
   return out;
+}
+
+void ValidateTally::add(const FileDiagnostics& f) {
+  ++files;
+  with_findings += f.errors + f.warnings > 0 || !f.readable;
+  unreadable += !f.readable;
+  errors += f.errors;
+  warnings += f.warnings;
+}
+
+std::string ValidateTally::text() const {
+  std::string out = fmt::format("ppsched validate: {} file{}, {} with findings: {} error(s), {} warning(s)", files,
+                                files == 1 ? "" : "s", with_findings, errors, warnings);
+  if (unreadable) out += fmt::format(", {} unreadable", unreadable);
+  return out + "\n";
 }
 
 std::string rules_text() {

@@ -18,8 +18,17 @@
 
 namespace ppsched {
 
-/// One file's findings, inference note and verdict line; colour only when `color`.
-std::string validate_text(const FileDiagnostics& f, bool color = false);
+/// One file's findings, inference note and verdict line; colour only when `color`. With `quiet`,
+/// the findings alone (nothing for a clean file): ValidateTally's line ends the run instead.
+std::string validate_text(const FileDiagnostics& f, bool color = false, bool quiet = false);
+
+/// What `validate --quiet` says once per run: "ppsched validate: 1000 files, 2 with findings:
+/// 3 error(s), 1 warning(s)" (and how many could not be read).
+struct ValidateTally {
+  std::size_t files = 0, with_findings = 0, unreadable = 0, errors = 0, warnings = 0;
+  void add(const FileDiagnostics& f);
+  std::string text() const;
+};
 
 /// `validate --list-rules`: one line per rule, id, default level and summary.
 std::string rules_text();

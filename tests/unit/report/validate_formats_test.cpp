@@ -27,7 +27,7 @@ FileDiagnostics sample() {
 }  // namespace
 
 TEST_CASE("SARIF has every rule, stable ids, and a location on every result") {
-  auto doc = nlohmann::json::parse(sarif_report({sample()}, "1.2.3"));
+  auto doc = nlohmann::json::parse(sarif_report({sample()}, SarifOptions{"1.2.3"}));
   CHECK(doc["version"] == "2.1.0");
   const auto& run = doc["runs"][0];
   CHECK(run["tool"]["driver"]["name"] == "ppsched");
@@ -38,7 +38,8 @@ TEST_CASE("SARIF has every rule, stable ids, and a location on every result") {
     for (const auto& j : rules)
       if (j["id"] == r.id) {
         found = true;
-        CHECK(j["helpUri"] == "docs/rules.md#" + std::string(r.id));
+        // Absolute, or code scanning's links lead nowhere.
+        CHECK(j["helpUri"] == std::string(kDocsBaseUrl) + "rules.md#" + std::string(r.id));
         CHECK_FALSE(j["help"]["text"].get<std::string>().empty());
         CHECK_FALSE(j["shortDescription"]["text"].get<std::string>().empty());
         CHECK(j["fullDescription"]["text"].get<std::string>().size() <= 1000);
@@ -57,6 +58,29 @@ TEST_CASE("SARIF has every rule, stable ids, and a location on every result") {
   // A whole-file finding still gets line 1, or GitHub does not display it.
   CHECK(results[1]["locations"][0]["physicalLocation"]["region"]["startLine"] == 1);
   CHECK(results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "dir/s,v.csv");
+  CHECK_FALSE(results[1]["locations"][0]["physicalLocation"]["artifactLocation"].contains("uriBaseId"));
+}
+
+TEST_CASE("SARIF: links under the docs URL asked for, paths relative to the source root") {
+  FileDiagnostics inside = sample();
+  inside.file = "/ci/repo/schedules/s.csv";
+  FileDiagnostics outside = sample();
+  outside.file = "/elsewhere/s.csv";
+  FileDiagnostics relative = sample();
+  relative.file = "./schedules/t.csv";
+  SarifOptions opt{"1.2.3", "https://docs.example.org/ppsched/", "/ci/repo"};
+  auto doc = nlohmann::json::parse(sarif_report({inside, outside, relative}, opt));
+  const auto& run = doc["runs"][0];
+  CHECK(run["tool"]["driver"]["informationUri"] == "https://docs.example.org/ppsched/manual.md");
+  for (const auto& rule : run["tool"]["driver"]["rules"])
+    CHECK(rule["helpUri"].get<std::string>().rfind("https://docs.example.org/ppsched/", 0) == 0);
+  auto where = [&](std::size_t i) { return run["results"][i]["locations"][0]["physicalLocation"]["artifactLocation"]; };
+  CHECK(where(0)["uri"] == "schedules/s.csv");
+  CHECK(where(0)["uriBaseId"] == "%SRCROOT%");
+  CHECK(where(2)["uri"] == "/elsewhere/s.csv");
+  CHECK_FALSE(where(2).contains("uriBaseId"));
+  CHECK(where(4)["uri"] == "schedules/t.csv");
+  CHECK(where(4)["uriBaseId"] == "%SRCROOT%");
 }
 
 TEST_CASE("GitHub annotations escape properties and data") {
@@ -68,7 +92,7 @@ TEST_CASE("GitHub annotations escape properties and data") {
         std::string::npos);
 }
 
-TEST_CASE("GitHub annotations stop at 10 per kind and say how many more") {
+TEST_CASE("GitHub annotations stop at 10 per kind; the rest follow as plain lines and all are in the step summary") {
   FileDiagnostics many{"s.csv", {}};
   for (int i = 0; i < 13; ++i) {
     Diagnostic d;
@@ -81,5 +105,28 @@ TEST_CASE("GitHub annotations stop at 10 per kind and say how many more") {
   std::size_t errors = 0;
   for (std::size_t p = out.find("::error"); p != std::string::npos; p = out.find("::error", p + 1)) ++errors;
   CHECK(errors == 10);
-  CHECK(out.find("::notice title=ppsched::3 more finding(s) not annotated") != std::string::npos);
+  CHECK(out.find("::notice title=ppsched::3 more finding(s) follow as plain lines") != std::string::npos);
+  // Nothing is lost: lines 11 to 13 are in the log as the text format prints them.
+  for (int line = 11; line <= 13; ++line)
+    CHECK(out.find("s.csv:" + std::to_string(line) + ":1: error: dup [duplicate-action]") != std::string::npos);
+  CHECK(out.find("s.csv:10:1: error") == std::string::npos);  // annotated, not repeated
+  const std::string summary = github_step_summary({many, FileDiagnostics{"clean.csv", {}}});
+  CHECK(summary.rfind("### ppsched validate\n\n2 files checked, 1 with findings: 13 error(s), 0 warning(s), 0 note(s)\n", 0) == 0);
+  std::size_t rows = 0;
+  for (std::size_t p = summary.find("\n| s.csv |"); p != std::string::npos; p = summary.find("\n| s.csv |", p + 1)) ++rows;
+  CHECK(rows == 13);
+  CHECK(summary.find("| s.csv | 13 | 1 | error | duplicate-action | dup |") != std::string::npos);
+  // Over GitHub's 1 MiB, rows stop and the count of the rest is said.
+  const std::string small = github_step_summary({many}, 600);
+  CHECK(small.size() <= 600);
+  CHECK(small.find("more finding(s) left out here") != std::string::npos);
+}
+
+TEST_CASE("GitHub step summary: cells keep the table's shape") {
+  Diagnostic d;
+  d.rule = "x";
+  d.loc = {"a|b.csv", 1, 1, {}};
+  d.message = "one | two\nthree";
+  const std::string summary = github_step_summary({FileDiagnostics{"a|b.csv", {d}}});
+  CHECK(summary.find("| a\\|b.csv | 1 | 1 | error | x | one \\| two<br>three |") != std::string::npos);
 }
