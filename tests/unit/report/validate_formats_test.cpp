@@ -27,7 +27,9 @@ FileDiagnostics sample() {
 }  // namespace
 
 TEST_CASE("SARIF has every rule, stable ids, and a location on every result") {
-  auto doc = nlohmann::json::parse(sarif_report({sample()}, SarifOptions{"1.2.3"}));
+  SarifOptions opt;
+  opt.version = "1.2.3";
+  auto doc = nlohmann::json::parse(sarif_report({sample()}, opt));
   CHECK(doc["version"] == "2.1.0");
   const auto& run = doc["runs"][0];
   CHECK(run["tool"]["driver"]["name"] == "ppsched");
