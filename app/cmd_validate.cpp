@@ -97,10 +97,14 @@ std::optional<CheckContext> make_context(const ValidateOptions& opt, const Parse
                                          std::vector<Inference>& inferred) {
   Expectations want{.ranks = opt.ranks, .stages_per_rank = opt.stages_per_rank, .microbatches = opt.microbatches};
   want.expect_compute_only = opt.expect == "compute-only";
-  if (!opt.schedule.empty()) {
+  if (const auto runtime = opt.schedule.empty() ? std::nullopt : runtime_class(opt.schedule)) {
+    // As torchtitan runs a file: a single-stage class holds one stage per rank; a multi-stage one
+    // takes the placement from the file, so nothing more is pinned.
+    if (*runtime == RuntimeClass::Single && !want.stages_per_rank) want.stages_per_rank = 1;
+  } else if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     if (!f) {
-      print_error("unknown schedule '" + opt.schedule + "' (see ppsched list)");
+      print_error(unknown_schedule_message(opt.schedule));
       return std::nullopt;
     }
     if (!want.stages_per_rank) want.stages_per_rank = f->default_stages_per_rank;

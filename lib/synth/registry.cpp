@@ -16,28 +16,28 @@ namespace {
 // search's order (0: not used; the one-chunk families ZB-H1, ZB-H2, 1F1B, GPipe, the two-chunk
 // ZBV, V-Half, V-Min).
 constexpr std::array<Family, 11> kFamilies = {{
-    {"GPipe", "", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
+    {"GPipe", "ScheduleGPipe", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
      "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe, nullptr,
      true, 4},
-    {"1F1B", "OneFOneB", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true,
+    {"1F1B", "OneFOneB Schedule1F1B", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true,
      "p", "(p-1)(T_F+T_B)", "Narayanan et al. 2021 (PipeDream-Flush); PyTorch Schedule1F1B",
      "m >= p", &synth::one_f_one_b, nullptr, true, 3},
-    {"Interleaved1F1B", "", "1F1B over v looped stages per rank, depth first", PlacementStyle::Loop, 2,
+    {"Interleaved1F1B", "ScheduleInterleaved1F1B", "1F1B over v looped stages per rank, depth first", PlacementStyle::Loop, 2,
      false, "p + (p-1)/v when p divides m", "(p-1)(T_F+T_B)/v",
      "Narayanan et al. 2021 (Megatron-LM); PyTorch ScheduleInterleaved1F1B",
      "m a multiple of max(1, m div p)", &synth::interleaved_1f1b, nullptr, true, 0},
-    {"LoopedBFS", "", "every microbatch of a stage before the next stage (breadth first)",
+    {"LoopedBFS", "ScheduleLoopedBFS", "every microbatch of a stage before the next stage (breadth first)",
      PlacementStyle::Loop, 2, false, "m", "(p-1)(T_F+T_B)/v",
      "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", "", &synth::looped_bfs, nullptr,
      false, 0},
-    {"InterleavedZeroBubble", "InterleavedZB ZB1P", "interleaved 1F1B with I/W split, W filling bubbles",
+    {"InterleavedZeroBubble", "InterleavedZB ZB1P ScheduleInterleavedZeroBubble", "interleaved 1F1B with I/W split, W filling bubbles",
      PlacementStyle::Loop, 2, false, "p when p divides m", "(p-1)(T_F+T_I-T_W)/v",
      "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble",
      "m a multiple of max(1, m div p)", &synth::interleaved_zero_bubble, nullptr, true, 0},
-    {"ZBVZeroBubble", "ZBV ZB-V", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
+    {"ZBVZeroBubble", "ZBV ZB-V ScheduleZBVZeroBubble", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
      true, "p", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W",
      "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble", "", &synth::zbv_zero_bubble, nullptr, true, 1},
-    {"DualPipeV", "", "DeepSeek's DualPipe folded into a V, overlapping F and B",
+    {"DualPipeV", "ScheduleDualPipeV", "DeepSeek's DualPipe folded into a V, overlapping F and B",
      PlacementStyle::V, 2, true, "p+1/2", "(p/2-1)(T_F&B+T_B-3T_W)",
      "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", "m >= 2p", &synth::dualpipev, nullptr, true, 0},
     {"ZBH1", "ZB-H1", "1F1B with I/W split; W deferred by r to fill the cool-down",
@@ -78,6 +78,31 @@ std::vector<std::string_view> tune_default_families() {
 
 bool is_auto_schedule(std::string_view name) { return same_name(name, "auto"); }
 
+std::optional<RuntimeClass> runtime_class(std::string_view name) {
+  if (same_name(name, "PipelineScheduleSingle")) return RuntimeClass::Single;
+  if (same_name(name, "PipelineScheduleMulti") || same_name(name, "_PipelineScheduleRuntime")) return RuntimeClass::Multi;
+  return std::nullopt;
+}
+
+std::string unknown_schedule_message(std::string_view name) {
+  if (runtime_class(name))
+    return "'" + std::string(name) +
+           "' is the class PyTorch runs a schedule file with, not a schedule: it names no actions to synthesize; give "
+           "a family (see `ppsched list`), or the schedule file itself";
+  std::vector<std::string_view> names;
+  for (const Family& f : kFamilies) {
+    names.push_back(f.name);
+    for (std::string_view a = f.aliases; !a.empty();) {
+      auto space = a.find(' ');
+      names.push_back(a.substr(0, space));
+      a = space == std::string_view::npos ? std::string_view() : a.substr(space + 1);
+    }
+  }
+  std::string msg = "unknown schedule '" + std::string(name) + "'";
+  if (auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
+  return msg + " (see `ppsched list`)";
+}
+
 const Family* find_family(std::string_view name) {
   for (const Family& f : kFamilies) {
     if (same_name(f.name, name)) return &f;
@@ -110,21 +135,7 @@ namespace {
 // The family named, with params checked and its stages per rank filled in; throws SynthError.
 const Family& checked_family(std::string_view name, SynthParams& params) {
   const Family* family = find_family(name);
-  if (!family) {
-    std::vector<std::string_view> names;
-    for (const Family& f : kFamilies) {
-      names.push_back(f.name);
-      for (std::string_view a = f.aliases; !a.empty();) {
-        auto space = a.find(' ');
-        names.push_back(a.substr(0, space));
-        a = space == std::string_view::npos ? std::string_view() : a.substr(space + 1);
-      }
-    }
-    std::string msg = "unknown schedule '" + std::string(name) + "'";
-    if (auto near = closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
-    msg += " (see `ppsched list`)";
-    throw SynthError(msg);
-  }
+  if (!family) throw SynthError(unknown_schedule_message(name));
   if (params.ranks == 0) throw SynthError("--ranks must be at least 1");
   if (params.microbatches == 0) throw SynthError("--microbatches must be at least 1");
   if (params.stages_per_rank == 0) params.stages_per_rank = family->default_stages_per_rank;

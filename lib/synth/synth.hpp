@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,15 @@ std::vector<std::string_view> tune_default_families();
 /// Whether `name` asks for the automatic schedule (synth/auto) rather than a family: "auto", in
 /// any case. The one test for it, wherever a schedule name may be "auto".
 bool is_auto_schedule(std::string_view name);
+
+/// PyTorch's runtime classes that torchtitan names for a schedule file: PipelineScheduleSingle
+/// (one stage per rank) and PipelineScheduleMulti (or _PipelineScheduleRuntime: any number, the
+/// placement read from the file). They name no family.
+enum class RuntimeClass { Single, Multi };
+std::optional<RuntimeClass> runtime_class(std::string_view name);
+
+/// Why `name` names no family: a runtime class, or an unknown name with the closest one.
+std::string unknown_schedule_message(std::string_view name);
 
 /// Builds a schedule. Throws SynthError for an unknown family ("did you mean ...?") or for
 /// parameters the family does not accept, with PyTorch's wording where PyTorch has a rule.
