@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <string_view>
 #include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +18,33 @@
 #include "io/output_file.hpp"
 
 namespace {
+
+// The first option of `argv[2..]` that subcommand `sub` does not have, as an error message with
+// the closest option it has; empty when every option is known. Stops at "--"; a lone "-"
+// (stdin) and negative numbers are values, not options.
+std::string unknown_option(const CLI::App& sub, int argc, char** argv) {
+  std::vector<std::string> longs{"--help"}, shorts{"-h"};
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& l : o->get_lnames()) longs.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) shorts.push_back("-" + s);
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    const bool is_long = arg.size() > 2 && arg.substr(0, 2) == "--";
+    const bool is_short = !is_long && arg.size() >= 2 && arg[0] == '-' &&
+                          ((arg[1] >= 'a' && arg[1] <= 'z') || (arg[1] >= 'A' && arg[1] <= 'Z'));
+    if (!is_long && !is_short) continue;
+    const std::string_view name = is_long ? arg.substr(0, arg.find('=')) : arg.substr(0, 2);
+    const auto& known = is_long ? longs : shorts;
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::vector<std::string_view> candidates(longs.begin(), longs.end());
+    std::string msg = sub.get_name() + ": unknown option '" + std::string(name) + "'";
+    if (auto near = ppsched::closest_match(name, candidates)) msg += "; did you mean '" + *near + "'?";
+    return msg + " (see ppsched " + sub.get_name() + " --help)";
+  }
+  return {};
+}
 
 int run(int argc, char** argv) {
   using namespace ppsched::cli;
@@ -50,6 +79,17 @@ int run(int argc, char** argv) {
       print_error(msg + " (see ppsched --help)");
       return kExitUsage;
     }
+  }
+  // A mistyped option would otherwise reach CLI11 as a positional argument and come out as
+  // "FILE excludes --schedule" or "not expected"; name it, and the option it was likely meant as.
+  if (argc > 1) {
+    for (const auto& c : commands)
+      if (c.app->get_name() == argv[1]) {
+        if (std::string problem = unknown_option(*c.app, argc, argv); !problem.empty()) {
+          print_error(problem);
+          return kExitUsage;
+        }
+      }
   }
   try {
     app.parse(argc, argv);
