@@ -5,6 +5,7 @@
 
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
+#include "diag/units.hpp"
 #include "sim/analysis.hpp"
 
 namespace ppsched::check {
@@ -86,10 +87,13 @@ void max_memory(const CheckContext& ctx, DiagnosticSink& sink) {
   for (std::size_t r = 0; r < a.memory.peak.size(); ++r)
     if (!fits_under_cap(a.memory.peak[r], ctx.max_memory))
       file_level(ctx, sink, "max-memory",
-                 fmt::format("rank {} holds {:g} {} at t={:g}, over --max-memory {:g}", r, a.memory.peak[r],
-                             a.memory.in_bytes ? "bytes of weights and activations" : "microbatches of activations",
-                             a.memory.peak_time[r],
-                             ctx.max_memory));
+                 a.memory.in_bytes
+                     ? fmt::format("rank {} holds {} of weights and activations ({:.0f} bytes) at t={:g}, over "
+                                   "--max-memory {:.0f} ({})",
+                                   r, human_bytes(a.memory.peak[r]), a.memory.peak[r], a.memory.peak_time[r],
+                                   ctx.max_memory, human_bytes(ctx.max_memory))
+                     : fmt::format("rank {} holds {:g} microbatches of activations at t={:g}, over --max-memory {:g}",
+                                   r, a.memory.peak[r], a.memory.peak_time[r], ctx.max_memory));
 }
 
 }  // namespace ppsched::check

@@ -38,6 +38,9 @@ struct SimReportOptions {
   Optimizer optimizer = Optimizer::Sync;  ///< which time one iteration costs (sim/runtime.hpp)
 };
 
+/// A memory figure in text: "2.42 GiB" for bytes, "4 microbatches" otherwise.
+std::string memory_amount(double value, bool in_bytes);
+
 std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt = {});
 nlohmann::ordered_json summary_json(const SimAnalysis& a, const SimReportOptions& opt = {});
 

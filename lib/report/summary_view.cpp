@@ -30,10 +30,10 @@ std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
   for (std::size_t r = 0; r < a.memory.peak.size(); ++r)
     if (a.memory.peak[r] > a.memory.peak[peak_rank]) peak_rank = r;
   if (!a.memory.peak.empty())
-    out += fmt::format("peak memory        {:g} {} (rank {} at t={:g}){}\n", a.memory.peak[peak_rank],
-                       a.memory.in_bytes ? "bytes" : "microbatches", peak_rank, a.memory.peak_time[peak_rank],
+    out += fmt::format("peak memory        {} (rank {} at t={:g}){}\n", memory_amount(a.memory.peak[peak_rank], a.memory.in_bytes),
+                       peak_rank, a.memory.peak_time[peak_rank],
                        !fits_under_cap(a.memory.peak[peak_rank], opt.memory_cap)
-                           ? fmt::format("  EXCEEDS the cap of {:g}", opt.memory_cap)
+                           ? "  EXCEEDS the cap of " + memory_amount(opt.memory_cap, a.memory.in_bytes)
                            : "");
   out += "\nrank     busy     idle   busy%\n";
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {

@@ -37,7 +37,7 @@ at=$(awk -v p="$peak" 'BEGIN { printf "%.0f", p }')
 [ $? -eq 0 ] || { cat "$tmp/out"; fail "validate --max-memory at the peak: expected exit 0"; }
 "$bin" validate "$tmp/zbv.csv" --stage-spec "$tmp/spec.json" --max-memory "$below" >"$tmp/out" 2>&1
 [ $? -eq 1 ] || { cat "$tmp/out"; fail "validate --max-memory under the peak: expected exit 1"; }
-grep -q "bytes of weights and activations" "$tmp/out" || { cat "$tmp/out"; fail "validate does not say what the peak holds"; }
+grep -q "GiB of weights and activations ([0-9]* bytes)" "$tmp/out" || { cat "$tmp/out"; fail "validate does not say what the peak holds"; }
 "$bin" validate "$tmp/zbv.csv" --max-memory 0 >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "validate --max-memory 0: expected a usage error (a cap is positive)"
 echo "ok: simulate and validate agree on the peak ($peak bytes)"

@@ -49,7 +49,7 @@ TEST_CASE("summary view: makespan, both bubble ratios, the peak and each rank's 
 TEST_CASE("summary view: a peak over the cap EXCEEDS it, in text and JSON") {
   const SimAnalysis a = one_f_one_b();
   CHECK(summary_text(a, {1.5, "", Optimizer::Sync}) ==
-        std::string(kHead) + "peak memory        2 microbatches (rank 0 at t=1)  EXCEEDS the cap of 1.5\n" + kRanks);
+        std::string(kHead) + "peak memory        2 microbatches (rank 0 at t=1)  EXCEEDS the cap of 1.5 microbatches\n" + kRanks);
   const nlohmann::ordered_json j = summary_json(a, {1.5, "", Optimizer::Sync});
   CHECK(j["memory_cap"] == 1.5);
   CHECK(j["memory_cap_exceeded"] == true);
