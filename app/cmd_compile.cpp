@@ -67,6 +67,7 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--line-ending", opt->line_ending, "CSV line ending (PyTorch writes crlf)")
       ->check(CLI::IsMember({"crlf", "lf"}))
       ->option_text("crlf|lf");
+  sub->footer("Example:\n  ppsched compile --schedule ZBVZeroBubble --ranks 4 --microbatches 8 -o zbv.csv");
   commands.push_back({sub, [opt] { return run_compile(*opt); }});
 }
 

@@ -31,6 +31,7 @@ void add_list_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(1u, 64u));
   ranks->needs(mbs);
   mbs->needs(ranks);
+  sub->footer("Example:\n  ppsched list --ranks 8 --microbatches 16");
   commands.push_back({sub, [opt] {
                         std::optional<ListConfig> config;
                         if (opt->ranks) config = ListConfig{opt->ranks, opt->microbatches, opt->stages_per_rank};

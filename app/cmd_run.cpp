@@ -381,6 +381,7 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--topology-out", opt->topology_out,
                   "Multi-process runs: write where the ranks ran, with the measured links, as a topology file for "
                   "simulate --topology");
+  sub->footer("Example:\n  ppsched run --schedule 1F1B,ZBH1 --ranks 4 --microbatches 8 --cost-out measured.csv   (--backend fake without a GPU)");
   commands.push_back({sub, [opt] { return run_run(*opt); }});
 }
 

@@ -283,6 +283,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("--force", opt->force,
                 "Simulate a schedule that validate's structural rules reject (missing, duplicate or misplaced "
                 "actions), with a warning");
+  sub->footer("Example:\n  ppsched simulate schedules/zbv-4ranks-8mb.csv --cost F=1,I=1,W=1 --trace zbv.trace.json");
   commands.push_back({sub, [opt] { return run_simulate(*opt); }});
 }
 

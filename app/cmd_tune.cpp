@@ -234,6 +234,7 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--max-schedule-gib", opt->max_schedule_gib,
                   "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")
       ->check(finite_positive());
+  sub->footer("Example:\n  ppsched tune --ranks 8 --global-batch 64 --model schedules/llama3-8b.model.json --gpu h100 --memory-cap 80GiB");
   commands.push_back({sub, [opt] { return run_tune(*opt); }});
 }
 

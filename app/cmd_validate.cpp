@@ -292,6 +292,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
                    ? std::string()
                    : "'" + url + "' is not an absolute http(s) URL: code scanning links lead nowhere without one";
       });
+  sub->footer("Example:\n  ppsched validate --schedule ZBVZeroBubble --quiet schedules/*.csv");
   commands.push_back({sub, [opt] { return run_validate(*opt); }});
 }
 

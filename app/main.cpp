@@ -67,6 +67,15 @@ int run(int argc, char** argv) {
   add_tune_command(app, commands);
   add_run_command(app, commands);
 
+  // Every option's default in --help, unless its description says it already; flags, empty
+  // strings and the 0 of an option that must be given have none worth showing.
+  for (const auto& c : commands)
+    for (CLI::Option* o : c.app->get_options()) {
+      if (o->get_type_size() == 0 || o->get_description().find("default") != std::string::npos) continue;
+      o->capture_default_str();
+      if (o->get_default_str() == "0") o->default_str("");  // 0 stands for "not given" (--ranks, --microbatches)
+    }
+
   // CLI11 answers an unknown command with "A subcommand is required"; name it and suggest.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string_view> names;
