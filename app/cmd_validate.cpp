@@ -21,6 +21,7 @@
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"
+#include "schedule_source.hpp"
 #include "sim_inputs.hpp"
 #include "synth/synth.hpp"
 
@@ -36,6 +37,7 @@ struct ValidateOptions {
   std::string schedule;   // a family: its placement and stages per rank
   std::string input_format = "auto";
   bool lenient = false;
+  std::string dialect = "current";
   std::vector<std::string> enable, disable;
   bool werror = false;
   bool list_rules = false;
@@ -157,6 +159,7 @@ int run_validate(const ValidateOptions& opt) {
     ScheduleReadOptions read_opt;
     read_opt.format = *schedule_format_from_name(opt.input_format);
     read_opt.lenient = opt.lenient;
+    read_opt.dialect = opt.dialect == "pre-2.6" ? ActionDialect::Pre26 : ActionDialect::Current;
     auto parsed = read_schedule(file, read_opt, sink);
     FileDiagnostics f;
     f.file = display_name(file);
@@ -273,6 +276,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"auto", "csv", "json"}))
       ->option_text("auto|csv|json");
   sub->add_flag("--lenient", opt->lenient, "Accept every cell PyTorch's parser accepts, with a warning");
+  add_dialect_option(*sub, opt->dialect);
   sub->add_option("--enable", opt->enable, "Enable a rule (repeatable)");
   sub->add_option("--disable", opt->disable, "Disable a rule (repeatable)");
   sub->add_flag("--werror", opt->werror, "Count warnings as errors");

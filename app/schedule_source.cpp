@@ -20,6 +20,14 @@
 
 namespace ppsched::cli {
 
+void add_dialect_option(CLI::App& sub, std::string& dialect) {
+  sub.add_option("--dialect", dialect,
+                 "Action names of a CSV file: current (PyTorch 2.6 and later) or pre-2.6 (older PyTorch, where B was "
+                 "the input-gradient backward and BW the full backward: read as I and B)")
+      ->check(CLI::IsMember({"current", "pre-2.6"}))
+      ->option_text("current|pre-2.6");
+}
+
 void add_source_options(CLI::App& sub, SourceOptions& opt) {
   auto* file = sub.add_option("FILE", opt.input, "Schedule to read: PyTorch CSV or ppsched JSON ('-' = stdin)");
   auto* family = sub.add_option("--schedule", opt.schedule, "Family to synthesize instead (see `ppsched list`)");
@@ -34,6 +42,7 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
   sub.add_option("--input-format", opt.input_format, "Input format (default: auto-detect)")
       ->check(CLI::IsMember({"auto", "csv", "json"}))
       ->option_text("auto|csv|json");
+  add_dialect_option(sub, opt.dialect);
   sub.add_flag("--lenient", opt.lenient,
                "Accept every cell PyTorch's parser accepts (e.g. '0F0x', '00F1'), with a warning");
   sub.add_option("--lower", opt.lower,
@@ -149,6 +158,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
   ScheduleReadOptions read_opt;
   read_opt.format = *schedule_format_from_name(opt.input_format);
   read_opt.lenient = opt.lenient;
+  read_opt.dialect = opt.dialect == "pre-2.6" ? ActionDialect::Pre26 : ActionDialect::Current;
   auto parsed = read_schedule(opt.input, read_opt, sink);
   print_diagnostics(sink);
   if (!parsed) return std::nullopt;

@@ -24,6 +24,7 @@ struct SourceOptions {
   bool pytorch_compat = false;
   std::string input_format = "auto";
   bool lenient = false;
+  std::string dialect = "current";  ///< --dialect: current or pre-2.6
   std::string lower = "none";
   /// PyTorch's runtime lowering keywords (--lower runtime, and simulate's runtime lowering).
   bool defer_pp_recv = false;
@@ -49,6 +50,9 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
                         double max_gib, const char* flag);
 
 /// Adds FILE, --schedule, --ranks, --microbatches, --stages-per-rank, --pytorch-compat,
+/// Adds --dialect current|pre-2.6: which PyTorch's action names a CSV file uses.
+void add_dialect_option(CLI::App& sub, std::string& dialect);
+
 /// --input-format, --lenient and --lower to a subcommand.
 void add_source_options(CLI::App& sub, SourceOptions& opt);
 

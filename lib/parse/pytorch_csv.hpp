@@ -28,10 +28,17 @@ namespace ppsched {
 
 inline constexpr std::size_t kMaxCsvRanks = 65536;
 
+/// Which PyTorch's action names a file uses. PyTorch 2.6 renamed them (pytorch/pytorch#138886):
+/// before, B was the input-gradient backward (today's I) and BW the full backward (today's B).
+enum class ActionDialect : std::uint8_t { Current, Pre26 };
+
 struct CsvReadOptions {
   bool lenient = false;
   /// Non-canonical cells reported one by one in lenient mode; the rest are summed up in one note.
   std::size_t max_warnings = 10;
+  /// Pre26: read B as I and BW as B. Current: a file in the old names is refused with one error
+  /// that says so (a BW cell, or a B and a W of one stage and microbatch and no I anywhere).
+  ActionDialect dialect = ActionDialect::Current;
 };
 
 /// A schedule read from a file, with where each action came from.

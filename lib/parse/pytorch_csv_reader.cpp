@@ -6,10 +6,15 @@
 // is still fast-cpp-csv-parser's interface (io::ByteSourceBase).
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "io/byte_sink.hpp"
 #include "io/input_file.hpp"
@@ -230,7 +235,7 @@ class CsvScheduleReader {
       d.message = std::to_string(suppressed_warnings_) + " more non-canonical cell(s) not shown";
       sink_.report(std::move(d));
     }
-    if (sink_.has_errors()) return std::nullopt;
+    if (refuse_old_dialect() || sink_.has_errors()) return std::nullopt;
     return std::move(out_);
   }
 
@@ -268,7 +273,7 @@ class CsvScheduleReader {
                          : line[pos] == '"' ? nullptr
                                             : parse_canonical_prefix(line.data() + pos, line_end, fast);
       if (stop && (stop == line_end || *stop == ',')) {
-        program.push_back(fast);
+        program.push_back(in_dialect(fast));
         end = static_cast<std::size_t>(stop - line.data());
       } else {
         std::string_view cell;
@@ -354,8 +359,23 @@ class CsvScheduleReader {
                  std::size_t content_start, std::vector<Action>& program) {
     Action fast;
     if (parse_canonical_plain(cell, fast)) {  // nearly every cell of a real file
-      program.push_back(fast);
+      program.push_back(in_dialect(fast));
       return;
+    }
+    // "3BW0": the full backward in PyTorch before 2.6.
+    if (std::string_view digits = old_full_backward(cell);
+        !digits.empty() && (opt_.dialect == ActionDialect::Pre26 || !opt_.lenient)) {
+      if (opt_.dialect == ActionDialect::Pre26) {
+        const std::string today = std::string(cell.substr(0, digits.size())) + "B" + std::string(cell.substr(digits.size() + 2));
+        if (parse_canonical_plain(today, fast)) {
+          program.push_back(fast);
+          return;
+        }
+      } else {
+        if (!old_cell_) old_cell_ = OldCell{line_no, static_cast<std::uint32_t>(content_start + 1), std::string(cell), std::string(line)};
+        program.push_back(Action::idle());
+        return;
+      }
     }
     CellParse parsed = parse_action_cell(cell, opt_.lenient, out_.schedule.sub_actions);
     if (parsed.issue) {
@@ -375,7 +395,66 @@ class CsvScheduleReader {
         }
       }
     }
-    program.push_back(parsed.accepted ? parsed.action : Action::idle());
+    program.push_back(parsed.accepted ? in_dialect(parsed.action) : Action::idle());
+  }
+
+  // An action as today's names say it: under Pre26 a B is the input-gradient backward.
+  Action in_dialect(Action a) const {
+    if (opt_.dialect != ActionDialect::Pre26 || a.kind != ActionKind::B) return a;
+    return Action::make(ActionKind::I, a.stage, a.microbatch());
+  }
+
+  // The stage digits of a cell spelled "<stage>BW<microbatch>", or empty.
+  static std::string_view old_full_backward(std::string_view cell) {
+    std::size_t i = 0;
+    while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
+    if (i == 0 || cell.substr(i, 2) != "BW" || i + 2 == cell.size()) return {};
+    for (std::size_t j = i + 2; j < cell.size(); ++j)
+      if (cell[j] < '0' || cell[j] > '9') return {};
+    return cell.substr(0, i);
+  }
+
+  // Under the current names, whether the file is in the old ones. A BW cell says so for sure: an
+  // error. A B followed by a W of its stage and microbatch with no I anywhere (today a B already
+  // holds the W) says so most likely, but PyTorch's own lowering tests write such files: a
+  // warning. One finding either way, at the first such place; true for the error.
+  bool refuse_old_dialect() {
+    if (opt_.dialect != ActionDialect::Current) return false;
+    std::optional<OldCell> at = old_cell_;
+    if (!at) {
+      std::set<std::pair<std::uint32_t, std::uint32_t>> backward;
+      for (std::size_t r = 0; r < out_.schedule.ranks.size(); ++r)
+        for (const Action& a : out_.schedule.ranks[r].actions) {
+          if (a.kind == ActionKind::I) return false;
+          if (a.kind == ActionKind::B && a.has_microbatch()) backward.insert({a.stage, a.microbatch()});
+        }
+      for (std::size_t r = 0; r < out_.schedule.ranks.size() && !at; ++r) {
+        const auto& program = out_.schedule.ranks[r].actions;
+        for (std::size_t i = 0; i < program.size(); ++i) {
+          const Action& a = program[i];
+          if (a.kind == ActionKind::W && a.has_microbatch() && backward.count({a.stage, a.microbatch()})) {
+            at = OldCell{out_.source.rank_line[r], out_.source.step_column[r][i], action_text(a, out_.schedule.sub_actions), {}};
+            break;
+          }
+        }
+      }
+    }
+    if (!at) return false;
+    const bool certain = old_cell_.has_value();
+    Diagnostic d;
+    if (!certain) d.severity = Severity::Warning;
+    d.rule = "action-dialect";
+    d.loc = {name_, at->line, at->column, {}};
+    d.message = fmt::format(
+        "{}the action names of PyTorch before 2.6, where B was the input-gradient backward and BW the full backward "
+        "(PyTorch 2.6 calls them I and B); pass --dialect pre-2.6 to read it so, and `ppsched compile --dialect "
+        "pre-2.6 FILE -o NEW` writes it in today's names",
+        certain ? fmt::format("'{}': this file uses ", at->cell)
+                : fmt::format("'{}' follows a B of its stage and microbatch, and the file has no I: it looks written in ",
+                              at->cell));
+    if (!at->line_text.empty()) d.snippet = make_snippet(at->line_text, at->column - 1, at->cell.size());
+    sink_.report(std::move(d));
+    return certain;
   }
 
   std::string name_;
@@ -385,6 +464,12 @@ class CsvScheduleReader {
   ParsedSchedule out_;
   std::string unquoted_;
   std::size_t warnings_ = 0, suppressed_warnings_ = 0;
+  struct OldCell {
+    unsigned line;
+    std::uint32_t column;
+    std::string cell, line_text;
+  };
+  std::optional<OldCell> old_cell_;  ///< the first BW cell, under the current names
 };
 
 }  // namespace

@@ -41,6 +41,7 @@ std::optional<ParsedSchedule> read_schedule(const std::string& path, const Sched
                                             DiagnosticSink& sink) {
   CsvReadOptions csv;
   csv.lenient = opt.lenient;
+  csv.dialect = opt.dialect;
   JsonReadOptions js;
   js.lenient = opt.lenient;
   try {

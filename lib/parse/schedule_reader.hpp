@@ -20,6 +20,7 @@ std::optional<ScheduleFormat> schedule_format_from_name(std::string_view name); 
 struct ScheduleReadOptions {
   ScheduleFormat format = ScheduleFormat::Auto;
   bool lenient = false;
+  ActionDialect dialect = ActionDialect::Current;  ///< CSV only: ppsched's JSON has today's names
 };
 
 /// Reads `path` ("-" for standard input). Problems go to `sink`; nullopt if any is an error.

@@ -35,6 +35,7 @@ const char* rule_level(RuleLevel l) {
 constexpr std::pair<const char*, const char*> kReaderRules[] = {
     {"action-syntax", "a cell is not an action"},
     {"action-noncanonical", "a cell PyTorch accepts but does not write (strict mode)"},
+    {"action-dialect", "the file uses PyTorch's action names from before 2.6 (B for today's I, BW for B)"},
     {"action-limit", "a stage or microbatch beyond ppsched's limits"},
     {"csv-syntax", "the CSV file is malformed (quoting, NUL bytes)"},
     {"csv-limit", "a line or row count beyond ppsched's limits"},

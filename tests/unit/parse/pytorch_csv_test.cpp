@@ -3,6 +3,7 @@
 #include <random>
 
 #include "diag/render.hpp"
+#include "ir/action_text.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
@@ -134,10 +135,10 @@ TEST_CASE("errors: each malformed cell or line with its exact message and caret"
        "s.csv:1:5: error: whitespace around action '1F0' [action-noncanonical]\n0F0, 1F0\n    ^\n"
        "note: PyTorch reads this cell as '1F0'; write it that way, or pass --lenient to accept it\n"},
       {"0BW0\n",
-       "s.csv:1:3: error: '0BW0' is the old spelling of a full backward; write '0B0' "
-       "[action-noncanonical]\n0BW0\n  ^~\n"
-       "note: PyTorch reads this cell as '0B', which is not a valid action either; pass --lenient "
-       "to accept it as PyTorch does\n"},
+       "s.csv:1:1: error: '0BW0': this file uses the action names of PyTorch before 2.6, where B was the "
+       "input-gradient backward and BW the full backward (PyTorch 2.6 calls them I and B); pass --dialect pre-2.6 to "
+       "read it so, and `ppsched compile --dialect pre-2.6 FILE -o NEW` writes it in today's names "
+       "[action-dialect]\n0BW0\n^~~~\n"},
       {"0UNSHARD3\n",
        "s.csv:1:9: error: UNSHARD takes no microbatch index: '0UNSHARD3' [action-noncanonical]\n"
        "0UNSHARD3\n        ^\n"
@@ -229,4 +230,44 @@ TEST_CASE("read_pytorch_csv reports an unreadable file as an io-error") {
   CHECK(sink.diagnostics()[0].rule == "io-error");
   CHECK(render_text(sink.diagnostics()[0]) ==
         "/nonexistent/s.csv: error: cannot open: No such file or directory [io-error]\n");
+}
+
+TEST_CASE("dialect pre-2.6 reads PyTorch's names from before 2.6: B as I, BW as B") {
+  DiagnosticSink sink;
+  CsvReadOptions old;
+  old.dialect = ActionDialect::Pre26;
+  auto p = read_pytorch_csv_text("s.csv", "0F0,1F0,1B0,1W0,0B0,0W0\n0F1,1BW1,0BW1\n", old, sink);
+  REQUIRE(p);
+  CHECK(sink.diagnostics().empty());
+  CHECK(action_text(p->schedule.ranks[0].actions[2], p->schedule.sub_actions) == "1I0");
+  CHECK(action_text(p->schedule.ranks[0].actions[3], p->schedule.sub_actions) == "1W0");
+  CHECK(action_text(p->schedule.ranks[1].actions[1], p->schedule.sub_actions) == "1B1");
+  CHECK(action_text(p->schedule.ranks[1].actions[2], p->schedule.sub_actions) == "0B1");
+}
+
+TEST_CASE("today's names: an old-dialect file gets one finding, not a cascade") {
+  // A BW cell: certain, an error at the first one only.
+  DiagnosticSink sink;
+  CHECK_FALSE(read_pytorch_csv_text("s.csv", "0F0,1F0,1BW0,0BW0\n", CsvReadOptions{}, sink));
+  REQUIRE(sink.diagnostics().size() == 1);
+  CHECK(sink.diagnostics()[0].rule == "action-dialect");
+  CHECK(sink.diagnostics()[0].loc.column == 9);
+  // B then W of one microbatch and no I: likely, a warning (PyTorch's own lowering tests write
+  // such files), and the file is read.
+  DiagnosticSink likely;
+  auto p = read_pytorch_csv_text("s.csv", "0F0,0B0,0W0\n", CsvReadOptions{}, likely);
+  CHECK(p);
+  REQUIRE(likely.diagnostics().size() == 1);
+  CHECK(likely.diagnostics()[0].severity == Severity::Warning);
+  CHECK(likely.diagnostics()[0].loc.column == 9);
+  // With an I anywhere it is today's names: nothing said.
+  DiagnosticSink today;
+  CHECK(read_pytorch_csv_text("s.csv", "0F0,0F1,0B0,0I1,0W1\n", CsvReadOptions{}, today));
+  CHECK(today.diagnostics().empty());
+  // --lenient reads a BW cell as PyTorch does (a B without microbatch), with its warning.
+  DiagnosticSink lenient;
+  CsvReadOptions opt;
+  opt.lenient = true;
+  CHECK(read_pytorch_csv_text("s.csv", "0F0,0BW0\n", opt, lenient));
+  CHECK(lenient.diagnostics().at(0).rule == "action-noncanonical");
 }

@@ -94,7 +94,7 @@ TEST_CASE("GitHub annotations escape properties and data") {
         std::string::npos);
 }
 
-TEST_CASE("GitHub annotations stop at 10 per kind; the rest follow as plain lines and all are in the step summary") {
+TEST_CASE("GitHub annotations stop at 10 per kind, the rest follow as plain lines, and all are in the step summary") {
   FileDiagnostics many{"s.csv", {}};
   for (int i = 0; i < 13; ++i) {
     Diagnostic d;
