@@ -47,9 +47,10 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
                "Accept every cell PyTorch's parser accepts (e.g. '0F0x', '00F1'), with a warning");
   sub.add_option("--lower", opt.lower,
                  "Lowering: none (compute only, what torchtitan loads), send-recv (PyTorch's "
-                 "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv)")
-      ->check(CLI::IsMember({"none", "send-recv", "runtime"}))
-      ->option_text("none|send-recv|runtime");
+                 "_add_send_recv), runtime (validate, unshard/reshard, reduce-grad, send/recv), merge-bw (PyTorch's "
+                 "_merge_bw: each I directly followed by the W of its stage and microbatch becomes one B)")
+      ->check(CLI::IsMember({"none", "send-recv", "runtime", "merge-bw"}))
+      ->option_text("none|send-recv|runtime|merge-bw");
   sub.add_flag("--defer-pp-recv", opt.defer_pp_recv,
                "Runtime lowering: move each RECV to just before its consumer, as PyTorch's defer_pp_recv=True does");
   sub.add_option("--max-active-stages", opt.max_active_stages,
@@ -204,6 +205,7 @@ std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& rec
   try {
     if (recipe == "send-recv") return lower_send_recv(s);
     if (recipe == "runtime") return lower_runtime_recipe(s, runtime);
+    if (recipe == "merge-bw") return merge_bw(s);
     return s;
   } catch (const PassError& e) {
     std::string msg = "cannot lower the schedule (" + why + "): " + e.what();
