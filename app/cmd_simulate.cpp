@@ -178,6 +178,9 @@ int run_simulate(SimulateOptions opt) {
     bool free_comms = !sim.comm.topology.has_value();
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
     trace.label = "time model: " + time_model;
+    // A cost table (run --cost-out) and a model file give microseconds; unit costs and --cost
+    // give the costs' own unit.
+    trace.times_in_us = !opt.inputs.costs.empty() || !opt.inputs.model.empty();
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
   std::optional<LivenessReport> live;

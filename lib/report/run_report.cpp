@@ -199,7 +199,8 @@ std::string run_report_json(const RunReportConfig& config, const run::BenchmarkR
 void write_measured_trace(const run::RunResult& result, const std::string& backend, ByteSink& out) {
   const Timeline t = run::measured_timeline(result.plan, result.measured);
   TraceOptions trace;
-  trace.flows = TraceFlows::V2;
+  trace.flows = TraceFlows::V1;  // measured launches have lengths to hold an arrow's ends
+  trace.times_in_us = true;      // measured
   trace.label = "measured by ppsched run (" + backend + "), last timed iteration";
   trace.thread_prefix = "gpu ";  // "gpu compute", "gpu send", "gpu recv": measured device streams
   write_chrome_trace(result.schedule, t, nullptr, out, trace);

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/action_text.hpp"
@@ -281,7 +282,7 @@ class TraceWriter {
     if (r >= memory.per_rank.size()) return;
     const std::uint64_t pid = r + 1;
     const auto& points = memory.per_rank[r];
-    const std::string_view key = memory.in_bytes ? "activations_MiB" : "activations";
+    const std::string_view key = memory.in_bytes ? "weights_and_activations_MiB" : "activations_microbatches";
     const double unit = memory.in_bytes ? 1.0 / (1024.0 * 1024.0) : 1.0;
     for (std::size_t i = 0; i < points.size(); ++i) {
       const double when = points[i].time * c_.ns_per_unit, value = points[i].value * unit;
@@ -321,10 +322,15 @@ class TraceWriter {
     out_.uint(c_.ranks);
     out_.raw(",\"actions\":");
     out_.uint(c_.t.size());
-    if (const double makespan = c_.t.makespan * opt_.time_scale; std::isfinite(makespan)) {
-      out_.raw(",\"makespan_us\":");
+    // The makespan in the timeline's own unit, and what that unit is: microseconds only where the
+    // costs were (a "makespan_us" for unit costs would claim a duration nobody measured).
+    if (const double makespan = c_.t.makespan; std::isfinite(makespan)) {
+      out_.raw(opt_.times_in_us ? ",\"makespan_us\":" : ",\"makespan\":");
       out_.number(makespan);
     }
+    out_.raw(",\"time_unit\":");
+    out_.string(opt_.times_in_us ? std::string("us")
+                                 : fmt::format("the costs' unit, drawn as {:g} us", opt_.time_scale));
     out_.raw("}}\n");
   }
 
@@ -333,10 +339,31 @@ class TraceWriter {
   void slice(std::size_t r, std::uint32_t e, const Action& a) {
     const Timeline& t = c_.t;
     const std::uint64_t pid = r + 1;
-    const std::int64_t a_ns = c_.ns(t.start[e]), b_ns = c_.ns(t.end[e]);
+    std::int64_t a_ns = c_.ns(t.start[e]);
+    const std::int64_t b_ns = c_.ns(t.end[e]);
     const int tid = tid_of(t.stream[e]);
     text_.clear();
     append_action_text(text_, a, c_.s.sub_actions);
+    // Perfetto draws a bound arrow from the SEND's end to the RECV's start. A RECV posted before
+    // its SEND ended would get an arrow back in time: its wait is drawn as a slice of its own,
+    // and the RECV proper starts when the SEND ends.
+    if (const std::uint32_t p = t.peer[e]; opt_.flows == TraceFlows::V2 && p != Timeline::kNone && !is_send(a.kind)) {
+      const std::int64_t ready = std::clamp(c_.ns(t.end[p]), a_ns, b_ns);
+      if (ready > a_ns) {
+        out_.raw("{\"ph\":\"X\",\"name\":");
+        out_.string(text_ + " (waiting)");
+        out_.raw(",\"cat\":\"wait\",\"pid\":");
+        out_.uint(pid);
+        out_.raw(",\"tid\":");
+        out_.uint(static_cast<std::uint64_t>(tid));
+        out_.raw(",\"ts\":");
+        out_.micros(a_ns);
+        out_.raw(",\"dur\":");
+        out_.micros(ready - a_ns);
+        out_.raw("},\n");
+        a_ns = ready;
+      }
+    }
     out_.raw("{\"ph\":\"X\",\"name\":");
     out_.string(text_);
     out_.raw(",\"cat\":\"");
@@ -371,10 +398,94 @@ class TraceWriter {
       out_.raw(",\"tid\":");
       out_.uint(static_cast<std::uint64_t>(tid));
       out_.raw(",\"ts\":");
-      out_.micros(a_ns + (b_ns - a_ns) / 2);
+      out_.micros(flow_ns(p, a, a_ns, b_ns));
       out_.ch('}');
     }
+    if (implicit_) implicit_flows(r, e, a);
   }
+
+  // Where a SEND's or RECV's arrow end sits: the SEND's where the transfer starts (the later of
+  // the two posts), the RECV's just before the transfer ends; strictly inside the slice when it
+  // is 2 ns or longer, so that it binds.
+  std::int64_t flow_ns(std::uint32_t p, const Action& a, std::int64_t a_ns, std::int64_t b_ns) const {
+    if (b_ns - a_ns < 2) return a_ns;
+    const std::int64_t want = is_send(a.kind) ? std::max(a_ns, c_.ns(c_.t.start[p])) : b_ns - 1;
+    return std::clamp(want, a_ns + 1, b_ns - 1);
+  }
+
+  // Compute-only timelines: an arrow for each input that came from another rank.
+  void implicit_flows(std::size_t r, std::uint32_t e, const Action& a) {
+    std::uint32_t n = 0;
+    auto one = [&](const Action& x) {
+      const std::uint32_t from = producer_of(x);
+      const std::uint32_t to_index = n++;
+      if (from == Timeline::kNone) return;
+      const std::uint32_t from_rank = c_.rank_of(from);
+      if (from_rank == r) return;
+      const std::uint64_t id = std::uint64_t{c_.t.size()} + 1 + 2ull * e + to_index;
+      const std::int64_t fa = c_.ns(c_.t.start[from]), fb = c_.ns(c_.t.end[from]);
+      const std::int64_t ta = c_.ns(c_.t.start[e]), tb = c_.ns(c_.t.end[e]);
+      flow_event("s", id, from_rank, fb - fa >= 2 ? fb - 1 : fa);
+      flow_event("f", id, static_cast<std::uint32_t>(r), tb - ta >= 2 ? ta + 1 : ta);
+    };
+    if (a.is_container())
+      for (const Action& sub : c_.s.subs(a)) one(sub);
+    else
+      one(a);
+  }
+
+  void flow_event(const char* ph, std::uint64_t id, std::uint32_t rank, std::int64_t ns) {
+    out_.raw(",\n{\"ph\":\"");
+    out_.raw(ph);
+    out_.raw(*ph == 'f' ? "\",\"bp\":\"e\"," : "\",");
+    out_.raw("\"name\":\"transfer\",\"cat\":\"p2p\",\"id\":");
+    out_.uint(id);
+    out_.raw(",\"pid\":");
+    out_.uint(std::uint64_t{rank} + 1);
+    out_.raw(",\"tid\":1,\"ts\":");
+    out_.micros(ns);
+    out_.ch('}');
+  }
+
+  // The entry that produced x's input on the stage next to it: F(s-1) for F(s), the backward of
+  // s+1 for I or B(s); kNone where there is none.
+  std::uint32_t producer_of(const Action& x) const {
+    if (!x.has_stage() || !x.has_microbatch()) return Timeline::kNone;
+    if (x.kind == ActionKind::F && x.stage > 0) return lookup(0, x.stage - 1u, x.microbatch());
+    if (x.kind == ActionKind::I || x.kind == ActionKind::B) return lookup(1, x.stage + 1u, x.microbatch());
+    return Timeline::kNone;
+  }
+  std::uint32_t lookup(int kind, std::uint32_t stage, std::uint32_t mb) const {
+    auto it = producers_.find((std::uint64_t{stage} << 33) | (std::uint64_t{mb} << 1) | static_cast<std::uint64_t>(kind));
+    return it == producers_.end() ? Timeline::kNone : it->second;
+  }
+
+ public:
+  /// Before the slices: index every F and every backward by (stage, microbatch) when the
+  /// timeline has no SEND or RECV, so its implicit transfers can be drawn.
+  void index_implicit() {
+    for (std::uint32_t e = 0; e < c_.t.size(); ++e)
+      if (c_.t.stream[e] != Stream::Compute) return;
+    implicit_ = true;
+    for (std::size_t r = 0; r < c_.ranks; ++r)
+      for (std::uint32_t e = c_.begin(r); e < c_.end(r); ++e) {
+        const Action& a = c_.action(static_cast<std::uint32_t>(r), e);
+        auto add = [&](const Action& x) {
+          if (!x.has_stage() || !x.has_microbatch()) return;
+          const int kind = x.kind == ActionKind::F ? 0 : (x.kind == ActionKind::I || x.kind == ActionKind::B) ? 1 : -1;
+          if (kind < 0) return;
+          producers_.emplace((std::uint64_t{x.stage} << 33) | (std::uint64_t{x.microbatch()} << 1) |
+                                 static_cast<std::uint64_t>(kind),
+                             e);
+        };
+        if (a.is_container())
+          for (const Action& sub : c_.s.subs(a)) add(sub);
+        else
+          add(a);
+      }
+  }
+
+ private:
 
   // The slice's args: stage, microbatch, kind, program step and the entry that released it.
   void slice_args(std::size_t r, std::uint32_t e, const Action& a) {
@@ -411,6 +522,8 @@ class TraceWriter {
   const TraceOptions& opt_;
   std::string text_, other_;  // scratch for action texts, reused so the loop does not allocate
   std::vector<bool> seen_ = std::vector<bool>(std::size_t{Action::kNoStage} + 1, false);
+  bool implicit_ = false;
+  std::unordered_map<std::uint64_t, std::uint32_t> producers_;  ///< (stage, microbatch, F|backward) -> entry
 };
 
 }  // namespace
@@ -423,6 +536,7 @@ void write_chrome_trace(const Schedule& s, const Timeline& t, const MemoryProfil
 
   JsonOut out(sink);
   TraceWriter writer(out, c, opt);
+  writer.index_implicit();
   writer.header();
   for (std::size_t r = 0; r < c.ranks; ++r) {
     writer.rank_metadata(r, used[r]);

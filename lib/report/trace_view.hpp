@@ -18,11 +18,18 @@
 // the viewer's search finds "2F5"; cat is the kind's class (compute, comm, fsdp) and args give
 // stage, microbatch, kind, the program step and the entry that released it. An arrow (v1
 // flow, cat and name "p2p", id = the SEND's entry index + 1) joins each SEND to its RECV; it
-// starts and ends at the midpoints of the two slices. A zero-length SEND or RECV (zero
-// transfer costs) has no inside: its arrow end sits on the slice's start, where a viewer may
-// leave it unbound; TraceFlows::V2 binds to the slices themselves. With a memory profile, each
-// rank gets a "memory" counter track ("activations_MiB" when the profile is in bytes, else
-// "activations" in microbatch units), one point per change.
+// starts inside the SEND where the transfer starts (both ends posted) and ends inside the RECV
+// just before the transfer ends, so it never points back in time, however early the RECV was
+// posted. A zero-length SEND or RECV (zero transfer costs) has no inside: its arrow end sits
+// on the slice's start, where a viewer may leave it unbound; TraceFlows::V2 binds to the slices
+// themselves, and since Perfetto draws that arrow from the SEND's end to the RECV's start, a
+// RECV posted before its SEND ended is drawn as "<RECV> (waiting)" (cat "wait") up to that end,
+// then the RECV proper. A compute-only timeline (no SEND or RECV: torchtitan's CSVs) gets an arrow
+// ("transfer") for each implicit transfer between ranks, from inside the producing F, I or B
+// just before it ends to inside the consumer just after it starts. With a memory profile, each
+// rank gets a "memory" counter track ("weights_and_activations_MiB" when the profile is in
+// bytes, which count the rank's weights too, else "activations_microbatches"), one point per
+// change.
 //
 // Times: timeline times are multiplied by TraceOptions::time_scale to give microseconds and
 // written in whole nanoseconds (3 decimals). The output is streamed into the sink in chunks
@@ -60,6 +67,9 @@ struct TraceOptions {
   std::string display_time_unit = "ms";  ///< "ms" or "ns": how the legacy viewer shows time
   std::string label;                     ///< free text for otherData.label (empty: none)
   std::string thread_prefix;             ///< before each stream's thread name ("gpu " for measured runs)
+  /// What one timeline unit is: true for microseconds (measured or derived costs), false for
+  /// the costs' own unit (unit costs, --cost), drawn as time_scale us. otherData says which.
+  bool times_in_us = false;
 };
 
 /// Writes the trace of `t` (the timeline of `s`) to `out`. `memory` may be null. Throws

@@ -245,7 +245,7 @@ TEST_CASE("chrome trace: a memory counter track per rank, one point per change")
   std::map<long long, std::vector<std::pair<double, double>>> by_pid;
   for (const json& c : counters) {
     CHECK(c.at("name") == "memory");
-    by_pid[c.at("pid")].emplace_back(c.at("ts").get<double>(), c.at("args").at("activations").get<double>());
+    by_pid[c.at("pid")].emplace_back(c.at("ts").get<double>(), c.at("args").at("activations_microbatches").get<double>());
   }
   CHECK(by_pid[1] == std::vector<std::pair<double, double>>{{0, 1}, {6, 0}});
   CHECK(by_pid[2] == std::vector<std::pair<double, double>>{{0, 0}, {1.5, 0.5}, {3.5, 0}});
@@ -254,7 +254,7 @@ TEST_CASE("chrome trace: a memory counter track per rank, one point per change")
   m.per_rank = {{{0, 3 * 1048576.0}}, {}};
   const auto bytes = events(json::parse(write(b.s, b.build(), &m)), "C");
   REQUIRE(bytes.size() == 1);
-  CHECK(bytes[0].at("args").at("activations_MiB") == 3);
+  CHECK(bytes[0].at("args").at("weights_and_activations_MiB") == 3);  // bytes count the weights too
 }
 
 TEST_CASE("chrome trace: NaN and Inf are never written") {
@@ -271,9 +271,10 @@ TEST_CASE("chrome trace: NaN and Inf are never written") {
   // Rank 0 keeps only (3, 1); rank 1 keeps (0, 1): the NaN at the same time is dropped, not
   // allowed to hide the finite value.
   REQUIRE(counters.size() == 2);
-  CHECK(counters[0].at("args").at("activations") == 1);
-  CHECK(counters[1].at("args").at("activations") == 1);
+  CHECK(counters[0].at("args").at("activations_microbatches") == 1);
+  CHECK(counters[1].at("args").at("activations_microbatches") == 1);
   CHECK_FALSE(trace.at("otherData").contains("makespan_us"));
+  CHECK_FALSE(trace.at("otherData").contains("makespan"));
 
   Timeline bad = b.build();
   bad.end[1] = nan;
@@ -354,7 +355,14 @@ TEST_CASE("chrome trace: time scale, display unit and label") {
   CHECK(trace.at("displayTimeUnit") == "ns");
   CHECK(trace.at("otherData").at("label") == opt.label);
   CHECK(trace.at("otherData").at("time_scale") == 1000);
-  CHECK(trace.at("otherData").at("makespan_us") == 6000);
+  // Unit costs: the makespan in their own unit, and the unit said (6 units drawn as 1000 us each).
+  CHECK(trace.at("otherData").at("makespan") == 6);
+  CHECK_FALSE(trace.at("otherData").contains("makespan_us"));
+  CHECK(trace.at("otherData").at("time_unit") == "the costs' unit, drawn as 1000 us");
+  opt.times_in_us = true;
+  const json measured = json::parse(write(b.s, b.build(), nullptr, opt));
+  CHECK(measured.at("otherData").at("makespan_us") == 6);
+  CHECK(measured.at("otherData").at("time_unit") == "us");
   CHECK(slice(trace, "1F0").at("ts").get<double>() == 1500);
   CHECK(slice(trace, "1F0").at("dur").get<double>() == 1000);
 
@@ -412,4 +420,73 @@ TEST_CASE("chrome trace: a larger run parses, pairs every transfer and never ove
   CHECK(partial_overlap(trace).empty());
   // Chunked writing: the same bytes whatever the sink.
   CHECK(text.size() > 65536 * 3);
+}
+
+TEST_CASE("chrome trace: an early-posted RECV still gets an arrow that goes forward in time") {
+  // rank 1 posts 1RECV_F0 at 0, long before 0F0 ends and 0SEND_F0 posts at 2; the transfer runs
+  // [2, 3]. The arrow's ends: inside the SEND where the transfer starts, inside the RECV just
+  // before it ends; the midpoints of the two slices would point back in time (2.5 -> 1.5).
+  Built b(2);
+  b.run(0, act(ActionKind::F, 0, 0), 0, 2).run(0, act(ActionKind::SendF, 0, 0), 2, 3, Stream::Send);
+  b.run(1, act(ActionKind::RecvF, 1, 0), 0, 3, Stream::Recv).run(1, act(ActionKind::F, 1, 0), 3, 4);
+  const json trace = json::parse(write(b.s, b.build()));
+  const auto s = events(trace, "s"), f = events(trace, "f");
+  REQUIRE(s.size() == 1);
+  REQUIRE(f.size() == 1);
+  CHECK(s[0].at("ts").get<double>() <= f[0].at("ts").get<double>());
+  CHECK(inside(s[0].at("ts"), slice(trace, "0SEND_F0")));
+  CHECK(inside(f[0].at("ts"), slice(trace, "1RECV_F0")));
+}
+
+TEST_CASE("chrome trace: a compute-only timeline gets an arrow per transfer between ranks") {
+  // 1F1B on 2 ranks, 2 microbatches, no SEND or RECV (a torchtitan CSV): 0F0 -> 1F0, 0F1 -> 1F1,
+  // 1B0 -> 0B0, 1B1 -> 0B1, each from inside the producer to inside the consumer, forward.
+  Built b(2);
+  b.run(0, act(ActionKind::F, 0, 0), 0, 1).run(0, act(ActionKind::F, 0, 1), 1, 2);
+  b.run(0, act(ActionKind::B, 0, 0), 5, 7).run(0, act(ActionKind::B, 0, 1), 8, 10);
+  b.run(1, act(ActionKind::F, 1, 0), 1, 2).run(1, act(ActionKind::B, 1, 0), 2, 4);
+  b.run(1, act(ActionKind::F, 1, 1), 4, 5).run(1, act(ActionKind::B, 1, 1), 5, 7);
+  const json trace = json::parse(write(b.s, b.build()));
+  const auto s = events(trace, "s"), f = events(trace, "f");
+  REQUIRE(s.size() == 4);
+  REQUIRE(f.size() == 4);
+  const std::map<std::string, std::string> pairs = {
+      {"0F0", "1F0"}, {"0F1", "1F1"}, {"1B0", "0B0"}, {"1B1", "0B1"}};
+  for (const auto& [from, to] : pairs) {
+    const json producer = slice(trace, from), consumer = slice(trace, to);
+    const json* start = nullptr;
+    for (const json& e : s)
+      if (e.at("pid") == producer.at("pid") && inside(e.at("ts"), producer)) start = &e;
+    REQUIRE(start);
+    CHECK(start->at("name") == "transfer");
+    const json* finish = nullptr;
+    for (const json& e : f)
+      if (e.at("id") == start->at("id")) finish = &e;
+    REQUIRE(finish);
+    CHECK(finish->at("pid") == consumer.at("pid"));
+    CHECK(inside(finish->at("ts"), consumer));
+    CHECK(start->at("ts").get<double>() <= finish->at("ts").get<double>());
+  }
+  // Ids are unique, and none collides with a SEND/RECV arrow's.
+  std::set<long long> ids;
+  for (const json& e : s) ids.insert(e.at("id").get<long long>());
+  CHECK(ids.size() == 4);
+}
+
+TEST_CASE("chrome trace: bound arrows (v2) never point back in time: a RECV's wait is its own slice") {
+  // 1RECV_F0 posted at 0, 0SEND_F0 ends at 3 (free transfer): the RECV proper starts at 3, and
+  // [0, 3) is drawn as "1RECV_F0 (waiting)".
+  Built b(2);
+  b.run(0, act(ActionKind::F, 0, 0), 0, 3).run(0, act(ActionKind::SendF, 0, 0), 3, 3, Stream::Send);
+  b.run(1, act(ActionKind::RecvF, 1, 0), 0, 3, Stream::Recv).run(1, act(ActionKind::F, 1, 0), 3, 4);
+  TraceOptions v2;
+  v2.flows = TraceFlows::V2;
+  const json trace = json::parse(write(b.s, b.build(), nullptr, v2));
+  const json send = slice(trace, "0SEND_F0"), recv = slice(trace, "1RECV_F0"), wait = slice(trace, "1RECV_F0 (waiting)");
+  CHECK(wait.at("cat") == "wait");
+  CHECK(wait.at("ts").get<double>() == 0);
+  CHECK(wait.at("dur").get<double>() == 3);
+  CHECK(recv.at("flow_in") == true);
+  CHECK(send.at("ts").get<double>() + send.at("dur").get<double>() <= recv.at("ts").get<double>());
+  CHECK(partial_overlap(trace).empty());
 }
