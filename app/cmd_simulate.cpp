@@ -40,6 +40,7 @@ struct SimulateOptions {
   std::string output = "-";
   std::string trace, svg;
   std::size_t gantt_width = 0;
+  double svg_width = 1200;  ///< --width: the SVG's width in px
   std::vector<std::string> views;  ///< empty: default_sim_views for the format
   bool force = false;
   MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
@@ -200,7 +201,13 @@ int run_simulate(SimulateOptions opt) {
   // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
   const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
   const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model, runtime->optimizer}};
-  if (!opt.svg.empty()) write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out); });
+  if (!opt.svg.empty()) {
+    SvgOptions svg;
+    svg.width = opt.svg_width;
+    // Microseconds where the costs were (a cost table, a model); else the costs' own unit.
+    svg.time_unit = !opt.inputs.costs.empty() || !opt.inputs.model.empty() ? "us" : "cost units";
+    write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out, svg); });
+  }
   write_output(opt.output, [&](ByteSink& out) {
     if (opt.format == "json") {
       nlohmann::ordered_json j;
@@ -273,6 +280,9 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("-o,--output", opt->output, "Where to write the report ('-' = stdout)");
   sub->add_option("--trace", opt->trace, "Write a Chrome trace (open in Perfetto)");
   sub->add_option("--svg", opt->svg, "Write an SVG Gantt chart");
+  sub->add_option("--width", opt->svg_width,
+                  "Width of the SVG chart in px: wider boxes hold their labels (default 1200)")
+      ->check(CLI::Range(200.0, 200000.0));
   sub->add_option("--views", opt->views,
                   "The report's views, comma-separated: summary, bubbles, memory, critical-path, memory-timeline "
                   "(default: all but memory-timeline in text; summary,bubbles,memory in JSON, a few KB at any length). "

@@ -21,8 +21,11 @@ namespace {
 // Colour classes: index, CSS class, fill, legend text.
 enum Colour : int { kF, kB, kI, kW, kO, kComm, kFsdp, kColours };
 constexpr std::array<std::string_view, kColours> kClass = {"kF", "kB", "kI", "kW", "kO", "kC", "kS"};
-constexpr std::array<std::string_view, kColours> kFill = {"#6baed6", "#fd8d3c", "#fb6a4a", "#74c476",
-                                                          "#9e9ac8", "#bdbdbd", "#fdd049"};
+// Okabe and Ito's colour-blind-safe palette: blue, vermillion, orange, bluish green, reddish
+// purple, grey, yellow. The second chunk of a rank (its second stage, a V's way back) is the
+// same hue lighter (class c1).
+constexpr std::array<std::string_view, kColours> kFill = {"#0072b2", "#d55e00", "#e69f00", "#009e73",
+                                                          "#cc79a7", "#999999", "#f0e442"};
 constexpr std::array<std::string_view, kColours> kLegend = {"F forward",
                                                             "B backward",
                                                             "I input grad",
@@ -140,9 +143,10 @@ class LanePainter {
 
   const Action& action(std::uint32_t e) const { return s_.ranks[rank_].actions[t_.step[e]]; }
 
-  void rect_open(int colour, bool merged, double x1, double w) {
+  void rect_open(int colour, bool merged, double x1, double w, bool second_chunk = false) {
     out_.raw("<rect class=\"");
     out_.raw(kClass[static_cast<std::size_t>(colour)]);
+    if (second_chunk) out_.raw(" c1");
     if (merged) out_.raw(" m");
     out_.raw("\" x=\"");
     out_.num(x1);
@@ -158,7 +162,7 @@ class LanePainter {
   void box(std::uint32_t e, const Action& a, int colour, double x1, double x2) {
     text_.clear();
     append_action_text(text_, a, s_.sub_actions);
-    rect_open(colour, false, x1, x2 - x1);
+    rect_open(colour, false, x1, x2 - x1, later_chunk(a));
     if (opt_.tooltips) {
       out_.raw("><title>");
       out_.text(text_);
@@ -166,12 +170,19 @@ class LanePainter {
     } else {
       out_.raw("/>\n");
     }
-    // Monospace glyphs are about 0.6 em wide; keep a little air on both sides.
-    if (labels_ && (x2 - x1) >= 0.62 * label_font_ * static_cast<double>(text_.size()) + 4) {
+    // Monospace glyphs are about 0.6 em wide; keep a little air on both sides. A label that does
+    // not fit at the row's size is set smaller, down to 6 px, before it is left out.
+    const double fits = (x2 - x1 - 3) / (0.62 * static_cast<double>(text_.size()));
+    if (labels_ && fits >= 6) {
       out_.raw("<text class=\"l\" x=\"");
       out_.num((x1 + x2) / 2);
       out_.raw("\" y=\"");
       out_.num(lane_.y + lane_.h / 2);
+      if (fits < label_font_) {  // inline style: a presentation attribute loses to the class's
+        out_.raw("\" style=\"font-size:");
+        out_.num(fits);
+        out_.raw("px");
+      }
       out_.raw("\">");
       out_.text(text_);
       out_.raw("</text>\n");
@@ -189,24 +200,47 @@ class LanePainter {
     }
     // Zero-length actions would vanish; half a pixel keeps them visible as a hairline.
     const double w = std::max(run_.x2 - run_.x1, 0.5);
-    rect_open(colour, true, run_.x1, w);
+    double busy = 0;
+    int kinds = 0;
+    for (double x : run_.time) {
+      busy += x;
+      kinds += x > 0;
+    }
+    if (run_.count > 1 && kinds > 1) {
+      // Several kinds in one box: stripes, each kind's height its share of the box's time, so
+      // the mix is seen and not hidden under the commonest kind.
+      out_.raw("<g>");
+      if (opt_.tooltips) {
+        out_.raw("<title>");
+        run_tooltip();
+        out_.raw("</title>");
+      }
+      double y = lane_.y;
+      for (int k = 0; k < kColours; ++k) {
+        const double share = run_.time[static_cast<std::size_t>(k)] / busy;
+        if (share <= 0) continue;
+        const double h = lane_.h * share;
+        out_.raw("<rect class=\"");
+        out_.raw(kClass[static_cast<std::size_t>(k)]);
+        out_.raw(" m\" x=\"");
+        out_.num(run_.x1);
+        out_.raw("\" y=\"");
+        out_.num(y);
+        out_.raw("\" width=\"");
+        out_.num(w);
+        out_.raw("\" height=\"");
+        out_.num(h);
+        out_.raw("\"/>");
+        y += h;
+      }
+      out_.raw("</g>\n");
+      run_ = Run{};
+      return;
+    }
+    rect_open(colour, true, run_.x1, w, run_.count == 1 && later_chunk(action(run_.first)));
     if (opt_.tooltips) {
       out_.raw("><title>");
-      text_.clear();
-      append_action_text(text_, action(run_.first), s_.sub_actions);
-      if (run_.count == 1) {
-        out_.text(text_);
-        out_.fmt(" (rank {}): {} to {}", rank_, short_time_text(t_.start[run_.first]),
-                 short_time_text(t_.end[run_.first]));
-      } else {
-        out_.fmt("rank {}: {} actions, ", rank_, run_.count);
-        out_.text(text_);
-        out_.raw(" .. ");
-        text_.clear();
-        append_action_text(text_, action(run_.last), s_.sub_actions);
-        out_.text(text_);
-        out_.fmt(": {} to {}", short_time_text(t_.start[run_.first]), short_time_text(t_.end[run_.last]));
-      }
+      run_tooltip();
       out_.raw("</title></rect>\n");
     } else {
       out_.raw("/>\n");
@@ -214,6 +248,45 @@ class LanePainter {
     run_ = Run{};
   }
 
+  // A run's tooltip: the one action, or the count, the first and last, the span and each
+  // kind's share of the time.
+  void run_tooltip() {
+    text_.clear();
+    append_action_text(text_, action(run_.first), s_.sub_actions);
+    if (run_.count == 1) {
+      out_.text(text_);
+      out_.fmt(" (rank {}): {} to {}", rank_, short_time_text(t_.start[run_.first]),
+               short_time_text(t_.end[run_.first]));
+      return;
+    }
+    out_.fmt("rank {}: {} actions, ", rank_, run_.count);
+    out_.text(text_);
+    out_.raw(" .. ");
+    text_.clear();
+    append_action_text(text_, action(run_.last), s_.sub_actions);
+    out_.text(text_);
+    out_.fmt(": {} to {}", short_time_text(t_.start[run_.first]), short_time_text(t_.end[run_.last]));
+    double busy = 0;
+    for (double x : run_.time) busy += x;
+    if (busy <= 0) return;
+    for (int k = 0; k < kColours; ++k)
+      if (const double x = run_.time[static_cast<std::size_t>(k)]; x > 0)
+        out_.fmt("; {} {:.0f}%", kLegend[static_cast<std::size_t>(k)], 100 * x / busy);
+  }
+
+  // Whether `a` runs a rank's second (or later) stage: a later chunk, drawn lighter.
+  bool later_chunk(const Action& a) const {
+    if (!a.has_stage()) return false;
+    const auto& stages = rank_stages_;
+    if (rank_ >= stages.size()) return false;
+    const auto& mine = stages[rank_];
+    return mine.size() > 1 && a.stage != mine.front();
+  }
+
+ public:
+  std::vector<std::vector<std::uint32_t>> rank_stages_;  ///< each rank's stages, ascending
+
+ private:
   SvgOut& out_;
   const Schedule& s_;
   const Timeline& t_;
@@ -242,6 +315,7 @@ struct Layout {
   double pitch = 0;  ///< px per rank
   bool lanes = false;  ///< send and recv lanes under each compute row
   double label_font = 0;
+  double chunk_note_y = 0;  ///< the legend's line on chunks
   bool labels = false;
   double px_per_unit = 0;
   double min_px = 0;  ///< boxes narrower than this merge
@@ -305,7 +379,7 @@ Layout layout(const Schedule& s, const Timeline& t, const SvgOptions& opt) {
 
   // Legend layout (wrapped to the width), then the total height.
   g.axis_y = g.top + g.chart_h;
-  double lx = g.left, ly = g.axis_y + 44;
+  double lx = g.left, ly = g.axis_y + 58;
   for (int k = 0; k < kColours; ++k) {
     const double w = 12 + 6 + 7 * static_cast<double>(kLegend[static_cast<std::size_t>(k)].size()) + 18;
     if (lx + w > g.width && lx > g.left) {
@@ -315,7 +389,8 @@ Layout layout(const Schedule& s, const Timeline& t, const SvgOptions& opt) {
     g.legend.push_back({lx, ly, k});
     lx += w;
   }
-  g.height = ly + 20;
+  g.chunk_note_y = ly + 20;
+  g.height = ly + 40;
   return g;
 }
 
@@ -340,6 +415,7 @@ void write_header(SvgOut& out, const Layout& g) {
   if (g.pitch >= 10) out.raw(".g rect{stroke:#fff;stroke-width:0.5}\n.g rect.m{stroke:none}\n");
   for (int k = 0; k < kColours; ++k)
     out.fmt(".{}{{fill:{}}}\n", kClass[static_cast<std::size_t>(k)], kFill[static_cast<std::size_t>(k)]);
+  out.raw(".c1{fill-opacity:0.5}\n");
   out.raw("]]></style>\n");
   out.raw("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
 }
@@ -399,10 +475,11 @@ void write_axis(SvgOut& out, const Layout& g, const SvgOptions& opt) {
   out.num(g.left + g.chart_w);
   out.raw("\" y2=\"");
   out.num(g.axis_y);
-  out.raw("\"/>\n<text class=\"r\" x=\"");
-  out.num(g.left - 6);
+  // The caption under the tick labels, from the axis's start: left of the axis it was cut off.
+  out.raw("\"/>\n<text x=\"");
+  out.num(g.left);
   out.raw("\" y=\"");
-  out.num(g.axis_y + 15);
+  out.num(g.axis_y + 36);
   out.raw("\">time");
   if (!opt.time_unit.empty()) {
     out.raw(" (");
@@ -435,6 +512,7 @@ void write_rank_labels(SvgOut& out, const Layout& g) {
 void write_lanes(SvgOut& out, const Layout& g, const Schedule& s, const Timeline& t, const SvgOptions& opt) {
   out.raw("<g class=\"g\">\n");
   LanePainter painter(out, s, t, opt, g.left, g.px_per_unit, g.min_px, g.label_font);
+  if (s.placement.num_stages() > 0) painter.rank_stages_ = s.placement.rank_to_stages(static_cast<std::uint32_t>(g.ranks));
   std::array<std::vector<std::uint32_t>, kStreamCount> lane_entries;
   for (std::size_t r = 0; r < g.ranks; ++r) {
     for (auto& l : lane_entries) l.clear();
@@ -469,6 +547,12 @@ void write_legend(SvgOut& out, const Layout& g) {
     out.text(kLegend[static_cast<std::size_t>(item.colour)]);
     out.raw("</text>\n");
   }
+  out.raw("<text class=\"r\" style=\"text-anchor:start\" x=\"");
+  out.num(g.left);
+  out.raw("\" y=\"");
+  out.num(g.chunk_note_y);
+  out.raw("\">lighter: a rank's second chunk (its later stage); striped: a box too narrow to draw alone, "
+          "each kind's height its share of the time</text>\n");
 }
 
 }  // namespace

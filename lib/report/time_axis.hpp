@@ -6,7 +6,8 @@
 
 namespace ppsched {
 
-/// Up to 4 significant digits, no exponent for ordinary sizes: "0", "12", "115.5", "0.25".
+/// Up to 4 significant digits, never an exponent: "0", "12", "115.5", "0.25", and from 10,000 on
+/// a k, M or G suffix ("418.9k").
 std::string short_time_text(double v);
 
 /// The smallest 1, 2 or 5 x 10^k that is at least `raw` (> 0): a tick step people read easily.

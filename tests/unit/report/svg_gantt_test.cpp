@@ -1,4 +1,5 @@
 #include "report/svg_gantt.hpp"
+#include "report/time_axis.hpp"
 
 #include <unistd.h>
 
@@ -262,9 +263,9 @@ TEST_CASE("svg gantt: 256 ranks: thin rows, no box labels, every other rank name
   CHECK(count(text, "<text class=\"l\"") == 0);
   CHECK(count(text, "\">rank ") == 128);
   CHECK(text.find(">rank 254</text>") != std::string::npos);
-  // Height stays near max_chart_height.
+  // Height stays near max_chart_height (heading, axis and its caption, legend and its note).
   const auto h = text.find("height=\"");
-  CHECK(std::stod(text.substr(h + 8)) < 1600 + 120);
+  CHECK(std::stod(text.substr(h + 8)) < 1600 + 160);
 }
 
 TEST_CASE("svg gantt: 100k actions stay a bounded file") {
@@ -318,4 +319,58 @@ TEST_CASE("svg gantt: text is escaped, odd timelines still draw") {
   CHECK_THROWS_AS(svg(other.s, b.build()), std::invalid_argument);
   opt.width = 0;
   CHECK_THROWS_AS(svg(b.s, b.build(), opt), std::invalid_argument);
+}
+
+TEST_CASE("svg gantt: a merged box of several kinds is striped by their shares of its time") {
+  // 3000 tiny actions alternating F (1 unit), I (1) and W (2): every merged box holds all three,
+  // and its stripes are 25%, 25% and 50% of the row's height.
+  Built b(1);
+  double now = 0;
+  for (std::uint32_t m = 0; m < 1000; ++m) {
+    b.run(0, act(ActionKind::F, 0, m), now, now + 0.001);
+    b.run(0, act(ActionKind::I, 0, m), now + 0.001, now + 0.002);
+    b.run(0, act(ActionKind::W, 0, m), now + 0.002, now + 0.004);
+    now += 0.004;
+  }
+  const std::string text = svg(b.s, b.build());
+  check_well_formed(text);
+  CHECK(count(text, "<g><title>") > 100);
+  const std::regex stripe("<rect class=\"k([FIW]) m\" x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"[0-9.]+\" height=\"([0-9.]+)\"/>");
+  std::map<std::string, double> height;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), stripe); it != std::sregex_iterator(); ++it)
+    height[(*it)[1]] = std::max(height[(*it)[1]], std::stod((*it)[2]));
+  REQUIRE(height.size() == 3);
+  CHECK(height["W"] == Approx(2 * height["F"]).epsilon(0.05));
+  CHECK(height["I"] == Approx(height["F"]).epsilon(0.05));
+  // The tooltip gives the shares.
+  CHECK(text.find("F forward 25%; I input grad 25%; W weight grad 50%") != std::string::npos);
+}
+
+TEST_CASE("svg gantt: a rank's second chunk is drawn lighter, and labels shrink before they go") {
+  // V placement on 2 ranks: rank 0 holds stages 0 and 3, rank 1 stages 1 and 2.
+  Built b(2);
+  b.s.num_stages = 4;
+  b.s.placement = Placement::for_shape(PlacementStyle::V, 2, 2);
+  b.run(0, act(ActionKind::F, 0, 0), 0, 1).run(0, act(ActionKind::F, 3, 0), 3, 4);
+  b.run(1, act(ActionKind::F, 1, 0), 1, 2).run(1, act(ActionKind::F, 2, 0), 2, 3);
+  SvgOptions narrow;
+  narrow.width = 300;  // boxes of about 60 px: labels at a smaller size
+  const std::string text = svg(b.s, b.build(), narrow);
+  check_well_formed(text);
+  CHECK(count(text, "class=\"kF c1\"") == 2);  // 3F0 and 2F0
+  CHECK(text.find(".c1{fill-opacity:0.5}") != std::string::npos);
+  CHECK(count(text, "<text class=\"l\"") == 4);
+  SvgOptions tiny;
+  tiny.width = 120;  // about 16 px a box: "0F0" would need 6 px glyphs or less
+  CHECK(count(svg(b.s, b.build(), tiny), "<text class=\"l\"") == 0);
+}
+
+TEST_CASE("time labels: four significant digits, and a k, M or G suffix instead of an exponent") {
+  CHECK(short_time_text(0) == "0");
+  CHECK(short_time_text(115.5) == "115.5");
+  CHECK(short_time_text(0.25) == "0.25");
+  CHECK(short_time_text(9999) == "9999");
+  CHECK(short_time_text(418900) == "418.9k");  // the issue's axis read 4.189e+05
+  CHECK(short_time_text(1.25e7) == "12.5M");
+  CHECK(short_time_text(3e10) == "30G");
 }
