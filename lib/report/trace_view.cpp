@@ -350,32 +350,12 @@ class TraceWriter {
     if (const std::uint32_t p = t.peer[e]; opt_.flows == TraceFlows::V2 && p != Timeline::kNone && !is_send(a.kind)) {
       const std::int64_t ready = std::clamp(c_.ns(t.end[p]), a_ns, b_ns);
       if (ready > a_ns) {
-        out_.raw("{\"ph\":\"X\",\"name\":");
-        out_.string(text_ + " (waiting)");
-        out_.raw(",\"cat\":\"wait\",\"pid\":");
-        out_.uint(pid);
-        out_.raw(",\"tid\":");
-        out_.uint(static_cast<std::uint64_t>(tid));
-        out_.raw(",\"ts\":");
-        out_.micros(a_ns);
-        out_.raw(",\"dur\":");
-        out_.micros(ready - a_ns);
+        slice_head(text_ + " (waiting)", "wait", pid, tid, a_ns, ready);
         out_.raw("},\n");
         a_ns = ready;
       }
     }
-    out_.raw("{\"ph\":\"X\",\"name\":");
-    out_.string(text_);
-    out_.raw(",\"cat\":\"");
-    out_.raw(kind_class(a.kind));
-    out_.raw("\",\"pid\":");
-    out_.uint(pid);
-    out_.raw(",\"tid\":");
-    out_.uint(static_cast<std::uint64_t>(tid));
-    out_.raw(",\"ts\":");
-    out_.micros(a_ns);
-    out_.raw(",\"dur\":");
-    out_.micros(b_ns - a_ns);
+    slice_head(text_, kind_class(a.kind), pid, tid, a_ns, b_ns);
     slice_args(r, e, a);
     const std::uint32_t p = t.peer[e];
     // The flow id is the SEND's entry index + 1: unique per pair and known at both ends.
@@ -402,6 +382,23 @@ class TraceWriter {
       out_.ch('}');
     }
     if (implicit_) implicit_flows(r, e, a);
+  }
+
+  // An "X" event up to its args: name, category, where and when.
+  void slice_head(const std::string& name, std::string_view cat, std::uint64_t pid, int tid, std::int64_t a_ns,
+                  std::int64_t b_ns) {
+    out_.raw("{\"ph\":\"X\",\"name\":");
+    out_.string(name);
+    out_.raw(",\"cat\":\"");
+    out_.raw(cat);
+    out_.raw("\",\"pid\":");
+    out_.uint(pid);
+    out_.raw(",\"tid\":");
+    out_.uint(static_cast<std::uint64_t>(tid));
+    out_.raw(",\"ts\":");
+    out_.micros(a_ns);
+    out_.raw(",\"dur\":");
+    out_.micros(b_ns - a_ns);
   }
 
   // Where a SEND's or RECV's arrow end sits: the SEND's where the transfer starts (the later of

@@ -5,18 +5,12 @@
 
 #include "sim/timed.hpp"
 #include "support/catch.hpp"
+#include "support/kind_costs.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;
 
 namespace {
-
-Schedule make(const char* family, std::uint32_t p, std::uint32_t m) {
-  SynthParams params;
-  params.ranks = p;
-  params.microbatches = m;
-  return synthesize(family, params);
-}
 
 TimedOptions options(const Schedule& s, const KindCosts& per_rank, std::vector<std::uint32_t> devices) {
   TimedOptions opt;
@@ -26,14 +20,7 @@ TimedOptions options(const Schedule& s, const KindCosts& per_rank, std::vector<s
   return opt;
 }
 
-KindCosts costs(double f, double i, double w) {
-  KindCosts c = unit_costs();
-  c[static_cast<std::size_t>(ActionKind::F)] = f;
-  c[static_cast<std::size_t>(ActionKind::I)] = i;
-  c[static_cast<std::size_t>(ActionKind::W)] = w;
-  c[static_cast<std::size_t>(ActionKind::B)] = i + w;
-  return c;
-}
+KindCosts costs(double f, double i, double w) { return test::fiw_costs(f, i, w); }
 
 bool is_busy(const Timeline& t, std::uint32_t e) { return t.stream[e] == Stream::Compute && t.end[e] > t.start[e]; }
 
@@ -70,7 +57,7 @@ TEST_CASE("two ranks on one device: 1F1B, p = 2, m = 2, worked by hand") {
   // action, the lower rank first on a tie:
   //   r0 F0 [0,1]; at 1 r0 F1 and r1 F0 are ready: r0 F1 [1,2], r1 F0 [2,3]; r1 B0 [3,5];
   //   at 5 r0 B0 and r1 F1 are ready: r0 B0 [5,7], r1 F1 [7,8]; r1 B1 [8,10]; r0 B1 [10,12].
-  const Schedule s = make("1F1B", 2, 2);
+  const Schedule s = synthesize("1F1B", {2, 2});
   const Timeline t = simulate_timed(s, s.placement.stage_to_rank, options(s, unit_costs(), {0, 0}));
   auto starts_of = [&](std::uint32_t r) {
     std::vector<double> out;
@@ -89,7 +76,7 @@ TEST_CASE("on a shared device the compute of its ranks never overlaps and fills 
   for (const char* family : {"1F1B", "ZBH1", "ZBVZeroBubble", "Interleaved1F1B", "DualPipeV"}) {
     for (std::uint32_t p : {4u, 8u}) {
       DYNAMIC_SECTION(family << ", p = " << p) {
-        const Schedule s = make(family, p, 2 * p);
+        const Schedule s = synthesize(family, {p, 2 * p});
         const KindCosts c = costs(cost(rng), cost(rng), cost(rng));
         const Timeline alone = simulate_timed(s, s.placement.stage_to_rank, options(s, c, {}));
         // One device: its busy time is all the work, and nothing is ever ready while it idles
@@ -122,7 +109,7 @@ TEST_CASE("on a shared device the compute of its ranks never overlaps and fills 
 TEST_CASE("a device's turn goes to the earliest-ready action, and it names what released it") {
   // Four ranks on one device: each action starts when the device frees (it never idles, see
   // above), and what released it ended right then: its input, or the action run before it.
-  const Schedule s = make("ZBH1", 4, 8);
+  const Schedule s = synthesize("ZBH1", {4, 8});
   const std::vector<std::uint32_t> one(4, 0);
   const Timeline t = simulate_timed(s, s.placement.stage_to_rank, options(s, costs(1, 1.5, 0.5), one));
   std::vector<std::uint32_t> order;
@@ -138,7 +125,7 @@ TEST_CASE("a device's turn goes to the earliest-ready action, and it names what 
 }
 
 TEST_CASE("sharing changes when actions run, never whether a schedule finishes") {
-  const Schedule s = make("1F1B", 4, 8);
+  const Schedule s = synthesize("1F1B", {4, 8});
   TimedOptions opt = options(s, unit_costs(), {0, 0, 0, 0});
   CHECK(find_stuck(s, s.placement.stage_to_rank, opt).empty());
 }

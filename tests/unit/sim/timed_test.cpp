@@ -9,6 +9,7 @@
 #include "passes/passes.hpp"
 #include "sim/memory.hpp"
 #include "support/catch.hpp"
+#include "support/kind_costs.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;
@@ -45,14 +46,7 @@ double stage_bubble(const Schedule& s, const Timeline& t, double compute_per_ran
   return span - compute_per_rank;
 }
 
-KindCosts costs(double f, double i, double w) {
-  KindCosts c = unit_costs();
-  c[static_cast<std::size_t>(ActionKind::F)] = f;
-  c[static_cast<std::size_t>(ActionKind::I)] = i;
-  c[static_cast<std::size_t>(ActionKind::W)] = w;
-  c[static_cast<std::size_t>(ActionKind::B)] = i + w;
-  return c;
-}
+KindCosts costs(double f, double i, double w) { return test::fiw_costs(f, i, w); }
 
 }  // namespace
 
