@@ -17,6 +17,8 @@
 #include "report/json_text.hpp"
 #include "report/pipeline_grid.hpp"
 #include "report/liveness_view.hpp"
+#include "io/input_file.hpp"
+#include "report/html_report.hpp"
 #include "report/sim_views.hpp"
 #include "report/steps_view.hpp"
 #include "report/svg_gantt.hpp"
@@ -38,7 +40,7 @@ struct SimulateOptions {
   double memory_cap = 0;
   std::string format = "text";
   std::string output = "-";
-  std::string trace, svg;
+  std::string trace, svg, html;
   std::size_t gantt_width = 0;
   double svg_width = 1200;  ///< --width: the SVG's width in px
   std::vector<std::string> views;  ///< empty: default_sim_views for the format
@@ -49,7 +51,7 @@ struct SimulateOptions {
   bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
   /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
   bool needs_timeline() const {
-    if (!trace.empty() || !svg.empty() || gantt_width > 0) return true;
+    if (!trace.empty() || !svg.empty() || !html.empty() || gantt_width > 0) return true;
     for (const SimView& v : sim_views())
       if (wants(v.name) && (format == "json" ? v.json_needs_timeline : v.text_needs_timeline)) return true;
     return false;
@@ -201,11 +203,19 @@ int run_simulate(SimulateOptions opt) {
   // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
   const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
   const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model, runtime->optimizer}};
+  const std::string time_unit = !opt.inputs.costs.empty() || !opt.inputs.model.empty() ? "us" : "cost units";
+  if (!opt.html.empty()) {
+    HtmlReportInput html{s, t, a, view_input.options, "ppsched simulate: " + (opt.source.schedule.empty()
+                                                          ? display_name(opt.source.input)
+                                                          : fmt::format("{}, {} ranks, {} microbatches", opt.source.schedule,
+                                                                        opt.source.ranks, opt.source.microbatches)), time_unit};
+    write_output(opt.html, [&](ByteSink& out) { write_html_report(html, out); });
+  }
   if (!opt.svg.empty()) {
     SvgOptions svg;
     svg.width = opt.svg_width;
     // Microseconds where the costs were (a cost table, a model); else the costs' own unit.
-    svg.time_unit = !opt.inputs.costs.empty() || !opt.inputs.model.empty() ? "us" : "cost units";
+    svg.time_unit = time_unit;
     write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out, svg); });
   }
   write_output(opt.output, [&](ByteSink& out) {
@@ -280,6 +290,9 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("-o,--output", opt->output, "Where to write the report ('-' = stdout)");
   sub->add_option("--trace", opt->trace, "Write a Chrome trace (open in Perfetto)");
   sub->add_option("--svg", opt->svg, "Write an SVG Gantt chart");
+  sub->add_option("--html", opt->html,
+                  "Write a self-contained HTML report: summary, zoomable timeline, memory over time against the cap, "
+                  "idle time by cause");
   sub->add_option("--width", opt->svg_width,
                   "Width of the SVG chart in px: wider boxes hold their labels (default 1200)")
       ->check(CLI::Range(200.0, 200000.0));

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# simulate --html in a real browser: headless Chromium loads the report (its script runs), and
+# the DOM it dumps must hold what the page draws: every action of the timeline, a memory line
+# per rank and the cap, the idle-time table, the zoom asked for in the link. Saves a screenshot
+# (SCREENSHOT, default build/html-report.png) to look at. Exit 77 (skipped) without Chromium.
+#   html_report_test.sh PPSCHED [SCREENSHOT]
+set -uo pipefail
+bin=$1
+shot=${2:-build/html-report.png}
+browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -z "$browser" ]; then
+  echo "skipped: no Chromium (scripts/install-deps installs Debian's chromium)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! "${@:2}"; then echo "FAIL: $1"; fail=1; fi; }
+"$bin" simulate --schedule ZBVZeroBubble --ranks 4 --microbatches 8 --memory-cap 5 --views summary -o /dev/null \
+  --html "$tmp/report.html" || { echo "FAIL: simulate --html exited $?"; exit 1; }
+# Self-contained: nothing is fetched at view time.
+check "no script, style or image from elsewhere" bash -c "! grep -Eq '(src|href)=\"(https?:)?//' '$tmp/report.html'"
+run_browser() {
+  timeout 90 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=3000 "$@" \
+    2>"$tmp/browser.err"
+}
+run_browser --dump-dom "file://$tmp/report.html#zoom=4" >"$tmp/dom.html"
+check "the browser dumped the page" grep -q "<section id=\"timeline\">" "$tmp/dom.html"
+check "the page's script ran" grep -q 'data-ready="1"' "$tmp/dom.html"
+check "the link's zoom was applied" grep -q 'data-zoom="4"' "$tmp/dom.html"
+# ZBV on 4 ranks x 8 microbatches: 4 x 8 x 2 stages x (F, I, W) = 192 compute actions, each a box.
+boxes=$(grep -o '<rect class="k[FBIW][^"]*"' "$tmp/dom.html" | wc -l)
+check "192 compute boxes (got $boxes)" test "$boxes" -ge 192
+check "one memory line per rank" test "$(grep -o '<polyline class="rank"' "$tmp/dom.html" | wc -l)" -eq 4
+check "the cap is drawn" grep -q 'id="cap"' "$tmp/dom.html"
+check "an idle-time row per rank, and the total" test "$(grep -o '<tr><td>[0-9a]' "$tmp/dom.html" | wc -l)" -ge 5
+check "the summary says the iteration time" grep -q 'iteration time' "$tmp/dom.html"
+mkdir -p "$(dirname "$shot")"
+run_browser --screenshot="$shot" --window-size=1100,1100 "file://$tmp/report.html" >/dev/null
+check "a screenshot was saved to $shot" test -s "$shot"
+[ $fail = 0 ] && echo "ok: the HTML report in $("$browser" --version 2>/dev/null)"
+exit $fail
