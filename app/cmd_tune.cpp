@@ -32,6 +32,7 @@ struct TuneOptions {
   SimInputOptions inputs;
   std::string format = "text";
   std::string output = "-";
+  std::string html;  ///< --html: the candidates' page
   std::string emit_best;
   std::size_t top = 10;
   double max_schedule_gib = 4;
@@ -184,6 +185,7 @@ int run_tune(TuneOptions& opt) {
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? tune_json(req, sources, *result) : tune_text(req, sources, *result));
   });
+  if (!opt.html.empty()) write_output(opt.html, [&](ByteSink& out) { out.write(tune_html(req, sources, *result)); });
   return result->found() ? kExitOk : kExitFindings;
 }
 
@@ -226,6 +228,9 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");
   sub->add_option("-o,--output", opt->output, "Where to write the table ('-' = stdout)");
+  sub->add_option("--html", opt->html,
+                  "Also write a self-contained HTML page: every candidate's iteration time against its peak memory, "
+                  "the cap drawn, the pick marked");
   sub->add_option("--emit-best", opt->emit_best,
                   "Directory to write the winner into: schedule.csv (what torchtitan loads) and torchtitan.toml (the "
                   "settings that run it: schedule class, CSV, microbatch size, local batch, modules per stage)");

@@ -35,6 +35,9 @@ struct TuneSources {
 
 std::string tune_text(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
 std::string tune_json(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
+/// A self-contained HTML page (tune_html.cpp): every candidate that ran as a dot of iteration time
+/// against peak memory, the cap as a line, the pick ringed; hovering a dot names it.
+std::string tune_html(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
 
 /// "71.3 GiB" for bytes, "4.5" for microbatches of activation or PyTorch's slots.
 std::string format_tune_memory(double value, bool in_bytes);

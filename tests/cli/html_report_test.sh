@@ -35,6 +35,17 @@ check "one memory line per rank" test "$(grep -o '<polyline class="rank"' "$tmp/
 check "the cap is drawn" grep -q 'id="cap"' "$tmp/dom.html"
 check "an idle-time row per rank, and the total" test "$(grep -o '<tr><td>[0-9a]' "$tmp/dom.html" | wc -l)" -ge 5
 check "the summary says the iteration time" grep -q 'iteration time' "$tmp/dom.html"
+# tune --html: a dot per candidate that ran, the cap, the pick ringed and named.
+"$bin" tune --ranks 4 --microbatches 8 --memory-cap 4 --html "$tmp/tune.html" >"$tmp/tune.txt" ||
+  { echo "FAIL: tune --html exited $?"; exit 1; }
+run_browser --dump-dom "file://$tmp/tune.html" >"$tmp/tune-dom.html"
+check "the tune page's script ran" grep -q 'data-ready="1"' "$tmp/tune-dom.html"
+ran=$(grep -c "" <(grep -o '<circle class="candidate' "$tmp/tune-dom.html"))
+check "a dot per candidate that ran ($ran)" test "$ran" -ge 5
+check "one pick, ringed" test "$(grep -o 'class="candidate winner"' "$tmp/tune-dom.html" | wc -l)" -eq 1
+check "the tune page draws the cap" grep -q 'id="cap"' "$tmp/tune-dom.html"
+best=$(sed -n 's/^ *1  *\([A-Za-z0-9]*\) .*/\1/p' "$tmp/tune.txt" | head -1)
+check "the page names the table's pick ($best)" grep -q "<p id=\"winner\">best: $best " "$tmp/tune-dom.html"
 mkdir -p "$(dirname "$shot")"
 run_browser --screenshot="$shot" --window-size=1100,1100 "file://$tmp/report.html" >/dev/null
 check "a screenshot was saved to $shot" test -s "$shot"
