@@ -96,6 +96,8 @@ void timeline_section(const HtmlReportInput& in, std::string& out) {
          "<div id=\"zoom\" data-zoom=\"1\">\n";
   SvgOptions svg;
   svg.time_unit = in.time_unit;
+  svg.idle_causes = true;
+  svg.transfers = true;
   StringSink sink(out);
   write_svg_gantt(in.schedule, in.timeline, sink, svg);
   out += "</div></section>\n";

@@ -390,7 +390,7 @@ Layout layout(const Schedule& s, const Timeline& t, const SvgOptions& opt) {
     lx += w;
   }
   g.chunk_note_y = ly + 20;
-  g.height = ly + 40;
+  g.height = ly + 40 + (opt.idle_causes ? 20 : 0);
   return g;
 }
 
@@ -415,7 +415,7 @@ void write_header(SvgOut& out, const Layout& g) {
   if (g.pitch >= 10) out.raw(".g rect{stroke:#fff;stroke-width:0.5}\n.g rect.m{stroke:none}\n");
   for (int k = 0; k < kColours; ++k)
     out.fmt(".{}{{fill:{}}}\n", kClass[static_cast<std::size_t>(k)], kFill[static_cast<std::size_t>(k)]);
-  out.raw(".c1{fill-opacity:0.5}\n");
+  out.raw(".c1{fill-opacity:0.5}\n.xfer{stroke:#555;stroke-width:0.8;opacity:0.6}\n");
   out.raw("]]></style>\n");
   out.raw("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
 }
@@ -530,6 +530,114 @@ void write_lanes(SvgOut& out, const Layout& g, const Schedule& s, const Timeline
   out.raw("</g>\n");
 }
 
+// Idle causes: fill, legend text. A gap is put down to what released the action after it, as
+// sim/timed_rules.hpp's split does (there a transfer's own time is split off a gap a compute
+// action of another rank released; here the whole gap takes one colour).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kIdle = {{
+    {"#ececec", "idle: warm-up or cool-down"},
+    {"#fbd8bd", "idle: dependency"},
+    {"#c9e3f6", "idle: transfer"},
+    {"#e5cce4", "idle: shared GPU"},
+    {"#ffffff", ""},
+}};
+
+bool is_comm(ActionKind k) {
+  return k == ActionKind::SendF || k == ActionKind::SendB || k == ActionKind::RecvF || k == ActionKind::RecvB;
+}
+
+/// Tints each idle stretch of every compute row by its cause (SvgOptions::idle_causes).
+void write_idle_causes(SvgOut& out, const Layout& g, const Schedule& s, const Timeline& t) {
+  out.raw("<g class=\"idle\">\n");
+  auto tint = [&](std::size_t r, double from, double to, int cause) {
+    if (to <= from) return;
+    const Lane lane = g.lane_of(r, 0);
+    out.fmt("<rect fill=\"{}\" x=\"", kIdle[static_cast<std::size_t>(cause)].first);
+    out.num(g.left + from * g.px_per_unit);
+    out.raw("\" y=\"");
+    out.num(lane.y);
+    out.raw("\" width=\"");
+    out.num((to - from) * g.px_per_unit);
+    out.raw("\" height=\"");
+    out.num(lane.h);
+    out.fmt("\"><title>rank {}: {} from {} to {}</title></rect>\n", r, kIdle[static_cast<std::size_t>(cause)].second,
+            short_time_text(from), short_time_text(to));
+  };
+  for (std::size_t r = 0; r < g.ranks; ++r) {
+    double end = 0;
+    bool any = false;
+    for (std::uint32_t e = g.rank_begin(t, r); e < g.rank_begin(t, r + 1); ++e) {
+      if (t.stream[e] != Stream::Compute || !(t.end[e] > t.start[e])) continue;
+      const double start = t.start[e];
+      if (!any) {
+        tint(r, 0, start, 0);
+      } else if (start > end) {
+        int cause = 1;
+        if (const std::uint32_t by = t.released_by[e]; by != Timeline::kNone) {
+          const std::uint32_t br = t.rank_of(by);
+          if (!t.device_turn.empty() && t.device_turn[e]) cause = 3;
+          else if (is_comm(s.ranks[br].actions[t.step[by]].kind) || br != r) cause = 2;
+        }
+        tint(r, end, start, cause);
+      }
+      end = std::max(end, t.end[e]);
+      any = true;
+    }
+    tint(r, any ? end : 0, g.makespan, 0);
+    out.maybe_flush();
+  }
+  out.raw("</g>\n");
+}
+
+/// An arrow from each SEND to the end of its RECV (SvgOptions::transfers).
+void write_transfers(SvgOut& out, const Layout& g, const Schedule& s, const Timeline& t, const SvgOptions& opt) {
+  std::size_t arrows = 0;
+  for (std::uint32_t e = 0; e < t.size(); ++e)
+    arrows += t.peer[e] != Timeline::kNone && t.stream[e] == Stream::Recv;
+  if (arrows == 0 || arrows > opt.max_arrows) return;
+  out.raw("<defs><marker id=\"head\" markerWidth=\"6\" markerHeight=\"6\" refX=\"5\" refY=\"3\" orient=\"auto\">"
+          "<path d=\"M0,0 L6,3 L0,6 z\" fill=\"#555\"/></marker></defs>\n<g class=\"transfers\">\n");
+  for (std::uint32_t e = 0; e < t.size(); ++e) {
+    const std::uint32_t p = t.peer[e];
+    if (p == Timeline::kNone || t.stream[e] != Stream::Recv) continue;
+    const std::size_t from = t.rank_of(p), to = t.rank_of(e);
+    const Lane a = g.lane_of(from, 0), b = g.lane_of(to, 0);
+    // From where the transfer starts (both ends posted) to where it ends: never back in time.
+    const double x1 = g.left + std::max(t.start[p], t.start[e]) * g.px_per_unit;
+    const double x2 = g.left + t.end[e] * g.px_per_unit;
+    out.raw("<line class=\"xfer\" x1=\"");
+    out.num(x1);
+    out.raw("\" y1=\"");
+    out.num(a.y + a.h / 2);
+    out.raw("\" x2=\"");
+    out.num(std::max(x1, x2));
+    out.raw("\" y2=\"");
+    out.num(b.y + b.h / 2);
+    out.raw("\" marker-end=\"url(#head)\"/>\n");
+    (void)s;
+    out.maybe_flush();
+  }
+  out.raw("</g>\n");
+}
+
+/// The idle causes' swatches, on a line under the legend's note.
+void write_idle_legend(SvgOut& out, const Layout& g) {
+  double x = g.left;
+  for (std::size_t k = 0; k + 1 < kIdle.size(); ++k) {
+    out.fmt("<rect fill=\"{}\" stroke=\"#bbb\" x=\"", kIdle[k].first);
+    out.num(x);
+    out.raw("\" y=\"");
+    out.num(g.chunk_note_y + 14);
+    out.raw("\" width=\"12\" height=\"12\"/>\n<text class=\"r\" style=\"text-anchor:start\" x=\"");
+    out.num(x + 18);
+    out.raw("\" y=\"");
+    out.num(g.chunk_note_y + 20);
+    out.raw("\">");
+    out.text(kIdle[k].second);
+    out.raw("</text>\n");
+    x += 18 + 7.0 * static_cast<double>(kIdle[k].second.size()) + 24;
+  }
+}
+
 /// A swatch and its caption per colour, where layout() placed them.
 void write_legend(SvgOut& out, const Layout& g) {
   for (const Layout::Item& item : g.legend) {
@@ -567,8 +675,11 @@ void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& sink, const
   write_title(out, g, t.size(), opt);
   write_axis(out, g, opt);
   write_rank_labels(out, g);
+  if (opt.idle_causes) write_idle_causes(out, g, s, t);
   write_lanes(out, g, s, t, opt);
+  if (opt.transfers) write_transfers(out, g, s, t, opt);
   write_legend(out, g);
+  if (opt.idle_causes) write_idle_legend(out, g);
   out.raw("</svg>\n");
   out.flush();
 }

@@ -58,6 +58,13 @@ struct SvgOptions {
   std::size_t max_boxes = 40000;  ///< merging threshold, see above (at least 1)
   std::string title;              ///< heading; empty: ranks, actions and makespan
   std::string time_unit;          ///< shown after the axis times' caption ("time (us)")
+  /// Each idle stretch of a compute row tinted by its cause (warm-up, cool-down, waiting for a
+  /// dependency, a transfer, or a shared GPU), as the bubbles view splits it; the HTML report's.
+  bool idle_causes = false;
+  /// An arrow from each SEND to where its RECV ends, across rows, when there are at most
+  /// max_arrows of them (beyond that they would hide the boxes); the HTML report's.
+  bool transfers = false;
+  std::size_t max_arrows = 4000;
 };
 
 /// Writes the chart of `t` (the timeline of `s`) to `out`. Throws std::invalid_argument for

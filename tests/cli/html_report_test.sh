@@ -31,6 +31,8 @@ check "the link's zoom was applied" grep -q 'data-zoom="4"' "$tmp/dom.html"
 # ZBV on 4 ranks x 8 microbatches: 4 x 8 x 2 stages x (F, I, W) = 192 compute actions, each a box.
 boxes=$(grep -o '<rect class="k[FBIW][^"]*"' "$tmp/dom.html" | wc -l)
 check "192 compute boxes (got $boxes)" test "$boxes" -ge 192
+check "transfer arrows between the rows" test "$(grep -o 'class="xfer"' "$tmp/dom.html" | wc -l)" -gt 0
+check "idle stretches tinted by cause" grep -q '<g class="idle">' "$tmp/dom.html"
 check "one memory line per rank" test "$(grep -o '<polyline class="rank"' "$tmp/dom.html" | wc -l)" -eq 4
 check "the cap is drawn" grep -q 'id="cap"' "$tmp/dom.html"
 check "an idle-time row per rank, and the total" test "$(grep -o '<tr><td>[0-9a]' "$tmp/dom.html" | wc -l)" -ge 5

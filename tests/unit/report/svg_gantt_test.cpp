@@ -374,3 +374,39 @@ TEST_CASE("time labels: four significant digits, and a k, M or G suffix instead 
   CHECK(short_time_text(1.25e7) == "12.5M");
   CHECK(short_time_text(3e10) == "30G");
 }
+
+TEST_CASE("svg gantt: idle stretches tinted by cause, and transfer arrows that go forward in time") {
+  // Two ranks, explicit comms: rank 1 waits for 1RECV_F0 (a transfer) before 1F0, rank 0 waits
+  // for 0RECV_B0 before 0B0; both start at once (no warm-up on rank 0) and rank 1 idles at the end.
+  Built b(2);
+  b.run(0, act(ActionKind::F, 0, 0), 0, 1)
+      .run(0, act(ActionKind::SendF, 0, 0), 1, 1.5, Stream::Send)
+      .run(0, act(ActionKind::RecvB, 0, 0), 3.5, 4, Stream::Recv)
+      .run(0, act(ActionKind::B, 0, 0), 4, 6);
+  b.run(1, act(ActionKind::RecvF, 1, 0), 1, 1.5, Stream::Recv)
+      .run(1, act(ActionKind::F, 1, 0), 1.5, 2.5)
+      .run(1, act(ActionKind::B, 1, 0), 2.5, 3.5)
+      .run(1, act(ActionKind::SendB, 1, 0), 3.5, 4, Stream::Send);
+  Timeline t = b.build();
+  t.released_by[t.rank_begin[1] + 1] = t.rank_begin[1];  // 1F0 released by 1RECV_F0
+  t.released_by[3] = 2;                                   // 0B0 released by 0RECV_B0
+  SvgOptions opt;
+  opt.idle_causes = true;
+  opt.transfers = true;
+  const std::string text = svg(b.s, t, opt);
+  check_well_formed(text);
+  CHECK(text.find("rank 1: idle: warm-up or cool-down from 0 to 1.5") != std::string::npos);
+  CHECK(text.find("rank 0: idle: transfer from 1 to 4") != std::string::npos);
+  CHECK(text.find("rank 1: idle: warm-up or cool-down from 3.5 to 6") != std::string::npos);
+  const std::regex arrow("<line class=\"xfer\" x1=\"([0-9.]+)\" y1=\"[0-9.]+\" x2=\"([0-9.]+)\"");
+  std::size_t arrows = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), arrow); it != std::sregex_iterator(); ++it) {
+    ++arrows;
+    CHECK(std::stod((*it)[1]) <= std::stod((*it)[2]));
+  }
+  CHECK(arrows == 2);
+  // Off by default: the plain chart has neither.
+  const std::string plain = svg(b.s, t);
+  CHECK(plain.find("class=\"xfer\"") == std::string::npos);
+  CHECK(plain.find("<g class=\"idle\">") == std::string::npos);
+}
