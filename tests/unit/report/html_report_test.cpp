@@ -2,7 +2,8 @@
 // losing a peak. The browser test (tests/cli/html_report_test.sh) loads it in Chromium.
 #include "report/html_report.hpp"
 
-#include <regex>
+#include <algorithm>
+#include <string>
 
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
@@ -43,18 +44,22 @@ TEST_CASE("html report: one page with its four sections, nothing fetched, text e
 TEST_CASE("html report: a long run's memory lines keep at most their bound of points and every peak") {
   const Schedule s = synthesize("1F1B", {4, 4096});
   const std::string page = report(s, 0);
-  const std::regex line("<polyline class=\"rank\" data-rank=\"([0-9]+)\"[^>]* points=\"([^\"]*)\"");
+  // Plain string search: std::regex recurses per character and overflows the stack on lines this long.
   std::size_t lines = 0;
-  for (auto it = std::sregex_iterator(page.begin(), page.end(), line); it != std::sregex_iterator(); ++it) {
+  for (std::size_t at = page.find("<polyline class=\"rank\" data-rank=\""); at != std::string::npos;
+       at = page.find("<polyline class=\"rank\" data-rank=\"", at + 1)) {
     ++lines;
-    const std::string points = (*it)[2];
+    const std::size_t rank_at = at + std::string("<polyline class=\"rank\" data-rank=\"").size();
+    const std::string rank = page.substr(rank_at, page.find('"', rank_at) - rank_at);
+    const std::size_t points_at = page.find("points=\"", at) + 8;
+    const std::string points = page.substr(points_at, page.find('"', points_at) - points_at);
     const auto count = static_cast<std::size_t>(std::count(points.begin(), points.end(), ','));
     CHECK(count <= 2 * kMaxMemoryPoints + 2);  // a step is two points
     // 1F1B's rank 0 peaks at 4 microbatches: the highest point (smallest y) is the plot's top.
     double lowest_y = 1e9;
-    for (std::size_t at = points.find(','); at != std::string::npos; at = points.find(',', at + 1))
-      lowest_y = std::min(lowest_y, std::stod(points.substr(at + 1)));
-    if ((*it)[1] == "0") CHECK(lowest_y == Approx(10.0));  // top + plot height x (1 - peak / peak)
+    for (std::size_t c = points.find(','); c != std::string::npos; c = points.find(',', c + 1))
+      lowest_y = std::min(lowest_y, std::stod(points.substr(c + 1)));
+    if (rank == "0") CHECK(lowest_y == Approx(10.0));  // top + plot height x (1 - peak / peak)
   }
   CHECK(lines == 4);
 }
