@@ -14,9 +14,7 @@
 
 namespace ppsched {
 
-namespace {
-
-std::string escaped(std::string_view s) {
+std::string html_escaped(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -30,6 +28,8 @@ std::string escaped(std::string_view s) {
   }
   return out;
 }
+
+namespace {
 
 constexpr std::string_view kStyle = R"(body{font-family:sans-serif;margin:24px;color:#222}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
@@ -72,7 +72,7 @@ void summary_section(const HtmlReportInput& in, std::string& out) {
   const std::string unit = in.time_unit.empty() ? std::string() : " " + in.time_unit;
   out += "<section id=\"summary\"><h2>Summary</h2><table>\n";
   auto row = [&](std::string_view what, const std::string& value) {
-    out += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", what, escaped(value));
+    out += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", what, html_escaped(value));
   };
   row("iteration time", fmt::format("{:g}{}", iteration_time(a, in.options.optimizer), unit));
   row("makespan", fmt::format("{:g}{}", a.makespan, unit));
@@ -85,7 +85,7 @@ void summary_section(const HtmlReportInput& in, std::string& out) {
                                 : std::string()));
   out += "</table>\n";
   if (!in.options.time_model.empty())
-    out += "<p class=\"note\">time model: " + escaped(in.options.time_model) + "</p>\n";
+    out += "<p class=\"note\">time model: " + html_escaped(in.options.time_model) + "</p>\n";
   out += "</section>\n";
 }
 
@@ -158,15 +158,15 @@ void memory_section(const HtmlReportInput& in, std::string& out) {
                        "stroke-dasharray=\"6 4\"/><text x=\"{:g}\" y=\"{:.1f}\" fill=\"#c00\" font-size=\"12\">cap {}"
                        "</text>\n",
                        left, left + plot_w, y(in.options.memory_cap), y(in.options.memory_cap), left + 4,
-                       y(in.options.memory_cap) - 4, escaped(amount(in.options.memory_cap, m.in_bytes)));
+                       y(in.options.memory_cap) - 4, html_escaped(amount(in.options.memory_cap, m.in_bytes)));
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", left - 6, top + 10,
-                     escaped(amount(top_value, m.in_bytes)));
+                     html_escaped(amount(top_value, m.in_bytes)));
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" text-anchor=\"end\">0</text>\n", left - 6,
                      top + plot_h);
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">time{} from 0 to {}; {} per rank, a line each "
                      "(hover one for its rank and peak)</text>\n",
                      left,
-                     top + plot_h + 24, in.time_unit.empty() ? "" : " (" + escaped(in.time_unit) + ")",
+                     top + plot_h + 24, in.time_unit.empty() ? "" : " (" + html_escaped(in.time_unit) + ")",
                      short_time_text(in.analysis.makespan), m.in_bytes ? "bytes" : "microbatches of activation");
   out += "</svg></section>\n";
 }
@@ -198,8 +198,8 @@ void bubbles_section(const HtmlReportInput& in, std::string& out) {
 
 void write_html_report(const HtmlReportInput& in, ByteSink& sink) {
   std::string out;
-  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escaped(in.title) +
-         "</title>\n<style>" + std::string(kStyle) + "</style></head>\n<body>\n<h1>" + escaped(in.title) + "</h1>\n";
+  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escaped(in.title) +
+         "</title>\n<style>" + std::string(kStyle) + "</style></head>\n<body>\n<h1>" + html_escaped(in.title) + "</h1>\n";
   summary_section(in, out);
   timeline_section(in, out);
   memory_section(in, out);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "io/byte_sink.hpp"
 #include "ir/schedule.hpp"
@@ -33,6 +34,10 @@ struct HtmlReportInput {
 };
 
 inline constexpr std::size_t kMaxMemoryPoints = 2000;
+
+/// Text made safe for HTML element content and attribute values (&, <, >, "): the one escaping
+/// of the HTML pages (this report and tune's).
+std::string html_escaped(std::string_view text);
 
 void write_html_report(const HtmlReportInput& in, ByteSink& out);
 

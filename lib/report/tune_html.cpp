@@ -5,26 +5,13 @@
 #include <cmath>
 #include <string_view>
 
+#include "report/html_report.hpp"
 #include "report/time_axis.hpp"
 #include "report/tune_report.hpp"
 
 namespace ppsched {
 
 namespace {
-
-std::string escaped(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string candidate_name(const TuneTrial& t) {
   return fmt::format("{} v={} m={} b={}", t.family, t.stages_per_rank, t.microbatches, t.microbatch_size);
@@ -34,11 +21,11 @@ std::string candidate_name(const TuneTrial& t) {
 
 std::string tune_html(const TuneRequest& request, const TuneSources& sources, const TuneResult& result) {
   const std::string title = fmt::format("ppsched tune: {} ranks", request.ranks);
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escaped(title) +
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escaped(title) +
                     "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}h1{font-size:20px}"
                     ".note{font-size:12px;color:#555}</style></head>\n<body>\n<h1>" +
-                    escaped(title) + "</h1>\n";
-  if (!sources.time_model.empty()) out += "<p class=\"note\">time model: " + escaped(sources.time_model) + "</p>\n";
+                    html_escaped(title) + "</h1>\n";
+  if (!sources.time_model.empty()) out += "<p class=\"note\">time model: " + html_escaped(sources.time_model) + "</p>\n";
   // The plot: x = peak memory, y = iteration time, a dot per candidate that ran; the cap as a
   // vertical line; the winner (the first trial, when it fits) ringed.
   double max_peak = request.memory_cap, max_time = 0;
@@ -60,7 +47,7 @@ std::string tune_html(const TuneRequest& request, const TuneSources& sources, co
                        "stroke-dasharray=\"6 4\"/><text x=\"{3:.1f}\" y=\"{4:g}\" fill=\"#c00\" font-size=\"12\">cap {5}"
                        "</text>\n",
                        x(request.memory_cap), top, top + plot_h, x(request.memory_cap) + 4, top + 14,
-                       escaped(format_tune_memory(request.memory_cap, sources.memory_in_bytes)));
+                       html_escaped(format_tune_memory(request.memory_cap, sources.memory_in_bytes)));
   for (std::size_t i = 0; i < result.trials.size(); ++i) {
     const TuneTrial& t = result.trials[i];
     if (!t.ran || !std::isfinite(t.peak) || !std::isfinite(t.iteration_time)) continue;
@@ -69,19 +56,19 @@ std::string tune_html(const TuneRequest& request, const TuneSources& sources, co
                        "peak {}{}</title></circle>\n",
                        winner ? "candidate winner" : "candidate", x(t.peak), y(t.iteration_time), winner ? 7 : 4,
                        t.fits ? "#0072b2" : "#999999", winner ? " stroke=\"#d55e00\" stroke-width=\"3\"" : "",
-                       escaped(candidate_name(t)), t.iteration_time,
-                       escaped(format_tune_memory(t.peak, sources.memory_in_bytes)), t.fits ? "" : ", over the cap");
+                       html_escaped(candidate_name(t)), t.iteration_time,
+                       html_escaped(format_tune_memory(t.peak, sources.memory_in_bytes)), t.fits ? "" : ", over the cap");
   }
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">peak memory per rank ({}), 0 to {}</text>\n", left,
                      top + plot_h + 30, sources.memory_in_bytes ? "bytes" : "microbatches",
-                     escaped(format_tune_memory(max_peak, sources.memory_in_bytes)));
+                     html_escaped(format_tune_memory(max_peak, sources.memory_in_bytes)));
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" transform=\"rotate(-90 {:g} {:g})\">iteration "
                      "time{}, 0 to {}</text>\n",
                      left - 20, top + plot_h, left - 20, top + plot_h, sources.times_in_us ? " (us)" : "",
                      short_time_text(max_time));
   out += "</svg>\n<p class=\"note\">blue: fits under the cap; grey: over it; ringed: the pick. Hover a dot for its "
          "candidate.</p></section>\n";
-  out += result.found() ? "<p id=\"winner\">best: " + escaped(candidate_name(result.trials.front())) + "</p>\n"
+  out += result.found() ? "<p id=\"winner\">best: " + html_escaped(candidate_name(result.trials.front())) + "</p>\n"
                         : std::string("<p id=\"winner\">no candidate fits under the cap</p>\n");
   out += "<script>document.body.dataset.ready = '1';</script>\n</body></html>\n";
   return out;

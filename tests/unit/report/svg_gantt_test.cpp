@@ -376,17 +376,9 @@ TEST_CASE("time labels: four significant digits, and a k, M or G suffix instead 
 }
 
 TEST_CASE("svg gantt: idle stretches tinted by cause, and transfer arrows that go forward in time") {
-  // Two ranks, explicit comms: rank 1 waits for 1RECV_F0 (a transfer) before 1F0, rank 0 waits
-  // for 0RECV_B0 before 0B0; both start at once (no warm-up on rank 0) and rank 1 idles at the end.
-  Built b(2);
-  b.run(0, act(ActionKind::F, 0, 0), 0, 1)
-      .run(0, act(ActionKind::SendF, 0, 0), 1, 1.5, Stream::Send)
-      .run(0, act(ActionKind::RecvB, 0, 0), 3.5, 4, Stream::Recv)
-      .run(0, act(ActionKind::B, 0, 0), 4, 6);
-  b.run(1, act(ActionKind::RecvF, 1, 0), 1, 1.5, Stream::Recv)
-      .run(1, act(ActionKind::F, 1, 0), 1.5, 2.5)
-      .run(1, act(ActionKind::B, 1, 0), 2.5, 3.5)
-      .run(1, act(ActionKind::SendB, 1, 0), 3.5, 4, Stream::Send);
+  // test::small_pipeline: rank 1 waits for 1RECV_F0 (a transfer) before 1F0, rank 0 waits for
+  // 0RECV_B0 before 0B0; rank 0 starts at once (no warm-up) and rank 1 idles at the end.
+  Built b = test::small_pipeline();
   Timeline t = b.build();
   t.released_by[t.rank_begin[1] + 1] = t.rank_begin[1];  // 1F0 released by 1RECV_F0
   t.released_by[3] = 2;                                   // 0B0 released by 0RECV_B0

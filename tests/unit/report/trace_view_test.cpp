@@ -24,21 +24,7 @@ Action act(ActionKind k, std::uint16_t stage, std::uint32_t mb = Action::kNoMicr
   return Action::make(k, stage, mb);
 }
 
-// Two ranks, one microbatch, explicit comms:
-//   rank 0: 0F0 [0,1]  0SEND_F0 [1,1.5] (send)   0RECV_B0 [3.5,4] (recv)  0B0 [4,6]
-//   rank 1: 1RECV_F0 [1,1.5] (recv)  1F0 [1.5,2.5]  1B0 [2.5,3.5]  1SEND_B0 [3.5,4] (send)
-Built small_pipeline() {
-  Built b(2);
-  b.run(0, act(ActionKind::F, 0, 0), 0, 1)
-      .run(0, act(ActionKind::SendF, 0, 0), 1, 1.5, Stream::Send)
-      .run(0, act(ActionKind::RecvB, 0, 0), 3.5, 4, Stream::Recv)
-      .run(0, act(ActionKind::B, 0, 0), 4, 6);
-  b.run(1, act(ActionKind::RecvF, 1, 0), 1, 1.5, Stream::Recv)
-      .run(1, act(ActionKind::F, 1, 0), 1.5, 2.5)
-      .run(1, act(ActionKind::B, 1, 0), 2.5, 3.5)
-      .run(1, act(ActionKind::SendB, 1, 0), 3.5, 4, Stream::Send);
-  return b;
-}
+using test::small_pipeline;
 
 std::string write(const Schedule& s, const Timeline& t, const MemoryProfile* m = nullptr,
                   const TraceOptions& opt = {}) {
