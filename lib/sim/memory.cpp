@@ -126,7 +126,7 @@ double sequential_peak(const Schedule& s, const MemoryModel& model) {
   double highest = 0;
   for (std::size_t r = 0; r < R; ++r) {
     const double base = r < model.fixed_per_rank.size() ? model.fixed_per_rank[r] : 0.0;
-    double level = base, peak = base;
+    RunningPeak mem(base);
     auto apply = [&](const Action& a) {
       if (!a.has_stage()) return;
       // compute_memory's sizes; a stage beyond the stated count is sized as it sizes it
@@ -135,8 +135,7 @@ double sequential_peak(const Schedule& s, const MemoryModel& model) {
       const double m_w = known ? wgt[a.stage] : model.weight_grad_of(a.stage, R, stages);
       const MemoryDelta d = memory_delta(a.kind, m_b, m_w);
       if (d.when == MemoryDelta::Never) return;
-      level += d.amount;
-      if (level > peak + 1e-12) peak = level;  // compute_memory's rule, so the two agree bit for bit
+      mem.add(d.amount);
     };
     for (const Action& a : s.ranks[r].actions) {
       if (a.is_idle()) continue;
@@ -151,7 +150,7 @@ double sequential_peak(const Schedule& s, const MemoryModel& model) {
         apply(a);
       }
     }
-    highest = std::max(highest, peak);
+    highest = std::max(highest, mem.peak);
   }
   return highest;
 }

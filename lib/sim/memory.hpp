@@ -66,6 +66,18 @@ constexpr MemoryDelta memory_delta(ActionKind kind, double m_b, double m_w) {
   }
 }
 
+/// A rank's memory as its events are applied one after another: the level, and the peak under
+/// compute_memory's rule (a level counts as higher only beyond a 1e-12 rounding margin), so that
+/// every place that replays a rank's events in order agrees with it bit for bit.
+struct RunningPeak {
+  double level, peak;
+  explicit constexpr RunningPeak(double base) : level(base), peak(base) {}
+  constexpr void add(double amount) {
+    level += amount;
+    if (level > peak + 1e-12) peak = level;
+  }
+};
+
 struct MemoryPoint {
   double time;
   double value;  ///< memory in use from this time on

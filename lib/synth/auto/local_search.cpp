@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "sim/aggregate.hpp"
 #include "sim/memory.hpp"
 #include "synth/auto/candidate.hpp"
+#include "synth/auto/incremental_times.hpp"
 #include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
@@ -17,8 +19,9 @@ namespace ppsched::auto_detail {
 // Local search on the best schedule found. A move takes one action of a rank and puts it up to
 // kReach places earlier or later in that rank's program: a W earlier fills a bubble and frees
 // memory sooner, a W later lets a forward or an input gradient on the critical path go first, and
-// forwards or input gradients of different chunks trade places. Each move is re-simulated and kept
-// when the schedule still finishes under the cap and is better in (makespan, then the sum of the
+// forwards or input gradients of different chunks trade places. Each move is measured (by the
+// incremental timeline of incremental_times.hpp where it models the schedule, else by simulating
+// it all) and kept when the schedule still finishes under the cap and is better in (makespan, then the sum of the
 // ranks' finish times; under post-validated the longest rank span, then the sum of the spans): the
 // second key lets the search cross the plateaus where one move cannot shorten the longest alone
 // but frees a rank for the next. A move that breaks a dependency does not
@@ -52,24 +55,114 @@ bool improves(const Score& a, const Score& b) {
   return a.time <= b.time + eps && a.sum < b.sum - eps * 8;
 }
 
+// How the search measures a move: by the incremental timeline when the schedule is one it models
+// (IncrementalTimes::of), else by simulating the whole schedule. try_move keeps the move and says
+// true when the result fits under the cap and improves on `current`; else it leaves the schedule
+// as it was. Either way it charges the budget for the work.
+class MoveJudge {
+ public:
+  MoveJudge(const AutoParams& p, WorkBudget& budget, Schedule& s)
+      : p_(p), budget_(budget), s_(s), times_(IncrementalTimes::of(s, p)) {
+    bool fits = false;
+    current_ = score_of(s, p, fits);
+    if (times_)
+      for (std::uint32_t r = 0; r < p.ranks; ++r) peaks_.push_back(times_->peak_if_moved(r, 0, 0));
+  }
+
+  bool try_move(std::uint32_t r, std::size_t from, std::size_t to) {
+    return times_ ? try_incremental(r, from, to) : try_simulated(r, from, to);
+  }
+
+ private:
+  bool try_incremental(std::uint32_t r, std::size_t from, std::size_t to) {
+    const double n = static_cast<double>(s_.ranks[r].actions.size());
+    // No rank can end sooner, and under post-validated none can start later either.
+    if (!times_->can_start_sooner(r, from, to) &&
+        (p_.optimizer == Optimizer::Sync || times_->first_starts_stand(r, from, to))) {
+      budget_.spend(1);
+      return false;
+    }
+    const double peak = times_->peak_if_moved(r, from, to);
+    double highest = peak;
+    for (std::uint32_t q = 0; q < p_.ranks; ++q)
+      if (q != r) highest = std::max(highest, peaks_[q]);
+    if (!fits_under_cap(highest, p_.memory_cap)) {
+      budget_.spend(n);
+      return false;
+    }
+    const bool finishes = times_->move(r, from, to);
+    budget_.spend(n + static_cast<double>(times_->retimed() + p_.ranks));
+    if (finishes) {
+      const Score c = score_now();
+      if (improves(c, current_)) {
+        current_ = c;
+        peaks_[r] = peak;
+        return true;
+      }
+    }
+    times_->undo();
+    return false;
+  }
+
+  // The objective and its sum, as score_of computes them from a simulation.
+  Score score_now() const {
+    const bool span = p_.optimizer == Optimizer::PostValidated;
+    double longest = 0, makespan = 0, sum = 0;
+    for (std::uint32_t q = 0; q < p_.ranks; ++q) {
+      const double end = times_->last_end(q);
+      const double x = span ? end - times_->first_start(q) : end;
+      longest = std::max(longest, x);
+      makespan = std::max(makespan, end);
+      sum += x;
+    }
+    return {span ? longest : makespan, sum};
+  }
+
+  bool try_simulated(std::uint32_t r, std::size_t from, std::size_t to) {
+    std::vector<Action>& ops = s_.ranks[r].actions;
+    rotate(ops, from, to);
+    budget_.spend(static_cast<double>(s_.action_count()));
+    bool fits = false;
+    const Score c = score_of(s_, p_, fits);
+    if (fits && improves(c, current_)) {
+      current_ = c;
+      return true;
+    }
+    rotate(ops, to, from);  // undo
+    return false;
+  }
+  static void rotate(std::vector<Action>& ops, std::size_t from, std::size_t into) {
+    if (from < into)
+      std::rotate(ops.begin() + from, ops.begin() + from + 1, ops.begin() + into + 1);
+    else
+      std::rotate(ops.begin() + into, ops.begin() + from, ops.begin() + from + 1);
+  }
+
+  const AutoParams& p_;
+  WorkBudget& budget_;
+  Schedule& s_;
+  std::optional<IncrementalTimes> times_;
+  std::vector<double> peaks_;  // per rank, with the incremental timeline
+  Score current_;
+};
+
 }  // namespace
 
 void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result) {
   constexpr std::ptrdiff_t kReach = 6;
   const double actions = static_cast<double>(best.action_count());
-  // A pass tries up to 2 * kReach moves per action, each a whole simulation. When the budget
+  // A pass tries up to 2 * kReach moves per action, each up to a whole simulation. When the budget
   // cannot pay for one pass, first improvement would only ever look at the first actions of the
   // first ranks, a corner of the schedule chosen by its numbering, not by where the bubbles are;
   // then the search is skipped, and the budget is not burnt on it (a larger --time-budget turns
   // it on).
   if (!budget.can_pay(actions * 2 * kReach * actions)) return;
-  bool fits = false;
-  Score current = score_of(best, p, fits);
+  MoveJudge judge(p, budget, best);
   std::size_t moves = 0;
   for (bool changed = true; changed && !budget.spent();) {
     changed = false;
-    for (std::size_t r = 0; r < best.ranks.size() && !budget.spent(); ++r) {
-      auto& ops = best.ranks[r].actions;
+    for (std::uint32_t r = 0; r < best.ranks.size() && !budget.spent(); ++r) {
+      const auto& ops = best.ranks[r].actions;
       const auto n = static_cast<std::ptrdiff_t>(ops.size());
       for (std::ptrdiff_t k = 0; k < n && !budget.spent(); ++k) {
         for (std::ptrdiff_t d = -kReach; d <= kReach && !budget.spent(); ++d) {
@@ -81,23 +174,11 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
           for (std::ptrdiff_t j = std::min(k, to); j <= std::max(k, to) && !blocked; ++j)
             blocked = j != k && ops[j].stage == moved.stage && ops[j].microbatch() == moved.microbatch();
           if (blocked) continue;
-          auto rotate = [&](std::ptrdiff_t from, std::ptrdiff_t into) {
-            if (from < into)
-              std::rotate(ops.begin() + from, ops.begin() + from + 1, ops.begin() + into + 1);
-            else
-              std::rotate(ops.begin() + into, ops.begin() + from, ops.begin() + from + 1);
-          };
-          rotate(k, to);
-          budget.spend(actions);
-          bool ok = false;
-          Score c = score_of(best, p, ok);
-          if (ok && improves(c, current)) {
-            current = c;
+          if (judge.try_move(r, static_cast<std::size_t>(k), static_cast<std::size_t>(to))) {
             changed = true;
             ++moves;
             break;  // position k now holds another action: look at it afresh
           }
-          rotate(to, k);  // undo
         }
       }
     }

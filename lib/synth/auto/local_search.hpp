@@ -9,8 +9,9 @@ namespace ppsched::auto_detail {
 // The search's budget, counted in work rather than read from a clock, so that the same input gives
 // the same schedule on any machine: --time-budget seconds at a nominal 10M simulated actions per
 // second (near what one core simulates: docs/bench.md). Each greedy run is charged
-// the actions it placed (one that gave up part-way, only those) and each local-search simulation
-// its action count; the handcrafted families, a few simulations per search, are not charged.
+// the actions it placed (one that gave up part-way, only those) and each local-search move the
+// actions it re-timed and replayed (a whole simulation: its action count); the handcrafted
+// families, a few simulations per search, are not charged.
 class WorkBudget {
  public:
   explicit WorkBudget(double seconds) : left_(seconds * 1e7) {}

@@ -1,0 +1,188 @@
+// The local search's incremental timeline against the timed simulator: after any sequence of
+// moves (kept or undone) every action's start and end are the simulator's, bit for bit, and a
+// move is refused exactly when the simulator finds the schedule stuck.
+#include <algorithm>
+#include <random>
+
+#include "sim/memory.hpp"
+#include "sim/timed.hpp"
+#include "support/catch.hpp"
+#include "synth/auto/incremental_times.hpp"
+#include "synth/synth.hpp"
+
+using namespace ppsched;
+using auto_detail::IncrementalTimes;
+
+namespace {
+
+// p ranks, m microbatches, v chunks, per-stage F, I, W and B costs drawn from [0.25, 4), and a
+// transfer time between ranks of different nodes (ranks in pairs on nodes).
+AutoParams random_params(std::mt19937& rng, std::uint32_t p, std::uint32_t m, std::uint32_t v) {
+  std::uniform_real_distribution<double> cost(0.25, 4.0);
+  AutoParams a;
+  a.ranks = p;
+  a.microbatches = m;
+  a.stages_per_rank = v;
+  a.sim.costs = CostModel::uniform(p * v, v, unit_costs());
+  for (auto& stage : a.sim.costs.per_stage)
+    for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
+      stage[static_cast<std::size_t>(k)] = cost(rng);
+  Topology topo;
+  for (std::uint32_t r = 0; r < p; ++r) {
+    topo.node_of_rank.push_back(r / 2);
+    topo.slice_of_rank.push_back(0);
+  }
+  topo.inter_node.latency_us = cost(rng);
+  a.sim.comm.topology = topo;
+  for (std::uint32_t s = 0; s < p * v; ++s) {
+    a.memory.activation.push_back(1.0 / v);
+    a.memory.weight_grad.push_back(0.5 / v);
+  }
+  return a;
+}
+
+// Whether `times` holds the simulator's times of `s`, or (nullopt) the simulator finds it stuck.
+void require_simulator_times(const IncrementalTimes& times, const Schedule& s, const AutoParams& a) {
+  const Timeline t = simulate_timed(s, s.placement.stage_to_rank, a.sim);
+  for (std::uint32_t r = 0; r < a.ranks; ++r)
+    for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) {
+      REQUIRE(times.start(r, t.step[e]) == t.start[e]);
+      REQUIRE(times.end(r, t.step[e]) == t.end[e]);
+    }
+}
+
+bool simulator_finishes(const Schedule& s, const AutoParams& a) {
+  return find_stuck(s, s.placement.stage_to_rank, a.sim).empty();
+}
+
+}  // namespace
+
+TEST_CASE("moves keep the incremental timeline equal to the timed simulator's, and a stuck move is refused") {
+  std::mt19937 rng(2026);
+  int stuck = 0, kept = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p), v = 1 + trial % 2;
+    const AutoParams a = random_params(rng, p, m, v);
+    SynthParams sp;
+    sp.ranks = p;
+    sp.microbatches = m;
+    const char* family = v == 2 ? "ZBVZeroBubble" : (trial % 4 == 0 ? "1F1B" : "ZBH1");
+    Schedule s = synthesize(family, sp);
+    INFO("trial " << trial << " " << family << " p=" << p << " m=" << m);
+    std::optional<IncrementalTimes> times = IncrementalTimes::of(s, a);
+    REQUIRE(times);
+    require_simulator_times(*times, s, a);
+    for (int step = 0; step < 200; ++step) {
+      const std::uint32_t r = rng() % p;
+      const std::size_t n = s.ranks[r].actions.size();
+      const std::size_t from = rng() % n;
+      const std::ptrdiff_t reach = static_cast<std::ptrdiff_t>(rng() % 13) - 6;  // as far as the local search
+      const auto to = static_cast<std::size_t>(
+          std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
+      if (from == to) continue;
+      const Schedule before = s;
+      const bool finishes = times->move(r, from, to);
+      REQUIRE(finishes == simulator_finishes(s, a));
+      if (finishes) require_simulator_times(*times, s, a);
+      if (!finishes || rng() % 2 == 0) {
+        times->undo();
+        REQUIRE(s.ranks[r].actions == before.ranks[r].actions);
+        require_simulator_times(*times, s, a);
+        stuck += finishes ? 0 : 1;
+      } else {
+        ++kept;
+      }
+    }
+  }
+  CHECK(stuck > 20);  // the trials reach both outcomes
+  CHECK(kept > 500);
+}
+
+TEST_CASE("the incremental timeline's peak is the simulator's peak of the moved rank") {
+  std::mt19937 rng(5);
+  const AutoParams a = random_params(rng, 4, 10, 2);
+  SynthParams sp;
+  sp.ranks = 4;
+  sp.microbatches = 10;
+  Schedule s = synthesize("ZBVZeroBubble", sp);
+  std::optional<IncrementalTimes> times = IncrementalTimes::of(s, a);
+  REQUIRE(times);
+  for (std::size_t from = 0; from < s.ranks[1].actions.size(); ++from)
+    for (std::size_t to = from > 3 ? from - 3 : 0; to < std::min(from + 4, s.ranks[1].actions.size()); ++to) {
+      const double predicted = times->peak_if_moved(1, from, to);
+      if (!times->move(1, from, to)) {
+        times->undo();
+        continue;
+      }
+      const Timeline t = simulate_timed(s, s.placement.stage_to_rank, a.sim);
+      CHECK(predicted == compute_memory(s, t, a.memory).peak[1]);
+      times->undo();
+    }
+}
+
+TEST_CASE("schedules outside the incremental timeline's model are left to the simulator") {
+  std::mt19937 rng(9);
+  AutoParams a = random_params(rng, 4, 8, 1);
+  SynthParams sp;
+  sp.ranks = 4;
+  sp.microbatches = 8;
+  Schedule s = synthesize("ZBH1", sp);
+  CHECK(IncrementalTimes::of(s, a));
+  AutoParams zero = a;
+  zero.sim.costs.per_stage[2][static_cast<std::size_t>(ActionKind::W)] = 0;
+  CHECK_FALSE(IncrementalTimes::of(s, zero));  // a zero cost: the peak and a stuck move are not read from order
+  AutoParams shared = a;
+  shared.sim.device_of_rank = {0, 0, 1, 1};
+  CHECK_FALSE(IncrementalTimes::of(s, shared));
+  Schedule with_comms = synthesize("ZBH1", sp);
+  with_comms.ranks[0].actions.push_back(Action::make(ActionKind::SendF, 0, 0));
+  CHECK_FALSE(IncrementalTimes::of(with_comms, a));
+}
+
+// The local search skips the moves that can_start_sooner rules out: check that none of them
+// lets a rank end sooner, or (when every first start stands too) lets a rank's span shrink.
+TEST_CASE("a move that can start nothing sooner ends no rank sooner, and with the first starts standing shrinks no span") {
+  std::mt19937 rng(77);
+  int ruled_out = 0, gains = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p), v = 1 + trial % 2;
+    const AutoParams a = random_params(rng, p, m, v);
+    SynthParams sp;
+    sp.ranks = p;
+    sp.microbatches = m;
+    Schedule s = synthesize(v == 2 ? "ZBVZeroBubble" : "ZBH1", sp);
+    std::optional<IncrementalTimes> times = IncrementalTimes::of(s, a);
+    REQUIRE(times);
+    for (int step = 0; step < 300; ++step) {
+      const std::uint32_t r = rng() % p;
+      const std::size_t n = s.ranks[r].actions.size(), from = rng() % n;
+      const std::ptrdiff_t reach = static_cast<std::ptrdiff_t>(rng() % 13) - 6;
+      const auto to = static_cast<std::size_t>(
+          std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
+      if (from == to) continue;
+      const bool sooner = times->can_start_sooner(r, from, to), firsts = times->first_starts_stand(r, from, to);
+      std::vector<double> end, span;
+      for (std::uint32_t q = 0; q < p; ++q) {
+        end.push_back(times->last_end(q));
+        span.push_back(times->last_end(q) - times->first_start(q));
+      }
+      const bool finishes = times->move(r, from, to);
+      bool ends_sooner = false, shrinks = false;
+      for (std::uint32_t q = 0; q < p && finishes; ++q) {
+        ends_sooner |= times->last_end(q) < end[q];
+        shrinks |= times->last_end(q) - times->first_start(q) < span[q];
+      }
+      INFO("trial " << trial << " rank " << r << " " << from << " -> " << to);
+      if (!sooner) {
+        ++ruled_out;
+        CHECK_FALSE(ends_sooner);
+        if (firsts) CHECK_FALSE(shrinks);
+      }
+      gains += ends_sooner ? 1 : 0;
+      if (rng() % 4 == 0 && finishes) continue;  // keep it: the next moves start from elsewhere
+      times->undo();
+    }
+  }
+  CHECK(ruled_out > 1000);  // both outcomes occur
+  CHECK(gains > 50);
+}
