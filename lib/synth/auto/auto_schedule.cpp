@@ -139,8 +139,11 @@ class Search {
       throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
     result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].schedule) : std::move(*best_own_);
     if (!perfect()) {
+      // Whether exploring found a better start than the rounds before it, asked before the local
+      // search changes result_.best (else the runner-up would be the same start, searched twice).
+      const bool explored_better = before_exploring_ && better(result_.best, before_exploring_->best, p_.optimizer);
       auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
-      if (before_exploring_) improve_runner_up();
+      if (explored_better) improve_runner_up();
     }
     return std::move(result_);
   }
@@ -327,8 +330,6 @@ class Search {
   // so exploring never makes it slower unless the budget runs out.
   void improve_runner_up() {
     Explored& before = *before_exploring_;
-    if (!better(result_.best, before.best, p_.optimizer) && !better(before.best, result_.best, p_.optimizer))
-      return;  // the same start
     AutoResult other;
     other.best = before.best;
     auto_detail::improve_locally(p_, budget_, before.schedule, other);

@@ -39,13 +39,13 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
   for (std::uint32_t r = 0; r < p.ranks; ++r)
     t.base_.push_back(r < p.memory.fixed_per_rank.size() ? p.memory.fixed_per_rank[r] : 0.0);
   const std::size_t keys = std::size_t{3} * t.S_ * t.M_;
+  if (keys >= kNoInput) return std::nullopt;
   t.start_.assign(keys, kNever);  // so that the first sweep sets every time
   t.end_.assign(keys, 0.0);
   t.dur_.assign(keys, 0.0);
   t.pos_.assign(keys, 0);
   t.has_.assign(keys, 0);
-  t.touched_.assign(keys, 0);
-  t.changed_.assign(keys, 0);
+  t.mark_.assign(keys, 0);
   for (std::uint32_t r = 0; r < p.ranks; ++r) {
     const std::vector<Action>& ops = s.ranks[r].actions;
     for (std::size_t j = 0; j < ops.size(); ++j) {
@@ -63,18 +63,35 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
       ++t.actions_;
     }
   }
-  if (!t.sweep(-kNever, 0, 0, SIZE_MAX)) return std::nullopt;
+  // What each action waits for besides its rank's previous action, and what waits for it.
+  t.waits_.resize(keys);
+  for (std::uint32_t st = 0; st < t.S_; ++st)
+    for (std::uint32_t m = 0; m < t.M_; ++m) {
+      Waits& f = t.waits_[t.key(kF, st, m)];
+      if (st > 0) f.in[0] = static_cast<std::uint32_t>(t.key(kF, st - 1, m)), f.transfer[0] = t.fwd_in_[st];
+      f.other_rank = st + 1 < t.S_ ? t.rank_of_[st + 1] : t.rank_of_[st];
+      f.data_successors = (st + 1 < t.S_ ? 1 : 0) + 1;
+      Waits& b = t.waits_[t.key(kBwd, st, m)];
+      b.in[0] = static_cast<std::uint32_t>(t.key(kF, st, m));
+      if (st + 1 < t.S_) b.in[1] = static_cast<std::uint32_t>(t.key(kBwd, st + 1, m)), b.transfer[1] = t.bwd_in_[st];
+      b.other_rank = st > 0 ? t.rank_of_[st - 1] : t.rank_of_[st];
+      b.data_successors = (st > 0 ? 1 : 0) + t.has_[t.key(kW, st, m)];
+      Waits& w = t.waits_[t.key(kW, st, m)];
+      w.in[0] = static_cast<std::uint32_t>(t.key(kBwd, st, m));
+      w.other_rank = t.rank_of_[st];
+    }
+  t.begin_sweep(-kNever, 0, 0, SIZE_MAX);
+  if (t.run_sweep(false) != Retimed::Done) return std::nullopt;
   t.log_.clear();
   return t;
 }
 
 
 double IncrementalTimes::inputs_ready(const Action& a) const {
-  const std::uint32_t c = class_of(a.kind), s = a.stage, m = a.microbatch();
-  if (c == kF) return s == 0 ? 0.0 : end_[key(kF, s - 1, m)] + fwd_in_[s];
-  if (c == kW) return end_[key(kBwd, s, m)];
-  double t = end_[key(kF, s, m)];
-  if (s + 1 < S_) t = std::max(t, end_[key(kBwd, s + 1, m)] + bwd_in_[s]);
+  const Waits& w = waits_[key_of(a)];
+  double t = 0.0;
+  for (int i = 0; i < 2; ++i)
+    if (w.in[i] != kNoInput) t = std::max(t, end_[w.in[i]] + w.transfer[i]);
   return t;
 }
 
@@ -103,17 +120,18 @@ bool IncrementalTimes::first_starts_stand(std::uint32_t r, std::size_t from, std
   return true;
 }
 
-bool IncrementalTimes::sweep(double since, std::uint32_t r, std::size_t lo, std::size_t until) {
-  // Stamps mark what this sweep has re-timed and which of those times changed. An action it has
-  // not reached is there already when it started before `since` (its times stand).
-  if (++stamp_ == 0) {  // wrapped: no key may look re-timed
-    std::fill(touched_.begin(), touched_.end(), 0);
-    std::fill(changed_.begin(), changed_.end(), 0);
+void IncrementalTimes::begin_sweep(double since, std::uint32_t r, std::size_t lo, std::size_t until) {
+  // Stamps mark what this sweep has re-timed, which of those times changed, and which start
+  // sooner than before. An action it has not reached is there already when it started before
+  // `since` (its times stand).
+  if (++stamp_ == (std::uint32_t{1} << (32 - kFlagBits))) {  // wrapped: no key may look re-timed
+    std::fill(mark_.begin(), mark_.end(), 0);
     stamp_ = 1;
   }
-  const std::uint32_t gen = stamp_;
-  auto there = [&](std::size_t k) { return touched_[k] == gen || start_[k] < since; };
-  constexpr std::size_t kNone = SIZE_MAX;
+  since_ = since;
+  window_rank_ = r;
+  until_ = until;
+  pending_ = pending_sooner_ = 0;
   const std::size_t R = s_->ranks.size();
   next_.assign(R, 0);
   runnable_.clear();
@@ -136,86 +154,117 @@ bool IncrementalTimes::sweep(double since, std::uint32_t r, std::size_t lo, std:
     }
     next_[q] = low;
   }
-  blocked_on_.assign(R, kNone);
-  // Waits on a changed time that nothing has read yet: once there are none and rank r is past
-  // `until`, everything left waits only for unchanged times, so its own stand too.
-  std::size_t pending = 0;
-  auto read = [&](std::size_t k) { pending -= changed_[k] == gen ? 1 : 0; };
-  while (!runnable_.empty()) {
+  blocked_on_.assign(R, kNoKey);
+}
+
+IncrementalTimes::Retimed IncrementalTimes::run_sweep(bool stop_if_nothing_sooner) {
+  // The hot loop of the local search: the arrays and counters in locals, so that a store to one
+  // array does not make the compiler load the others' addresses again.
+  const std::uint32_t done = stamp_ << kFlagBits;
+  const double since = since_;
+  double* const start_at = start_.data();
+  double* const end_at = end_.data();
+  const double* const dur = dur_.data();
+  std::uint32_t* const mark = mark_.data();
+  const Waits* const waits = waits_.data();
+  std::size_t retimed = retimed_;
+  std::size_t pending = pending_, pending_sooner = pending_sooner_;
+  auto there = [&](std::size_t k) { return (mark[k] & ~kFlags) == done || start_at[k] < since; };
+  // pending counts the waits on a changed time that nothing has read yet: once there are none
+  // and the window's rank is past `until_`, everything left waits only for unchanged times, so
+  // its own stand too. pending_sooner counts those on a time that got sooner: once there are
+  // none past the window, nothing left can start sooner, as it waits only for times that stand
+  // or grew.
+  auto read = [&](std::size_t k) {
+    const std::uint32_t m = mark[k];
+    if ((m & ~kFlags) != done) return;
+    pending -= m & kChanged ? 1 : 0;
+    pending_sooner -= m & kSooner ? 1 : 0;
+  };
+  Retimed result = Retimed::Done;
+  bool stopped = false;
+  while (!runnable_.empty() && !stopped) {
     const std::uint32_t q = runnable_.back();
     runnable_.pop_back();
     const std::vector<Action>& ops = program(q);
-    std::size_t& j = next_[q];
-    std::size_t prev = kNone;  // the key of the rank's previous action, once this run has one
+    std::size_t j = next_[q];
+    std::size_t prev = kNoKey;  // the key of the rank's previous action, once this run has one
     for (; j < ops.size(); ++j) {
-      if (ops[j].is_idle()) continue;
       const Action a = ops[j];
-      const std::uint32_t c = class_of(a.kind), s = a.stage, m = a.microbatch();
-      const std::size_t k = key(c, s, m);
-      // What it waits for from other actions than its rank's previous one (at most two), and the
-      // transfer time from each.
-      std::size_t in[2] = {kNone, kNone};
-      double transfer[2] = {0.0, 0.0};
-      if (c == kF) {
-        if (s > 0) in[0] = key(kF, s - 1, m), transfer[0] = fwd_in_[s];
-      } else if (c == kBwd) {
-        in[0] = key(kF, s, m);
-        if (s + 1 < S_) in[1] = key(kBwd, s + 1, m), transfer[1] = bwd_in_[s];
-      } else {
-        in[0] = key(kBwd, s, m);
-      }
-      const std::size_t missing = in[0] != kNone && !there(in[0]) ? in[0] : in[1] != kNone && !there(in[1]) ? in[1] : kNone;
-      if (missing != kNone) {
-        blocked_on_[q] = missing;
+      if (a.is_idle()) continue;
+      const std::size_t k = key_of(a);
+      const Waits& w = waits[k];
+      if (w.in[0] != kNoInput && !there(w.in[0])) {
+        blocked_on_[q] = w.in[0];
         break;
       }
-      if (prev == kNone && j > 0) {
+      if (w.in[1] != kNoInput && !there(w.in[1])) {
+        blocked_on_[q] = w.in[1];
+        break;
+      }
+      if (prev == kNoKey && j > 0) {
         const std::size_t before = next_busy_back(ops, j);
-        if (before != kNone) prev = key_of(ops[before]);
+        if (before != kNoKey) prev = key_of(ops[before]);
       }
       // The simulator's rule: the later of the rank's previous end and each input's end plus
       // its transfer.
       double start = 0.0;
-      if (prev != kNone) {
+      if (prev != kNoKey) {
         read(prev);
-        start = end_[prev];
+        start = end_at[prev];
       }
       for (int i = 0; i < 2; ++i)
-        if (in[i] != kNone) {
-          read(in[i]);
-          start = std::max(start, end_[in[i]] + transfer[i]);
+        if (w.in[i] != kNoInput) {
+          read(w.in[i]);
+          start = std::max(start, end_at[w.in[i]] + w.transfer[i]);
         }
-      ++retimed_;
-      touched_[k] = gen;
+      ++retimed;
       prev = k;
-      if (start != start_[k]) {
-        log_.push_back({k, start_[k], end_[k]});
-        start_[k] = start;
-        end_[k] = start + dur_[k];
-        changed_[k] = gen;
-        pending += successor_count(c, s, m, ops, j);
-      }
-      // Another rank waiting for this action can go on.
-      const std::uint32_t waiters[2] = {c == kF && s + 1 < S_ ? rank_of_[s + 1] : q, c == kBwd && s > 0 ? rank_of_[s - 1] : q};
-      for (std::uint32_t w : waiters)
-        if (w != q && blocked_on_[w] == k) {
-          blocked_on_[w] = kNone;
-          runnable_.push_back(w);
+      std::uint32_t flags = 0;
+      if (start != start_at[k]) {
+        const std::size_t waiting = w.data_successors + (next_busy(ops, j + 1) < ops.size() ? 1 : 0);
+        if (start < start_at[k]) {
+          flags |= kSooner;
+          pending_sooner += waiting;
         }
+        log_.push_back({k, start_at[k], end_at[k]});
+        start_at[k] = start;
+        end_at[k] = start + dur[k];
+        flags |= kChanged;
+        pending += waiting;
+      }
+      mark[k] = done | flags;
+      // Another rank waiting for this action can go on.
+      if (w.other_rank != q && blocked_on_[w.other_rank] == k) {
+        blocked_on_[w.other_rank] = kNoKey;
+        runnable_.push_back(w.other_rank);
+      }
     }
-    if (pending == 0 && next_[r] >= until) return true;
+    next_[q] = j;
+    if (next_[window_rank_] >= until_) {
+      if (pending == 0) {
+        stopped = true;
+      } else if (stop_if_nothing_sooner && pending_sooner == 0) {
+        result = Retimed::NothingSooner;
+        stopped = true;
+      }
+    }
   }
-  for (std::uint32_t q = 0; q < R; ++q)
-    if (next_[q] < program(q).size()) return false;  // stuck
-  return true;
+  pending_ = pending;
+  pending_sooner_ = pending_sooner;
+  retimed_ = retimed;
+  if (stopped) return result;
+  for (std::uint32_t q = 0; q < s_->ranks.size(); ++q)
+    if (next_[q] < program(q).size()) return Retimed::Stuck;
+  return Retimed::Done;
 }
 
-std::size_t IncrementalTimes::successor_count(std::uint32_t c, std::uint32_t s, std::uint32_t m,
-                                              const std::vector<Action>& ops, std::size_t j) const {
-  std::size_t n = next_busy(ops, j + 1) < ops.size() ? 1 : 0;
-  if (c == kF) n += (s + 1 < S_ ? 1 : 0) + 1;
-  if (c == kBwd) n += (s > 0 ? 1 : 0) + has_[key(kW, s, m)];
-  return n;
+IncrementalTimes::Retimed IncrementalTimes::finish() { return run_sweep(false); }
+
+bool IncrementalTimes::first_start_known(std::uint32_t r) const {
+  const std::vector<Action>& ops = program(r);
+  const std::size_t first = next_busy(ops, 0);
+  return first == ops.size() || there(key_of(ops[first]));
 }
 
 void IncrementalTimes::reposition(std::uint32_t r, std::size_t lo, std::size_t hi) {
@@ -224,7 +273,8 @@ void IncrementalTimes::reposition(std::uint32_t r, std::size_t lo, std::size_t h
     if (!ops[j].is_idle()) pos_[key_of(ops[j])] = static_cast<std::uint32_t>(j);
 }
 
-bool IncrementalTimes::move(std::uint32_t r, std::size_t from, std::size_t to) {
+IncrementalTimes::Retimed IncrementalTimes::move(std::uint32_t r, std::size_t from, std::size_t to,
+                                                 bool stop_if_nothing_sooner) {
   std::vector<Action>& ops = program(r);
   const std::size_t lo = std::min(from, to), hi = std::max(from, to);
   // What started before the window's first action keeps its times: all it waits for, however
@@ -243,7 +293,12 @@ bool IncrementalTimes::move(std::uint32_t r, std::size_t from, std::size_t to) {
   // Rank r's window and the action after it wait for other actions than before: the sweep may
   // stop early only past them.
   const std::size_t until = std::min(ops.size(), next_busy(ops, hi + 1) + 1);
-  return since == kNever || sweep(since, r, lo, until);  // a window of idle steps changes nothing
+  if (since == kNever) {  // a window of idle steps changes nothing
+    since_ = kNever;
+    return Retimed::Done;
+  }
+  begin_sweep(since, r, lo, until);
+  return run_sweep(stop_if_nothing_sooner);
 }
 
 void IncrementalTimes::restore_logged() {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "sim/memory.hpp"
 #include "synth/auto/auto_schedule.hpp"
 
 namespace ppsched::auto_detail {
@@ -32,10 +33,22 @@ class IncrementalTimes {
   /// caller then simulates.
   static std::optional<IncrementalTimes> of(Schedule& s, const AutoParams& p);
 
+  enum class Retimed {
+    Done,           ///< every time is the simulator's
+    Stuck,          ///< the schedule can no longer finish (a cycle of waits)
+    NothingSooner,  ///< stopped early: nothing left can start sooner than before (see move)
+  };
   /// Moves rank `r`'s action at `from` to `to` (those in between shift by one) and re-times.
-  /// False when the schedule can no longer finish (a cycle of waits). Either way undo() restores
-  /// the order and the times until the next move.
-  bool move(std::uint32_t r, std::size_t from, std::size_t to);
+  /// With `stop_if_nothing_sooner` it may stop once the window is re-timed and nothing left can
+  /// start sooner than before the move: every rank then ends no sooner than last_end says now
+  /// (and, where first_start_known, starts at first_start), which is all a caller that looks for
+  /// an improvement needs to turn most moves down; finish() completes the re-timing. Either way
+  /// undo() restores the order and the times until the next move.
+  Retimed move(std::uint32_t r, std::size_t from, std::size_t to, bool stop_if_nothing_sooner = false);
+  /// Completes a re-timing that stopped early: Done or Stuck.
+  Retimed finish();
+  /// After a move stopped early: whether rank r's first start is its final one.
+  bool first_start_known(std::uint32_t r) const;
   void undo();
   /// Whether moving rank r's action at `from` to `to` could make any action start sooner. When
   /// not, every start stays or grows, so no rank ends sooner (its span can still shrink, as its
@@ -58,6 +71,11 @@ class IncrementalTimes {
   /// Rank r's peak memory, its events in program order, were its action at `from` moved to `to`
   /// (from == to: as it is): the simulated peak, as every cost is positive (sequential_peak).
   double peak_if_moved(std::uint32_t r, std::size_t from, std::size_t to) const;
+  /// By how much rank r's action at `step` changes its rank's memory (memory_delta).
+  double held(std::uint32_t r, std::size_t step) const {
+    const Action& a = program(r)[step];
+    return a.is_idle() ? 0.0 : memory_delta(a.kind, act_[a.stage], wgt_[a.stage]).amount;
+  }
 
  private:
   enum Class : std::uint32_t { kF = 0, kBwd = 1, kW = 2 };  // a B or an I is (s, m)'s backward
@@ -80,15 +98,15 @@ class IncrementalTimes {
   /// When the inputs of `a` from other actions than its rank's previous one are there (the
   /// simulator's rule, with the current times).
   double inputs_ready(const Action& a) const;
-  /// Re-times, in the simulator's order (each rank runs its program as far as its inputs are
-  /// there), every action that started at `since` or later and rank r's from position `lo` on,
-  /// and stops once rank r is at `until` and nothing left waits for a time that changed. False
-  /// when stuck.
-  bool sweep(double since, std::uint32_t r, std::size_t lo, std::size_t until);
-  /// How many actions wait for the action of class c, stage s and microbatch m, at position j of
-  /// its rank's program `ops`.
-  std::size_t successor_count(std::uint32_t c, std::uint32_t s, std::uint32_t m, const std::vector<Action>& ops,
-                              std::size_t j) const;
+  /// Starts re-timing, in the simulator's order (each rank runs its program as far as its inputs
+  /// are there, a rank that waits woken by the action it waits for), every action that started at
+  /// `since` or later and rank r's from position `lo` on; run_sweep goes on, and stops once rank r
+  /// is at `until` and nothing left waits for a time that changed (the rest stands), or at the end.
+  void begin_sweep(double since, std::uint32_t r, std::size_t lo, std::size_t until);
+  Retimed run_sweep(bool stop_if_nothing_sooner);
+  /// In the sweep under way: whether the action with key k has its final times (re-timed, or
+  /// started before the sweep's `since`).
+  bool there(std::size_t k) const { return (mark_[k] & ~kFlags) == stamp_ << kFlagBits || start_[k] < since_; }
   /// Puts back the times the last move logged, and forgets them.
   void restore_logged();
   void reposition(std::uint32_t r, std::size_t lo, std::size_t hi);
@@ -102,12 +120,28 @@ class IncrementalTimes {
   std::vector<double> start_, end_, dur_;
   std::vector<std::uint32_t> pos_;             // index in its rank's program
   std::vector<std::uint8_t> has_;              // the schedule has this action
-  std::vector<std::uint32_t> touched_;         // stamp_ of the last sweep that re-timed it
+  static constexpr std::uint32_t kNoInput = UINT32_MAX;
+  struct Waits {
+    std::uint32_t in[2] = {kNoInput, kNoInput};  // the keys of its inputs from other stages
+    double transfer[2] = {0.0, 0.0};             // from each
+    std::uint32_t other_rank = 0;                // where the action waiting for it runs (its own when none)
+    std::uint32_t data_successors = 0;           // the actions of other stages or kinds waiting for it
+  };
+  std::vector<Waits> waits_;
+  // Per key: stamp_ << kFlagBits when the sweep under way has re-timed it, with kChanged when
+  // its times changed and kSooner when it starts sooner than before.
+  std::vector<std::uint32_t> mark_;
+  static constexpr std::uint32_t kFlagBits = 2, kChanged = 1, kSooner = 2, kFlags = 3;
   std::uint32_t stamp_ = 0;
-  std::vector<std::uint32_t> changed_;         // stamp_ of the last sweep that changed its times
   std::vector<std::size_t> next_;              // per rank, in a sweep: the next action to time
   std::vector<std::size_t> blocked_on_;        // per rank, in a sweep: the key its next action waits for
   std::vector<std::uint32_t> runnable_;        // in a sweep: ranks that may go on
+  static constexpr std::size_t kNoKey = SIZE_MAX;
+  // The sweep under way (begin_sweep): where the times stand, the window, and the waits on
+  // changed and on sooner times that no action has read yet.
+  double since_ = 0;
+  std::uint32_t window_rank_ = 0;
+  std::size_t until_ = 0, pending_ = 0, pending_sooner_ = 0;
   struct Old {
     std::size_t k;
     double start, end;

@@ -75,33 +75,52 @@ class MoveJudge {
 
  private:
   bool try_incremental(std::uint32_t r, std::size_t from, std::size_t to) {
-    const double n = static_cast<double>(s_.ranks[r].actions.size());
     // No rank can end sooner, and under post-validated none can start later either.
     if (!times_->can_start_sooner(r, from, to) &&
         (p_.optimizer == Optimizer::Sync || times_->first_starts_stand(r, from, to))) {
       budget_.spend(1);
       return false;
     }
-    const double peak = times_->peak_if_moved(r, from, to);
-    double highest = peak;
-    for (std::uint32_t q = 0; q < p_.ranks; ++q)
-      if (q != r) highest = std::max(highest, peaks_[q]);
-    if (!fits_under_cap(highest, p_.memory_cap)) {
+    // A move that can raise rank r's memory (an allocation moved sooner, a free later) is
+    // checked against the cap first, as many are over it; any other only once it improves.
+    const double n = static_cast<double>(s_.ranks[r].actions.size());
+    const double held = times_->held(r, from);
+    if ((to < from) == (held > 0) && held != 0) {
       budget_.spend(n);
-      return false;
+      if (!fits(r, times_->peak_if_moved(r, from, to))) return false;
     }
-    const bool finishes = times_->move(r, from, to);
-    budget_.spend(n + static_cast<double>(times_->retimed() + p_.ranks));
-    if (finishes) {
-      const Score c = score_now();
-      if (improves(c, current_)) {
-        current_ = c;
+    using Retimed = IncrementalTimes::Retimed;
+    Retimed how = times_->move(r, from, to, true);
+    // Stopped early, every rank ends no sooner than it says now, so the score now is a bound: it
+    // turns down most moves (under post-validated, once every rank's first start is known).
+    const bool turned_down = how == Retimed::NothingSooner && score_now_is_bound() && !improves(score_now(), current_);
+    if (how == Retimed::NothingSooner && !turned_down) how = times_->finish();
+    budget_.spend(static_cast<double>(times_->retimed() + p_.ranks));
+    if (how == Retimed::Done && improves(score_now(), current_)) {
+      budget_.spend(n);
+      const double peak = times_->peak_if_moved(r, to, to);  // its new order
+      if (fits(r, peak)) {
+        current_ = score_now();
         peaks_[r] = peak;
         return true;
       }
     }
     times_->undo();
     return false;
+  }
+
+  // Whether the schedule fits the cap with rank r's peak at `peak`.
+  bool fits(std::uint32_t r, double peak) const {
+    double highest = peak;
+    for (std::uint32_t q = 0; q < p_.ranks; ++q)
+      if (q != r) highest = std::max(highest, peaks_[q]);
+    return fits_under_cap(highest, p_.memory_cap);
+  }
+
+  bool score_now_is_bound() const {
+    for (std::uint32_t q = 0; q < p_.ranks && p_.optimizer == Optimizer::PostValidated; ++q)
+      if (!times_->first_start_known(q)) return false;
+    return true;
   }
 
   // The objective and its sum, as score_of computes them from a simulation.

@@ -1,6 +1,7 @@
 // The local search's incremental timeline against the timed simulator: after any sequence of
 // moves (kept or undone) every action's start and end are the simulator's, bit for bit, and a
-// move is refused exactly when the simulator finds the schedule stuck.
+// move is refused exactly when the simulator finds the schedule stuck; a move stopped early
+// bounds every rank's end from below.
 #include <algorithm>
 #include <random>
 
@@ -59,7 +60,7 @@ bool simulator_finishes(const Schedule& s, const AutoParams& a) {
 
 TEST_CASE("moves keep the incremental timeline equal to the timed simulator's, and a stuck move is refused") {
   std::mt19937 rng(2026);
-  int stuck = 0, kept = 0;
+  int stuck = 0, kept = 0, stopped_early = 0;
   for (int trial = 0; trial < 24; ++trial) {
     const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p), v = 1 + trial % 2;
     const AutoParams a = random_params(rng, p, m, v);
@@ -81,7 +82,17 @@ TEST_CASE("moves keep the incremental timeline equal to the timed simulator's, a
           std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
       if (from == to) continue;
       const Schedule before = s;
-      const bool finishes = times->move(r, from, to);
+      // Half the moves stop early where they can, and are then completed: the same times.
+      IncrementalTimes::Retimed how = times->move(r, from, to, rng() % 2 == 0);
+      if (how == IncrementalTimes::Retimed::NothingSooner) {
+        ++stopped_early;
+        std::vector<double> bound;
+        for (std::uint32_t q = 0; q < p; ++q) bound.push_back(times->last_end(q));
+        how = times->finish();
+        for (std::uint32_t q = 0; q < p && how == IncrementalTimes::Retimed::Done; ++q)
+          REQUIRE(times->last_end(q) >= bound[q]);  // the bound the local search reads
+      }
+      const bool finishes = how == IncrementalTimes::Retimed::Done;
       REQUIRE(finishes == simulator_finishes(s, a));
       if (finishes) require_simulator_times(*times, s, a);
       if (!finishes || rng() % 2 == 0) {
@@ -94,8 +105,9 @@ TEST_CASE("moves keep the incremental timeline equal to the timed simulator's, a
       }
     }
   }
-  CHECK(stuck > 20);  // the trials reach both outcomes
+  CHECK(stuck > 20);  // the trials reach every outcome
   CHECK(kept > 500);
+  CHECK(stopped_early > 200);
 }
 
 TEST_CASE("the incremental timeline's peak is the simulator's peak of the moved rank") {
@@ -110,7 +122,7 @@ TEST_CASE("the incremental timeline's peak is the simulator's peak of the moved 
   for (std::size_t from = 0; from < s.ranks[1].actions.size(); ++from)
     for (std::size_t to = from > 3 ? from - 3 : 0; to < std::min(from + 4, s.ranks[1].actions.size()); ++to) {
       const double predicted = times->peak_if_moved(1, from, to);
-      if (!times->move(1, from, to)) {
+      if (times->move(1, from, to) != IncrementalTimes::Retimed::Done) {
         times->undo();
         continue;
       }
@@ -166,7 +178,7 @@ TEST_CASE("a move that can start nothing sooner ends no rank sooner, and with th
         end.push_back(times->last_end(q));
         span.push_back(times->last_end(q) - times->first_start(q));
       }
-      const bool finishes = times->move(r, from, to);
+      const bool finishes = times->move(r, from, to) == IncrementalTimes::Retimed::Done;
       bool ends_sooner = false, shrinks = false;
       for (std::uint32_t q = 0; q < p && finishes; ++q) {
         ends_sooner |= times->last_end(q) < end[q];
