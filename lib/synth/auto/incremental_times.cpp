@@ -134,26 +134,25 @@ void IncrementalTimes::begin_sweep(double since, std::uint32_t r, std::size_t lo
   pending_ = pending_sooner_ = 0;
   const std::size_t R = s_->ranks.size();
   next_.assign(R, 0);
+  hint_.resize(R, 0);
   runnable_.clear();
   for (std::uint32_t q = 0; q < R; ++q) {
-    runnable_.push_back(q);
+    if (q != r) runnable_.push_back(q);
     if (q == r) {
       next_[q] = lo;
       continue;
     }
-    // The first action that started at `since` or later: a rank's starts only grow along its
-    // program.
+    // The first action that started at `since` or later (a rank's starts only grow along its
+    // program), looked for from where the last sweep found it: the moves the local search tries
+    // one after another start their windows close together.
     const std::vector<Action>& ops = program(q);
-    std::size_t low = 0, high = ops.size();
-    while (low < high) {
-      const std::size_t mid = low + (high - low) / 2, busy = next_busy(ops, mid);
-      if (busy == ops.size() || start_[key_of(ops[busy])] >= since)
-        high = mid;
-      else
-        low = mid + 1;
-    }
-    next_[q] = low;
+    std::size_t j = next_busy(ops, std::min(hint_[q], ops.size()));
+    while (j < ops.size() && start_[key_of(ops[j])] < since) j = next_busy(ops, j + 1);
+    for (std::size_t b = next_busy_back(ops, j); b != kNoKey && start_[key_of(ops[b])] >= since; b = next_busy_back(ops, b))
+      j = b;
+    next_[q] = hint_[q] = j;
   }
+  if (r < R) runnable_.push_back(r);  // the window's rank first
   blocked_on_.assign(R, kNoKey);
 }
 

@@ -134,6 +134,7 @@ class IncrementalTimes {
   static constexpr std::uint32_t kFlagBits = 2, kChanged = 1, kSooner = 2, kFlags = 3;
   std::uint32_t stamp_ = 0;
   std::vector<std::size_t> next_;              // per rank, in a sweep: the next action to time
+  std::vector<std::size_t> hint_;              // per rank: where the last sweep began
   std::vector<std::size_t> blocked_on_;        // per rank, in a sweep: the key its next action waits for
   std::vector<std::uint32_t> runnable_;        // in a sweep: ranks that may go on
   static constexpr std::size_t kNoKey = SIZE_MAX;
