@@ -178,6 +178,16 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
   if (!budget.can_pay(actions * 2 * kReach * actions)) return;
   MoveJudge judge(p, budget, best);
   std::size_t moves = 0;
+  // A move turned down while the schedule has not changed since (no move kept: the same count of
+  // kept moves) is turned down again, so it is not tried again: the last pass skips what it
+  // tried after the last kept move, and an adjacent swap, tried from both of its actions, is
+  // tried once. Per rank, per position and reach: 1 + the count of kept moves when turned down.
+  constexpr std::ptrdiff_t kReaches = 2 * kReach + 1;
+  std::vector<std::vector<std::size_t>> turned_down(best.ranks.size());
+  for (std::size_t r = 0; r < best.ranks.size(); ++r) turned_down[r].assign(best.ranks[r].actions.size() * kReaches, 0);
+  auto seen = [&](std::size_t r, std::ptrdiff_t k, std::ptrdiff_t d) -> std::size_t& {
+    return turned_down[r][static_cast<std::size_t>(k * kReaches + d + kReach)];
+  };
   for (bool changed = true; changed && !budget.spent();) {
     changed = false;
     for (std::uint32_t r = 0; r < best.ranks.size() && !budget.spent(); ++r) {
@@ -186,7 +196,7 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
       for (std::ptrdiff_t k = 0; k < n && !budget.spent(); ++k) {
         for (std::ptrdiff_t d = -kReach; d <= kReach && !budget.spent(); ++d) {
           const std::ptrdiff_t to = k + d;
-          if (d == 0 || to < 0 || to >= n) continue;
+          if (d == 0 || to < 0 || to >= n || seen(r, k, d) == moves + 1) continue;
           // Never past the F or I of its own (stage, microbatch): that can only deadlock.
           const Action moved = ops[k];
           bool blocked = false;
@@ -198,6 +208,8 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
             ++moves;
             break;  // position k now holds another action: look at it afresh
           }
+          seen(r, k, d) = moves + 1;
+          if (d == 1 || d == -1) seen(r, to, -d) = moves + 1;  // the same swap
         }
       }
     }
