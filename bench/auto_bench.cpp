@@ -9,6 +9,11 @@
 //                   the makespan lower bound
 //   BM_AutoSearchUneven  the same with T_F=2, T_I=3, T_W=1 (per rank), where the bound is out of
 //                   reach and every candidate runs
+//   BM_AutoSearchSmall  small sizes with the Zero Bubble paper's measured costs (1.5B: T_F=18.522,
+//                   T_I=18.086, T_W=9.337 ms with its T_comm of 0.601 ms between ranks; 14.6B:
+//                   11.347, 11.248, 8.132, no comm), under either objective (0 sync, 1
+//                   post-validated): the slowest searches of a 860-configuration scan with
+//                   p x m <= 1024 (docs/bench.md, "Small sizes"), where the local search runs
 //
 // Unit costs (F = I = W = 1), no comm, M_W = M_B / 2, cap p (one chunk per rank).
 // Counters: actions (in the schedule built), candidates (how many the search measured).
@@ -74,6 +79,36 @@ void search(benchmark::State& state, bool uneven) {
   state.counters["makespan"] = r.best.makespan;
 }
 
+void BM_AutoSearchSmall(benchmark::State& state) {
+  const auto p = static_cast<std::uint32_t>(state.range(0));
+  const auto m = static_cast<std::uint32_t>(state.range(1));
+  const auto v = static_cast<std::uint32_t>(state.range(2));
+  const bool paper_1_5b = state.range(3) == 15;
+  AutoParams a = params(p, m, v);
+  KindCosts costs = unit_costs();
+  costs[static_cast<std::size_t>(ActionKind::F)] = paper_1_5b ? 18.522 : 11.347;
+  costs[static_cast<std::size_t>(ActionKind::I)] = paper_1_5b ? 18.086 : 11.248;
+  costs[static_cast<std::size_t>(ActionKind::W)] = paper_1_5b ? 9.337 : 8.132;
+  costs[static_cast<std::size_t>(ActionKind::B)] =
+      costs[static_cast<std::size_t>(ActionKind::I)] + costs[static_cast<std::size_t>(ActionKind::W)];
+  a.sim.costs = CostModel::uniform(p * v, v, costs);
+  if (paper_1_5b) {
+    Topology one_node;
+    one_node.node_of_rank.assign(p, 0);
+    one_node.slice_of_rank.assign(p, 0);
+    one_node.intra_node.latency_us = 0.601;
+    a.sim.comm.topology = one_node;
+  }
+  a.optimizer = state.range(4) == 1 ? Optimizer::PostValidated : Optimizer::Sync;
+  AutoResult r;
+  for (auto _ : state) {
+    r = auto_schedule(a);
+    benchmark::DoNotOptimize(r.schedule.ranks.data());
+  }
+  state.counters["actions"] = static_cast<double>(r.schedule.action_count());
+  state.counters["iteration"] = iteration_time(r.best, a.optimizer);
+}
+
 void BM_AutoSearch(benchmark::State& state) { search(state, false); }
 void BM_AutoSearchUneven(benchmark::State& state) { search(state, true); }
 
@@ -82,5 +117,17 @@ BENCHMARK(BM_AutoSearch)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({6
 BENCHMARK(BM_AutoSearchUneven)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({32, 512, 2})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({128, 2048, 2})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
 
 }  // namespace
+
+BENCHMARK(BM_AutoSearchSmall)
+    ->ArgNames({"p", "m", "v", "model", "pv"})
+    ->Args({16, 16, 1, 15, 0})
+    ->Args({16, 16, 1, 146, 1})
+    ->Args({16, 17, 1, 15, 1})
+    ->Args({12, 24, 1, 15, 0})
+    ->Args({8, 16, 2, 15, 1})
+    ->Args({12, 12, 2, 146, 0})
+    ->Args({12, 12, 2, 146, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();
