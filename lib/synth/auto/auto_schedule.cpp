@@ -141,14 +141,26 @@ class Search {
     if (!perfect()) {
       // Whether exploring found a better start than the rounds before it, asked before the local
       // search changes result_.best (else the runner-up would be the same start, searched twice).
-      const bool explored_better = before_exploring_ && better(result_.best, before_exploring_->best, p_.optimizer);
-      auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
-      if (explored_better) improve_runner_up();
+      // The starts before exploring (and before the near-p variants) that exploring improved on,
+      // asked before the local search changes result_.best (else a start would be searched twice).
+      std::vector<Explored*> others;
+      for (Explored& start : starts_)
+        if (better(result_.best, start.best, p_.optimizer)) others.push_back(&start);
+      // Each further start is searched when the budget left pays for what the first took (about
+      // what another start costs; the first's gate assumes whole simulations, far more).
+      const double first_cost = auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
+      for (Explored* start : others)
+        if (first_cost > 0) improve_runner_up(*start, first_cost);
     }
     return std::move(result_);
   }
 
  private:
+  // A candidate and its schedule, kept as a start for the local search.
+  struct Explored {
+    AutoCandidate best;
+    Schedule schedule;
+  };
   // A V pattern, to squeeze (squeeze_next), kept as a guide for the greedy.
   struct Guide {
     std::string family;
@@ -306,7 +318,7 @@ class Search {
     const double runs = static_cast<double>(switches.size() + guides_.size() * windows.size());
     const double actions = 3.0 * shape_.stages * shape_.microbatches;
     if (runs == 0 || !budget_.can_pay(10 * runs * actions)) return;
-    before_exploring_ = Explored{result_.best, best_schedule()};
+    starts_.push_back(Explored{result_.best, best_schedule()});
     for (const GreedyPolicy& pol : switches) {
       if (perfect() || budget_.spent()) return;
       run_variant(pol);
@@ -319,20 +331,33 @@ class Search {
         const GreedyPolicy pol{.target_cap = cap_, .lookahead = lookahead, .free_cooldown = true};
         run_greedy(std::move(c), pol, index);
       }
+    // Near m = p, V: more combinations of the switches (near_p_variants), with the best so far kept
+    // as one more start for the local search, as above. A better start found here can take two
+    // more local searches, which at the default budget would double the time of the searches
+    // near p x m = 100 (docs/bench.md, "V near m = p"); so this runs only where the budget left
+    // could pay for three local searches of whole simulations (the local search's own gate is
+    // one): up to about 530 actions at the default budget (p = 8, m = 9).
+    const std::vector<GreedyPolicy> near = auto_detail::near_p_variants(p_, shape_, policies_);
+    const double local_search = 2 * 6 * actions * actions;  // local_search.cpp: 2 x kReach moves per action
+    if (near.empty() || perfect() || budget_.spent() || !budget_.can_pay(3 * local_search)) return;
+    if (better(result_.best, starts_.back().best, p_.optimizer)) starts_.push_back(Explored{result_.best, best_schedule()});
+    for (const GreedyPolicy& pol : near) {
+      if (perfect() || budget_.spent()) return;
+      run_variant(pol);
+    }
   }
 
   // The best schedule so far, wherever it is kept.
   const Schedule& best_schedule() { return best_guide_ ? whole(*best_guide_) : *best_own_; }
 
-  // Local search from the best candidate of the rounds before exploring too, when exploring found
-  // a better one: a better start does not always end better (on random configurations, some
-  // results came out slower through the local search). The result is the better of the two ends,
-  // so exploring never makes it slower unless the budget runs out.
-  void improve_runner_up() {
-    Explored& before = *before_exploring_;
+  // Local search from an earlier best too (before the exploration round, before the near-p
+  // variants), when what came after found a better one: a better start does not always end better
+  // (on random configurations, some results came out slower through the local search). The result
+  // is the best of the ends, so exploring never makes it slower unless the budget runs out.
+  void improve_runner_up(Explored& before, double expected_cost) {
     AutoResult other;
     other.best = before.best;
-    auto_detail::improve_locally(p_, budget_, before.schedule, other);
+    auto_detail::improve_locally(p_, budget_, before.schedule, other, expected_cost);
     if (!better(other.best, result_.best, p_.optimizer)) return;
     result_.best = other.best;
     result_.schedule = std::move(before.schedule);
@@ -435,13 +460,9 @@ class Search {
   std::optional<Schedule> best_own_;
   std::optional<std::size_t> best_guide_;
   auto_detail::GreedyBuffers buffers_;  // shared by every greedy run of the search
-  // The best candidate and its schedule when the exploration round began (explore), for a second
-  // local search (improve_runner_up).
-  struct Explored {
-    AutoCandidate best;
-    Schedule schedule;
-  };
-  std::optional<Explored> before_exploring_;
+  // The best candidates (and their schedules) before the exploration round and before the near-p
+  // variants (explore), each a start for one more local search (improve_runner_up).
+  std::vector<Explored> starts_;
 };
 
 }  // namespace
