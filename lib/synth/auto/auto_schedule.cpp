@@ -334,12 +334,15 @@ class Search {
     // Near m = p, V: more combinations of the switches (near_p_variants), with the best so far kept
     // as one more start for the local search, as above. A better start found here can take two
     // more local searches, which at the default budget would double the time of the searches
-    // near p x m = 100 (docs/bench.md, "V near m = p"); so this runs only where the budget left
-    // could pay for three local searches of whole simulations (the local search's own gate is
-    // one): up to about 530 actions at the default budget (p = 8, m = 9).
+    // near p x m = 100 (docs/bench.md, "V near m = p"); so this runs where the budget left could
+    // pay for three local searches of whole simulations (the local search's own gate is one: up
+    // to about 530 actions at the default budget, p = 8, m = 9), or where it cannot pay for one
+    // (then no local search runs, and the round costs only its greedy runs: from about 910
+    // actions, p = 12, m = 13).
     const std::vector<GreedyPolicy> near = auto_detail::near_p_variants(p_, shape_, policies_);
     const double local_search = 2 * 6 * actions * actions;  // local_search.cpp: 2 x kReach moves per action
-    if (near.empty() || perfect() || budget_.spent() || !budget_.can_pay(3 * local_search)) return;
+    const bool affordable = budget_.can_pay(3 * local_search) || !budget_.can_pay(local_search);
+    if (near.empty() || perfect() || budget_.spent() || !affordable) return;
     if (better(result_.best, starts_.back().best, p_.optimizer)) starts_.push_back(Explored{result_.best, best_schedule()});
     for (const GreedyPolicy& pol : near) {
       if (perfect() || budget_.spent()) return;
