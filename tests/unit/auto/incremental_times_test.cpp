@@ -52,6 +52,25 @@ void require_simulator_times(const IncrementalTimes& times, const Schedule& s, c
     }
 }
 
+// A random pipeline (2-7 ranks, p to 3p-1 microbatches, v chunks) in `a`, and its schedule of
+// `family`.
+Schedule random_schedule(std::mt19937& rng, std::uint32_t v, const char* family, AutoParams& a) {
+  const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p);
+  a = random_params(rng, p, m, v);
+  SynthParams sp;
+  sp.ranks = p;
+  sp.microbatches = m;
+  return synthesize(family, sp);
+}
+
+// Where a random move of the action at `from` goes: up to 6 places either way, as far as the local
+// search reaches, within a program of n actions.
+std::size_t random_target(std::mt19937& rng, std::size_t from, std::size_t n) {
+  const std::ptrdiff_t reach = static_cast<std::ptrdiff_t>(rng() % 13) - 6;
+  return static_cast<std::size_t>(
+      std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
+}
+
 bool simulator_finishes(const Schedule& s, const AutoParams& a) {
   return find_stuck(s, s.placement.stage_to_rank, a.sim).empty();
 }
@@ -62,24 +81,19 @@ TEST_CASE("moves keep the incremental timeline equal to the timed simulator's, a
   std::mt19937 rng(2026);
   int stuck = 0, kept = 0, stopped_early = 0;
   for (int trial = 0; trial < 24; ++trial) {
-    const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p), v = 1 + trial % 2;
-    const AutoParams a = random_params(rng, p, m, v);
-    SynthParams sp;
-    sp.ranks = p;
-    sp.microbatches = m;
+    const std::uint32_t v = 1 + trial % 2;
     const char* family = v == 2 ? "ZBVZeroBubble" : (trial % 4 == 0 ? "1F1B" : "ZBH1");
-    Schedule s = synthesize(family, sp);
-    INFO("trial " << trial << " " << family << " p=" << p << " m=" << m);
+    AutoParams a;
+    Schedule s = random_schedule(rng, v, family, a);
+    const std::uint32_t p = a.ranks;
+    INFO("trial " << trial << " " << family << " p=" << p << " m=" << a.microbatches);
     std::optional<IncrementalTimes> times = IncrementalTimes::of(s, a);
     REQUIRE(times);
     require_simulator_times(*times, s, a);
     for (int step = 0; step < 200; ++step) {
       const std::uint32_t r = rng() % p;
       const std::size_t n = s.ranks[r].actions.size();
-      const std::size_t from = rng() % n;
-      const std::ptrdiff_t reach = static_cast<std::ptrdiff_t>(rng() % 13) - 6;  // as far as the local search
-      const auto to = static_cast<std::size_t>(
-          std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
+      const std::size_t from = rng() % n, to = random_target(rng, from, n);
       if (from == to) continue;
       const Schedule before = s;
       // Half the moves stop early where they can, and are then completed: the same times.
@@ -157,20 +171,15 @@ TEST_CASE("a move that can start nothing sooner ends no rank sooner, and with th
   std::mt19937 rng(77);
   int ruled_out = 0, gains = 0;
   for (int trial = 0; trial < 16; ++trial) {
-    const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p), v = 1 + trial % 2;
-    const AutoParams a = random_params(rng, p, m, v);
-    SynthParams sp;
-    sp.ranks = p;
-    sp.microbatches = m;
-    Schedule s = synthesize(v == 2 ? "ZBVZeroBubble" : "ZBH1", sp);
+    const std::uint32_t v = 1 + trial % 2;
+    AutoParams a;
+    Schedule s = random_schedule(rng, v, v == 2 ? "ZBVZeroBubble" : "ZBH1", a);
+    const std::uint32_t p = a.ranks;
     std::optional<IncrementalTimes> times = IncrementalTimes::of(s, a);
     REQUIRE(times);
     for (int step = 0; step < 300; ++step) {
       const std::uint32_t r = rng() % p;
-      const std::size_t n = s.ranks[r].actions.size(), from = rng() % n;
-      const std::ptrdiff_t reach = static_cast<std::ptrdiff_t>(rng() % 13) - 6;
-      const auto to = static_cast<std::size_t>(
-          std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
+      const std::size_t n = s.ranks[r].actions.size(), from = rng() % n, to = random_target(rng, from, n);
       if (from == to) continue;
       const bool sooner = times->can_start_sooner(r, from, to), firsts = times->first_starts_stand(r, from, to);
       std::vector<double> end, span;
