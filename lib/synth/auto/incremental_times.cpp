@@ -43,7 +43,6 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
   t.start_.assign(keys, kNever);  // so that the first sweep sets every time
   t.end_.assign(keys, 0.0);
   t.dur_.assign(keys, 0.0);
-  t.pos_.assign(keys, 0);
   t.has_.assign(keys, 0);
   t.mark_.assign(keys, 0);
   for (std::uint32_t r = 0; r < p.ranks; ++r) {
@@ -59,7 +58,6 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
       if (!(cost > 0) || t.has_[k]) return std::nullopt;  // a zero cost, or the same action twice
       t.has_[k] = 1;
       t.dur_[k] = cost;
-      t.pos_[k] = static_cast<std::uint32_t>(j);
       ++t.actions_;
     }
   }
@@ -85,7 +83,6 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
   t.log_.clear();
   return t;
 }
-
 
 double IncrementalTimes::inputs_ready(const Action& a) const {
   const Waits& w = waits_[key_of(a)];
@@ -266,12 +263,6 @@ bool IncrementalTimes::first_start_known(std::uint32_t r) const {
   return first == ops.size() || there(key_of(ops[first]));
 }
 
-void IncrementalTimes::reposition(std::uint32_t r, std::size_t lo, std::size_t hi) {
-  const std::vector<Action>& ops = program(r);
-  for (std::size_t j = lo; j <= hi; ++j)
-    if (!ops[j].is_idle()) pos_[key_of(ops[j])] = static_cast<std::uint32_t>(j);
-}
-
 IncrementalTimes::Retimed IncrementalTimes::move(std::uint32_t r, std::size_t from, std::size_t to,
                                                  bool stop_if_nothing_sooner) {
   std::vector<Action>& ops = program(r);
@@ -280,11 +271,7 @@ IncrementalTimes::Retimed IncrementalTimes::move(std::uint32_t r, std::size_t fr
   // indirectly, started before it too, so none of it moved (every cost is positive).
   const std::size_t first = next_busy(ops, lo);
   const double since = first <= hi ? start_[key_of(ops[first])] : kNever;
-  if (from < to)
-    std::rotate(ops.begin() + from, ops.begin() + from + 1, ops.begin() + to + 1);
-  else
-    std::rotate(ops.begin() + to, ops.begin() + from, ops.begin() + from + 1);
-  reposition(r, lo, hi);
+  move_action(ops, from, to);
   has_move_ = true;
   moved_rank_ = r, moved_from_ = from, moved_to_ = to;
   log_.clear();
@@ -312,13 +299,7 @@ void IncrementalTimes::undo() {
   if (!has_move_) return;
   has_move_ = false;
   restore_logged();
-  std::vector<Action>& ops = program(moved_rank_);
-  const std::size_t from = moved_from_, to = moved_to_;
-  if (from < to)
-    std::rotate(ops.begin() + from, ops.begin() + to, ops.begin() + to + 1);
-  else
-    std::rotate(ops.begin() + to, ops.begin() + to + 1, ops.begin() + from + 1);
-  reposition(moved_rank_, std::min(from, to), std::max(from, to));
+  move_action(program(moved_rank_), moved_to_, moved_from_);
 }
 
 double IncrementalTimes::first_start(std::uint32_t r) const {

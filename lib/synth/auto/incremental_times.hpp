@@ -10,6 +10,7 @@
 // sooner cannot make any rank end sooner (can_start_sooner).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,15 @@
 #include "synth/auto/auto_schedule.hpp"
 
 namespace ppsched::auto_detail {
+
+/// The local search's move: the action at `from` goes to `to`, those in between shift by one
+/// (move_action(ops, to, from) undoes it).
+inline void move_action(std::vector<Action>& ops, std::size_t from, std::size_t to) {
+  if (from < to)
+    std::rotate(ops.begin() + from, ops.begin() + from + 1, ops.begin() + to + 1);
+  else
+    std::rotate(ops.begin() + to, ops.begin() + from, ops.begin() + from + 1);
+}
 
 /// Every action's start and end in a schedule of F, I, W and B only (and idle steps; implicit
 /// comms, no shared device, every cost positive), as the timed simulator computes them, bit for
@@ -109,7 +119,6 @@ class IncrementalTimes {
   bool there(std::size_t k) const { return (mark_[k] & ~kFlags) == stamp_ << kFlagBits || start_[k] < since_; }
   /// Puts back the times the last move logged, and forgets them.
   void restore_logged();
-  void reposition(std::uint32_t r, std::size_t lo, std::size_t hi);
 
   Schedule* s_ = nullptr;
   std::uint32_t S_ = 0, M_ = 0;
@@ -118,7 +127,6 @@ class IncrementalTimes {
   std::vector<double> act_, wgt_, base_;       // M_B and M_W per stage, fixed memory per rank
   // Per key (class, stage, microbatch):
   std::vector<double> start_, end_, dur_;
-  std::vector<std::uint32_t> pos_;             // index in its rank's program
   std::vector<std::uint8_t> has_;              // the schedule has this action
   static constexpr std::uint32_t kNoInput = UINT32_MAX;
   struct Waits {

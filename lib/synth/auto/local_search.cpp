@@ -61,8 +61,8 @@ bool improves(const Score& a, const Score& b) {
 // as it was. Either way it charges the budget for the work.
 class MoveJudge {
  public:
-  MoveJudge(const AutoParams& p, WorkBudget& budget, Schedule& s)
-      : p_(p), budget_(budget), s_(s), times_(IncrementalTimes::of(s, p)) {
+  MoveJudge(const AutoParams& p, WorkBudget& budget, Schedule& s, bool incremental)
+      : p_(p), budget_(budget), s_(s), times_(incremental ? IncrementalTimes::of(s, p) : std::nullopt) {
     bool fits = false;
     current_ = score_of(s, p, fits);
     if (times_)
@@ -139,7 +139,7 @@ class MoveJudge {
 
   bool try_simulated(std::uint32_t r, std::size_t from, std::size_t to) {
     std::vector<Action>& ops = s_.ranks[r].actions;
-    rotate(ops, from, to);
+    move_action(ops, from, to);
     budget_.spend(static_cast<double>(s_.action_count()));
     bool fits = false;
     const Score c = score_of(s_, p_, fits);
@@ -147,14 +147,8 @@ class MoveJudge {
       current_ = c;
       return true;
     }
-    rotate(ops, to, from);  // undo
+    move_action(ops, to, from);  // undo
     return false;
-  }
-  static void rotate(std::vector<Action>& ops, std::size_t from, std::size_t into) {
-    if (from < into)
-      std::rotate(ops.begin() + from, ops.begin() + from + 1, ops.begin() + into + 1);
-    else
-      std::rotate(ops.begin() + into, ops.begin() + from, ops.begin() + from + 1);
   }
 
   const AutoParams& p_;
@@ -168,7 +162,7 @@ class MoveJudge {
 }  // namespace
 
 double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
-                       double expected_cost) {
+                       double expected_cost, bool incremental) {
   const double budget_before = budget.left();
   auto charged = [&] { return budget_before - budget.left(); };
   constexpr std::ptrdiff_t kReach = 6;
@@ -179,7 +173,7 @@ double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, 
   // then the search is skipped, and the budget is not burnt on it (a larger --time-budget turns
   // it on).
   if (!budget.can_pay(expected_cost > 0 ? expected_cost : actions * 2 * kReach * actions)) return 0;
-  MoveJudge judge(p, budget, best);
+  MoveJudge judge(p, budget, best, incremental);
   std::size_t moves = 0;
   // A move turned down while the schedule has not changed since (no move kept: the same count of
   // kept moves) is turned down again, so it is not tried again: the last pass skips what it
