@@ -15,6 +15,7 @@
 #include "synth/auto/candidate.hpp"
 #include "synth/auto/greedy.hpp"
 #include "synth/auto/local_search.hpp"
+#include "synth/auto/v_rounds.hpp"
 #include "synth/auto/variants.hpp"
 #include "synth/synth.hpp"
 
@@ -135,22 +136,25 @@ class Search {
     for (std::size_t k = 1; k < policies_.size() && !perfect() && !budget_.spent(); ++k) run_variant(policies_[k]);
     while (squeezed_ < guides_.size() && !perfect() && !budget_.spent()) squeeze_next();
     explore();
+    measure_rounds();
     if (!has_best() || !result_.best.fits)
       throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
     result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].schedule) : std::move(*best_own_);
     if (!perfect()) {
-      // Whether exploring found a better start than the rounds before it, asked before the local
-      // search changes result_.best (else the runner-up would be the same start, searched twice).
-      // The starts before exploring (and before the near-p variants) that exploring improved on,
-      // asked before the local search changes result_.best (else a start would be searched twice).
+      // The earlier starts that a later round improved on (keep_start), asked before the local
+      // search changes result_.best (else a start would be searched twice). They are searched
+      // only where what is left of the budget would pay for a pass of whole simulations for each
+      // search, this one included (the local search's own gate is one pass): where one local
+      // search is already most of a search's time (from about 600 actions at the default budget,
+      // two searches; docs/bench.md, "Small sizes"), a second would double it.
       std::vector<Explored*> others;
       for (Explored& start : starts_)
         if (better(result_.best, start.best, p_.optimizer)) others.push_back(&start);
-      // Each further start is searched when the budget left pays for what the first took (about
-      // what another start costs; the first's gate assumes whole simulations, far more).
-      const double first_cost = auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
-      for (Explored* start : others)
-        if (first_cost > 0) improve_runner_up(*start, first_cost);
+      const double actions = static_cast<double>(result_.schedule.action_count());
+      const double pass = 2 * 6 * actions * actions;  // local_search.cpp: 2 x kReach moves per action
+      if (!budget_.can_pay(static_cast<double>(1 + others.size()) * pass)) others.clear();
+      auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
+      for (Explored* start : others) improve_runner_up(*start);
     }
     return std::move(result_);
   }
@@ -318,7 +322,7 @@ class Search {
     const double runs = static_cast<double>(switches.size() + guides_.size() * windows.size());
     const double actions = 3.0 * shape_.stages * shape_.microbatches;
     if (runs == 0 || !budget_.can_pay(10 * runs * actions)) return;
-    starts_.push_back(Explored{result_.best, best_schedule()});
+    keep_start();
     for (const GreedyPolicy& pol : switches) {
       if (perfect() || budget_.spent()) return;
       run_variant(pol);
@@ -331,36 +335,57 @@ class Search {
         const GreedyPolicy pol{.target_cap = cap_, .lookahead = lookahead, .free_cooldown = true};
         run_greedy(std::move(c), pol, index);
       }
-    // Near m = p, V: more combinations of the switches (near_p_variants), with the best so far kept
-    // as one more start for the local search, as above. A better start found here can take two
-    // more local searches, which at the default budget would double the time of the searches
-    // near p x m = 100 (docs/bench.md, "V near m = p"); so this runs where the budget left could
-    // pay for three local searches of whole simulations (the local search's own gate is one: up
-    // to about 530 actions at the default budget, p = 8, m = 9), or where it cannot pay for one
-    // (then no local search runs, and the round costs only its greedy runs: from about 910
-    // actions, p = 12, m = 13).
-    const std::vector<GreedyPolicy> near = auto_detail::near_p_variants(p_, shape_, policies_);
-    const double local_search = 2 * 6 * actions * actions;  // local_search.cpp: 2 x kReach moves per action
-    const bool affordable = budget_.can_pay(3 * local_search) || !budget_.can_pay(local_search);
-    if (near.empty() || perfect() || budget_.spent() || !affordable) return;
-    if (better(result_.best, starts_.back().best, p_.optimizer)) starts_.push_back(Explored{result_.best, best_schedule()});
-    for (const GreedyPolicy& pol : near) {
+  }
+
+  // V: the order of rounds (v_rounds), replayed through the greedy (exactly, or squeezed), for each
+  // of the four ways of filling waits with W's.
+  void measure_rounds() {
+    if (p_.stages_per_rank != 2 || p_.microbatches > 4 * p_.ranks || perfect()) return;
+    keep_start();  // a better start from here does not always end better (improve_runner_up)
+    for (int fill = 0; fill < 4; ++fill) {
       if (perfect() || budget_.spent()) return;
-      run_variant(pol);
+      auto programs = auto_detail::v_rounds(shape_, p_.memory_cap, (fill & 1) != 0, (fill & 2) != 0);
+      if (!programs) continue;
+      Schedule order = empty_schedule(p_);
+      for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = std::move((*programs)[r]);
+      for (std::uint32_t lookahead : {0u, kNear}) {
+        GreedyPolicy replay{.target_cap = cap_, .guide = &order, .lookahead = lookahead};
+        AutoCandidate c;
+        c.origin = fmt::format("rounds (W's filling {}, look {} ahead)",
+                               fill == 0 ? "gaps" : fill == 1 ? "gaps and before I" : fill == 2 ? "gaps and before F" : "gaps, before I and F",
+                               lookahead);
+        GreedyRun run = greedy_run(shape_, replay, mark(), &buffers_);
+        budget_.spend(static_cast<double>(run.placed - run.copied));
+        if (record_run(std::move(c), run, "the greedy got stuck")) {
+          Schedule s = empty_schedule(p_);
+          for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
+          keep(std::move(s));
+        } else {
+          recycle(run);
+        }
+      }
     }
+  }
+
+  // Keeps the best so far as a start for one more local search (improve_runner_up), unless the
+  // last one kept is as good.
+  void keep_start() {
+    if (!has_best() || !result_.best.fits) return;
+    if (starts_.empty() || better(result_.best, starts_.back().best, p_.optimizer))
+      starts_.push_back(Explored{result_.best, best_schedule()});
   }
 
   // The best schedule so far, wherever it is kept.
   const Schedule& best_schedule() { return best_guide_ ? whole(*best_guide_) : *best_own_; }
 
-  // Local search from an earlier best too (before the exploration round, before the near-p
-  // variants), when what came after found a better one: a better start does not always end better
+  // Local search from an earlier best too (before the exploration round, before the rounds), when
+  // what came after found a better one: a better start does not always end better
   // (on random configurations, some results came out slower through the local search). The result
   // is the best of the ends, so exploring never makes it slower unless the budget runs out.
-  void improve_runner_up(Explored& before, double expected_cost) {
+  void improve_runner_up(Explored& before) {
     AutoResult other;
     other.best = before.best;
-    auto_detail::improve_locally(p_, budget_, before.schedule, other, expected_cost);
+    auto_detail::improve_locally(p_, budget_, before.schedule, other);
     if (!better(other.best, result_.best, p_.optimizer)) return;
     result_.best = other.best;
     result_.schedule = std::move(before.schedule);
@@ -463,8 +488,8 @@ class Search {
   std::optional<Schedule> best_own_;
   std::optional<std::size_t> best_guide_;
   auto_detail::GreedyBuffers buffers_;  // shared by every greedy run of the search
-  // The best candidates (and their schedules) before the exploration round and before the near-p
-  // variants (explore), each a start for one more local search (improve_runner_up).
+  // The best candidates (and their schedules) before the exploration round and before the rounds
+  // (keep_start), each a start for one more local search (improve_runner_up).
   std::vector<Explored> starts_;
 };
 

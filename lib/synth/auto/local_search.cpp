@@ -161,10 +161,8 @@ class MoveJudge {
 
 }  // namespace
 
-double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
-                       double expected_cost, bool incremental) {
-  const double budget_before = budget.left();
-  auto charged = [&] { return budget_before - budget.left(); };
+void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
+                     bool incremental) {
   constexpr std::ptrdiff_t kReach = 6;
   const double actions = static_cast<double>(best.action_count());
   // A pass tries up to 2 * kReach moves per action, each up to a whole simulation. When the budget
@@ -172,7 +170,7 @@ double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, 
   // first ranks, a corner of the schedule chosen by its numbering, not by where the bubbles are;
   // then the search is skipped, and the budget is not burnt on it (a larger --time-budget turns
   // it on).
-  if (!budget.can_pay(expected_cost > 0 ? expected_cost : actions * 2 * kReach * actions)) return 0;
+  if (!budget.can_pay(actions * 2 * kReach * actions)) return;
   MoveJudge judge(p, budget, best, incremental);
   std::size_t moves = 0;
   // A move turned down while the schedule has not changed since (no move kept: the same count of
@@ -211,14 +209,13 @@ double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, 
       }
     }
   }
-  if (moves == 0) return charged();
+  if (moves == 0) return;
   // Every kept move finished under the cap and was no slower, so the result is at least as good.
   AutoCandidate c = simulate_candidate(fmt::format("{} + {} local move{}", result.best.origin, moves, moves == 1 ? "" : "s"), best, p);
   const double before = iteration_time(result.best, p.optimizer);
-  if (!c.fits || !(iteration_time(c, p.optimizer) <= before + 1e-12 * std::max(1.0, before))) return charged();
+  if (!c.fits || !(iteration_time(c, p.optimizer) <= before + 1e-12 * std::max(1.0, before))) return;
   result.best = c;
   result.tried.push_back(c);
-  return charged();
 }
 
 }  // namespace ppsched::auto_detail

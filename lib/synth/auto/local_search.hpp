@@ -22,7 +22,6 @@ class WorkBudget {
   }
   bool spent() const { return left_ < 0; }
   bool can_pay(double actions) const { return left_ >= actions; }
-  double left() const { return left_; }
 
  private:
   double left_;
@@ -31,11 +30,10 @@ class WorkBudget {
 /// Moves single actions of `best` while the budget lasts, keeping each move that still fits the cap
 /// and improves (makespan, then the sum of the ranks' finish times; see local_search.cpp). When a
 /// move was kept, `best` holds the result and the result's best candidate and tried list say so.
-/// It runs only when the budget can pay `expected_cost`, or when that is 0, one pass of whole
-/// simulations (the most a pass can cost). Returns what it charged the budget. `incremental`
-/// false measures every move by simulating the whole schedule, as it does where the incremental
-/// timeline does not apply: off only in tests, to compare the two.
-double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
-                       double expected_cost = 0, bool incremental = true);
+/// It runs only when the budget can pay for one pass of whole simulations (the most a pass can
+/// cost). `incremental` false measures every move by simulating the whole schedule, as it does
+/// where the incremental timeline does not apply: off only in tests, to compare the two.
+void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
+                     bool incremental = true);
 
 }  // namespace ppsched::auto_detail

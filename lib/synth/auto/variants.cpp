@@ -150,45 +150,6 @@ std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape&
   return out;
 }
 
-std::vector<GreedyPolicy> near_p_variants(const AutoParams& p, const Shape& sh, const std::vector<GreedyPolicy>& tried) {
-  if (p.stages_per_rank != 2 || p.microbatches > p.ranks + 1) return {};
-  const double cap = target_caps(p, sh).front();
-  // Combinations of the switches above, aiming at the real cap, the late chunk first and a
-  // forward after each I. Where auto was slower than the Zero Bubble authors' V search at cap p
-  // (250 review-grid configurations, 202 of them at m <= p + 1), the greedy alone was run with every
-  // combination: these six and the first round's V-Min-room variant are the best combination in
-  // 201 of the 250 (docs/bench.md, "V near m = p"). What they add: the first chunk's I first
-  // with W's making room, and the paper's shape with V-Min's room and waiting for the second
-  // chunk's forwards.
-  GreedyPolicy alternate{.target_cap = cap, .late_chunk_first = true, .reserve_each = false};
-  alternate.forward_after_input_grad = true;
-  alternate.wait_for_late_forward = true;
-  std::vector<GreedyPolicy> out;
-  auto add = [&](GreedyPolicy pol) {
-    if (std::find(tried.begin(), tried.end(), pol) == tried.end() && std::find(out.begin(), out.end(), pol) == out.end())
-      out.push_back(pol);
-  };
-  GreedyPolicy pol = alternate;  // waiting for a due I, the first chunk's I first, W's making room
-  pol.wait_for_input_grad = pol.first_chunk_input_grad_first = pol.make_room_first = true;
-  add(pol);
-  pol = alternate;  // the paper's shape, W's making room
-  pol.wait_for_input_grad = pol.only_forwards_wait = pol.balance_idle = pol.make_room_first = true;
-  add(pol);
-  add(alternate);
-  pol = alternate;  // the paper's shape
-  pol.wait_for_input_grad = pol.only_forwards_wait = pol.balance_idle = true;
-  add(pol);
-  pol = alternate;  // each first-chunk forward keeping room for its second, the first chunk's I first, no I after F
-  pol.reserve_each = true;
-  pol.forward_after_input_grad = false;
-  pol.wait_for_input_grad = pol.only_forwards_wait = pol.balance_idle = pol.first_chunk_input_grad_first = true;
-  add(pol);
-  pol = alternate;  // W's making room
-  pol.make_room_first = true;
-  add(pol);
-  return out;
-}
-
 std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank) {
   return fmt::format("greedy (aim {:.4g}, {}{}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
                      stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first") : "",

@@ -21,10 +21,6 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh);
 /// not hold; none for one chunk.
 std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh, const std::vector<GreedyPolicy>& tried);
 
-/// For V at m <= p + 1, after the exploration round: the combinations of the greedy's switches that
-/// come closest to the Zero Bubble authors' V search there, that `tried` does not hold.
-std::vector<GreedyPolicy> near_p_variants(const AutoParams& p, const Shape& sh, const std::vector<GreedyPolicy>& tried);
-
 /// How a variant is named in AutoCandidate::origin, e.g. "greedy (aim 8, F before W)".
 std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank);
 

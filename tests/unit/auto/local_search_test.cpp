@@ -65,7 +65,7 @@ TEST_CASE("the local search takes the same moves whether it re-times them increm
       AutoResult r;
       r.best = before;
       auto_detail::WorkBudget budget(a.time_budget_s);
-      auto_detail::improve_locally(a, budget, results[way], r, 0, way == 0);
+      auto_detail::improve_locally(a, budget, results[way], r, way == 0);
       REQUIRE(iteration_time(r.best, a.optimizer) <= iteration_time(before, a.optimizer) + 1e-9);
       const AutoCandidate after = auto_detail::simulate_candidate("after", results[way], a);
       CHECK(after.fits);
