@@ -349,20 +349,13 @@ class Search {
       Schedule order = empty_schedule(p_);
       for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = std::move((*programs)[r]);
       for (std::uint32_t lookahead : {0u, kNear}) {
-        GreedyPolicy replay{.target_cap = cap_, .guide = &order, .lookahead = lookahead};
+        if (perfect() || budget_.spent()) return;
         AutoCandidate c;
         c.origin = fmt::format("rounds (W's filling {}, look {} ahead)",
                                fill == 0 ? "gaps" : fill == 1 ? "gaps and before I" : fill == 2 ? "gaps and before F" : "gaps, before I and F",
                                lookahead);
-        GreedyRun run = greedy_run(shape_, replay, mark(), &buffers_);
-        budget_.spend(static_cast<double>(run.placed - run.copied));
-        if (record_run(std::move(c), run, "the greedy got stuck")) {
-          Schedule s = empty_schedule(p_);
-          for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
-          keep(std::move(s));
-        } else {
-          recycle(run);
-        }
+        // The order rides in the policy: an unguided run of run_greedy follows it all the same.
+        run_greedy(std::move(c), GreedyPolicy{.target_cap = cap_, .guide = &order, .lookahead = lookahead});
       }
     }
   }

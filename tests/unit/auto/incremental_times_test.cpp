@@ -8,6 +8,7 @@
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 #include "support/catch.hpp"
+#include "support/random_pipeline.hpp"
 #include "synth/auto/incremental_times.hpp"
 #include "synth/synth.hpp"
 
@@ -15,32 +16,6 @@ using namespace ppsched;
 using auto_detail::IncrementalTimes;
 
 namespace {
-
-// p ranks, m microbatches, v chunks, per-stage F, I, W and B costs drawn from [0.25, 4), and a
-// transfer time between ranks of different nodes (ranks in pairs on nodes).
-AutoParams random_params(std::mt19937& rng, std::uint32_t p, std::uint32_t m, std::uint32_t v) {
-  std::uniform_real_distribution<double> cost(0.25, 4.0);
-  AutoParams a;
-  a.ranks = p;
-  a.microbatches = m;
-  a.stages_per_rank = v;
-  a.sim.costs = CostModel::uniform(p * v, v, unit_costs());
-  for (auto& stage : a.sim.costs.per_stage)
-    for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
-      stage[static_cast<std::size_t>(k)] = cost(rng);
-  Topology topo;
-  for (std::uint32_t r = 0; r < p; ++r) {
-    topo.node_of_rank.push_back(r / 2);
-    topo.slice_of_rank.push_back(0);
-  }
-  topo.inter_node.latency_us = cost(rng);
-  a.sim.comm.topology = topo;
-  for (std::uint32_t s = 0; s < p * v; ++s) {
-    a.memory.activation.push_back(1.0 / v);
-    a.memory.weight_grad.push_back(0.5 / v);
-  }
-  return a;
-}
 
 // Whether `times` holds the simulator's times of `s`, or (nullopt) the simulator finds it stuck.
 void require_simulator_times(const IncrementalTimes& times, const Schedule& s, const AutoParams& a) {
@@ -56,7 +31,7 @@ void require_simulator_times(const IncrementalTimes& times, const Schedule& s, c
 // `family`.
 Schedule random_schedule(std::mt19937& rng, std::uint32_t v, const char* family, AutoParams& a) {
   const std::uint32_t p = 2 + rng() % 6, m = p + rng() % (2 * p);
-  a = random_params(rng, p, m, v);
+  a = test::random_pipeline(rng, p, m, v);
   SynthParams sp;
   sp.ranks = p;
   sp.microbatches = m;
@@ -126,7 +101,7 @@ TEST_CASE("moves keep the incremental timeline equal to the timed simulator's, a
 
 TEST_CASE("the incremental timeline's peak is the simulator's peak of the moved rank") {
   std::mt19937 rng(5);
-  const AutoParams a = random_params(rng, 4, 10, 2);
+  const AutoParams a = test::random_pipeline(rng, 4, 10, 2);
   SynthParams sp;
   sp.ranks = 4;
   sp.microbatches = 10;
@@ -148,7 +123,7 @@ TEST_CASE("the incremental timeline's peak is the simulator's peak of the moved 
 
 TEST_CASE("schedules outside the incremental timeline's model are left to the simulator") {
   std::mt19937 rng(9);
-  AutoParams a = random_params(rng, 4, 8, 1);
+  AutoParams a = test::random_pipeline(rng, 4, 8, 1);
   SynthParams sp;
   sp.ranks = 4;
   sp.microbatches = 8;

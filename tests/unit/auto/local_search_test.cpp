@@ -6,43 +6,12 @@
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 #include "support/catch.hpp"
+#include "support/random_pipeline.hpp"
 #include "synth/auto/candidate.hpp"
 #include "synth/auto/local_search.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;
-
-namespace {
-
-// p ranks, m microbatches, v chunks, per-stage F, I, W costs drawn from [0.25, 4), a transfer
-// time between ranks on different nodes (pairs of ranks per node), M_W = M_B / 2.
-AutoParams random_pipeline(std::mt19937& rng, std::uint32_t p, std::uint32_t m, std::uint32_t v, double cap) {
-  std::uniform_real_distribution<double> cost(0.25, 4.0);
-  AutoParams a;
-  a.ranks = p;
-  a.microbatches = m;
-  a.stages_per_rank = v;
-  a.memory_cap = cap;
-  a.time_budget_s = 100;  // both runs end where no move improves, not where the budget does
-  a.sim.costs = CostModel::uniform(p * v, v, unit_costs());
-  for (auto& stage : a.sim.costs.per_stage)
-    for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W})
-      stage[static_cast<std::size_t>(k)] = cost(rng);
-  Topology topo;
-  for (std::uint32_t r = 0; r < p; ++r) {
-    topo.node_of_rank.push_back(r / 2);
-    topo.slice_of_rank.push_back(0);
-  }
-  topo.inter_node.latency_us = cost(rng);
-  a.sim.comm.topology = topo;
-  for (std::uint32_t s = 0; s < p * v; ++s) {
-    a.memory.activation.push_back(1.0 / v);
-    a.memory.weight_grad.push_back(0.5 / v);
-  }
-  return a;
-}
-
-}  // namespace
 
 TEST_CASE("the local search takes the same moves whether it re-times them incrementally or simulates them") {
   std::mt19937 rng(29);
@@ -50,7 +19,9 @@ TEST_CASE("the local search takes the same moves whether it re-times them increm
   for (int trial = 0; trial < 24; ++trial) {
     const std::uint32_t p = 2 + rng() % 5, m = p + rng() % (p + 1), v = 1 + trial % 2;
     const bool span = trial % 3 == 0;
-    AutoParams a = random_pipeline(rng, p, m, v, trial % 4 == 0 ? 0.0 : 1.0 * p);
+    AutoParams a = test::random_pipeline(rng, p, m, v);
+    a.memory_cap = trial % 4 == 0 ? 0.0 : 1.0 * p;
+    a.time_budget_s = 100;  // both runs end where no move improves, not where the budget does
     a.optimizer = span ? Optimizer::PostValidated : Optimizer::Sync;
     SynthParams sp;
     sp.ranks = p;
