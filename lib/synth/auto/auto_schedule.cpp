@@ -147,21 +147,21 @@ class Search {
       // search, this one included (the local search's own gate is one pass): where one local
       // search is already most of a search's time (from about 600 actions at the default budget,
       // two searches; docs/bench.md, "Small sizes"), a second would double it.
-      std::vector<Explored*> others;
-      for (Explored& start : starts_)
+      std::vector<Start*> others;
+      for (Start& start : starts_)
         if (better(result_.best, start.best, p_.optimizer)) others.push_back(&start);
       const double actions = static_cast<double>(result_.schedule.action_count());
       const double pass = 2 * 6 * actions * actions;  // local_search.cpp: 2 x kReach moves per action
       if (!budget_.can_pay(static_cast<double>(1 + others.size()) * pass)) others.clear();
       auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
-      for (Explored* start : others) improve_runner_up(*start);
+      for (Start* start : others) improve_runner_up(*start);
     }
     return std::move(result_);
   }
 
  private:
   // A candidate and its schedule, kept as a start for the local search.
-  struct Explored {
+  struct Start {
     AutoCandidate best;
     Schedule schedule;
   };
@@ -365,7 +365,7 @@ class Search {
   void keep_start() {
     if (!has_best() || !result_.best.fits) return;
     if (starts_.empty() || better(result_.best, starts_.back().best, p_.optimizer))
-      starts_.push_back(Explored{result_.best, best_schedule()});
+      starts_.push_back(Start{result_.best, best_schedule()});
   }
 
   // The best schedule so far, wherever it is kept.
@@ -375,7 +375,7 @@ class Search {
   // what came after found a better one: a better start does not always end better
   // (on random configurations, some results came out slower through the local search). The result
   // is the best of the ends, so exploring never makes it slower unless the budget runs out.
-  void improve_runner_up(Explored& before) {
+  void improve_runner_up(Start& before) {
     AutoResult other;
     other.best = before.best;
     auto_detail::improve_locally(p_, budget_, before.schedule, other);
@@ -483,7 +483,7 @@ class Search {
   auto_detail::GreedyBuffers buffers_;  // shared by every greedy run of the search
   // The best candidates (and their schedules) before the exploration round and before the rounds
   // (keep_start), each a start for one more local search (improve_runner_up).
-  std::vector<Explored> starts_;
+  std::vector<Start> starts_;
 };
 
 }  // namespace
