@@ -34,19 +34,25 @@ namespace {
 struct Score {
   double time, sum;
 };
+// The score from each rank's first start and last end, whether simulated or re-timed.
+struct ScoreFold {
+  bool span;  // post-validated
+  double longest = 0, sum = 0;
+  void add(double first_start, double last_end) {
+    const double x = span ? last_end - first_start : last_end;
+    longest = std::max(longest, x);
+    sum += x;
+  }
+  Score score(double makespan) const { return {span ? longest : makespan, sum}; }
+};
 Score score_of(const Schedule& s, const AutoParams& p, bool& fits) {
   fits = false;
   std::optional<SimAnalysis> a = try_simulate_aggregates(s, s.placement.stage_to_rank, p.sim, p.memory);
   if (!a) return {kNever, kNever};
-  const bool span = p.optimizer == Optimizer::PostValidated;
-  double longest = 0, sum = 0;
-  for (const RankUsage& u : a->ranks) {
-    const double x = span ? u.last_action_end - u.first_action_start : u.last_action_end;
-    longest = std::max(longest, x);
-    sum += x;
-  }
+  ScoreFold fold{p.optimizer == Optimizer::PostValidated};
+  for (const RankUsage& u : a->ranks) fold.add(u.first_action_start, u.last_action_end);
   fits = fits_under_cap(a->memory.max_peak(), p.memory_cap);
-  return {span ? longest : a->makespan, sum};
+  return fold.score(a->makespan);
 }
 
 bool improves(const Score& a, const Score& b) {
@@ -96,11 +102,12 @@ class MoveJudge {
     const bool turned_down = how == Retimed::NothingSooner && score_now_is_bound() && !improves(score_now(), current_);
     if (how == Retimed::NothingSooner && !turned_down) how = times_->finish();
     budget_.spend(static_cast<double>(times_->retimed() + p_.ranks));
-    if (how == Retimed::Done && improves(score_now(), current_)) {
+    const Score moved = how == Retimed::Done ? score_now() : current_;
+    if (how == Retimed::Done && improves(moved, current_)) {
       budget_.spend(n);
       const double peak = times_->peak_if_moved(r, to, to);  // its new order
       if (fits(r, peak)) {
-        current_ = score_now();
+        current_ = moved;
         peaks_[r] = peak;
         return true;
       }
@@ -125,16 +132,13 @@ class MoveJudge {
 
   // The objective and its sum, as score_of computes them from a simulation.
   Score score_now() const {
-    const bool span = p_.optimizer == Optimizer::PostValidated;
-    double longest = 0, makespan = 0, sum = 0;
+    ScoreFold fold{p_.optimizer == Optimizer::PostValidated};
+    double makespan = 0;
     for (std::uint32_t q = 0; q < p_.ranks; ++q) {
-      const double end = times_->last_end(q);
-      const double x = span ? end - times_->first_start(q) : end;
-      longest = std::max(longest, x);
-      makespan = std::max(makespan, end);
-      sum += x;
+      fold.add(times_->first_start(q), times_->last_end(q));
+      makespan = std::max(makespan, times_->last_end(q));
     }
-    return {span ? longest : makespan, sum};
+    return fold.score(makespan);
   }
 
   bool try_simulated(std::uint32_t r, std::size_t from, std::size_t to) {

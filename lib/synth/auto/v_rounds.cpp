@@ -147,7 +147,7 @@ std::optional<std::vector<std::vector<Action>>> v_rounds(const Shape& sh, double
                                                          bool fill_before_f) {
   if (sh.v != 2) return std::nullopt;
   const std::uint32_t P = sh.ranks, M = sh.microbatches;
-  Rounds b(sh, cap > 0 ? cap : kNever);
+  Rounds b(sh, cap);  // fits_under_cap reads a cap <= 0 as none
   // Warm-up, first the first microbatch's forward on every rank's first chunk. Then from the last
   // rank back: rank r (and the ranks before it, one each) takes more first-chunk forwards while
   // each ends before its second chunk's input can arrive and the rank keeps room for 1 + r more
@@ -157,7 +157,7 @@ std::optional<std::vector<std::vector<Action>>> v_rounds(const Shape& sh, double
     if (r + 1 < P) {
       const double arrival = b.forward_input(r, 1);
       while (!b.failed() && b.forwards(r, 0) < M && b.free(r) + sh.f[r] <= arrival &&
-             fits_under_cap(b.mem(r) + b.act(r) * (2 + 2.0 * r), cap > 0 ? cap : kNever))
+             fits_under_cap(b.mem(r) + b.act(r) * (2 + 2.0 * r), cap))
         for (std::uint32_t j = 0; j <= r && !b.failed(); ++j) b.forward(j, 0);
     }
     if (!b.failed()) b.forward(r, 1);
