@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "synth/auto/candidate.hpp"
 #include "synth/auto/greedy.hpp"
 #include "synth/auto/local_search.hpp"
+#include "synth/auto/v_blocks.hpp"
 #include "synth/auto/v_rounds.hpp"
 #include "synth/auto/variants.hpp"
 #include "synth/synth.hpp"
@@ -137,6 +139,8 @@ class Search {
     while (squeezed_ < guides_.size() && !perfect() && !budget_.spent()) squeeze_next();
     explore();
     measure_rounds();
+    measure_unit_time_orders();
+    measure_building_blocks();
     if (!has_best() || !result_.best.fits)
       throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
     result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].schedule) : std::move(*best_own_);
@@ -359,6 +363,74 @@ class Search {
       }
     }
   }
+
+  // V: each V pattern squeezed in unit time (every action one unit, transfers free), its order
+  // then replayed exactly with the real costs. The Zero Bubble authors reorder V-Half and V-Min
+  // slot by slot so; squeezed with the real costs instead, a rank takes whatever is ready first at
+  // times that differ by fractions, and the order loses the lockstep that keeps the pipeline full
+  // (docs/bench.md, "Unit-time orders"). Memory follows the order, so the replay fits as the unit
+  // run did.
+  void measure_unit_time_orders() {
+    if (p_.stages_per_rank != 2 || perfect() || budget_.spent()) return;
+    // Like the exploration round: only when all of it, a unit run and a replay per window, would
+    // cost at most a tenth of the budget left.
+    const double actions = 3.0 * shape_.stages * shape_.microbatches;
+    if (!budget_.can_pay(10 * 2.0 * static_cast<double>(guides_.size() * std::size(kUnitWindows)) * actions)) return;
+    AutoParams unit = p_;
+    unit.sim.costs = CostModel::uniform(shape_.stages, p_.stages_per_rank, unit_costs());
+    unit.sim.comm = CommModel{};
+    const Shape unit_shape(unit);
+    keep_start();
+    for (std::size_t index = 0; index < guides_.size(); ++index)
+      for (std::uint32_t lookahead : kUnitWindows) {
+        if (perfect() || budget_.spent()) return;
+        const GreedyPolicy pol{.target_cap = cap_, .guide = &whole(index), .lookahead = lookahead, .free_cooldown = true};
+        GreedyRun unit_run = greedy_run(unit_shape, pol, kNever, &buffers_);
+        budget_.spend(static_cast<double>(unit_run.placed - unit_run.copied));
+        if (!unit_run.finished) {
+          recycle(unit_run);
+          continue;
+        }
+        Schedule order = empty_schedule(p_);
+        for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = std::move(unit_run.programs[r]);
+        AutoCandidate c;
+        c.origin = fmt::format("{} squeezed in unit time (look {} ahead)", guides_[index].family, lookahead);
+        run_greedy(std::move(c), GreedyPolicy{.target_cap = cap_, .guide = &order, .lookahead = 0});
+      }
+  }
+  static constexpr std::uint32_t kUnitWindows[] = {0, 1, 2, 3, 4, 6, 8, 12};
+
+  // V below cap p: the building blocks of the controllable-memory framework (v_blocks.hpp) that
+  // fit, each replayed exactly. The cap is counted as the framework counts memory, in chunk
+  // activations held from forward to W (with M_W < M_B the real peak is lower, and the replay
+  // checks it under the real cap).
+  void measure_building_blocks() {
+    if (p_.stages_per_rank != 2 || perfect() || budget_.spent()) return;
+    double largest = 0, base = 0;
+    for (double a : shape_.act) largest = std::max(largest, a);
+    for (double b : shape_.base) base = std::max(base, b);
+    if (largest <= 0 || cap_ <= 0) return;
+    const double held = std::floor((cap_ - base) / largest + 1e-9);
+    if (held >= 2.0 * p_.ranks) return;  // cap p or more: the greedy and the V patterns have room
+    const double actions = 3.0 * shape_.stages * shape_.microbatches;
+    if (!budget_.can_pay(10 * static_cast<double>(kMostBlocks) * actions)) return;  // as above
+    double work = 0;
+    const auto orders = auto_detail::v_block_orders(shape_, static_cast<std::uint32_t>(std::max(0.0, held)),
+                                                    kMostBlocks, kBlockWorkShare * budget_.left(), work);
+    budget_.spend(work);
+    for (std::size_t k = 0; k < orders.size(); ++k) {
+      if (perfect() || budget_.spent()) return;
+      Schedule order = empty_schedule(p_);
+      for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = orders[k][r];
+      AutoCandidate c;
+      c.origin = fmt::format("building block {}", k + 1);
+      run_greedy(std::move(c), GreedyPolicy{.target_cap = cap_, .guide = &order, .lookahead = 0});
+    }
+  }
+  static constexpr std::size_t kMostBlocks = 64;
+  // The share of what is left of the budget the blocks' reordering may take (each slot of a pass
+  // charged as one simulated action): the replays and the local search need the rest.
+  static constexpr double kBlockWorkShare = 0.25;
 
   // Keeps the best so far as a start for one more local search (improve_runner_up), unless the
   // last one kept is as good.

@@ -22,6 +22,7 @@ class WorkBudget {
   }
   bool spent() const { return left_ < 0; }
   bool can_pay(double actions) const { return left_ >= actions; }
+  double left() const { return left_ > 0 ? left_ : 0.0; }
 
  private:
   double left_;
