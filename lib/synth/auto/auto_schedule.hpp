@@ -15,10 +15,11 @@
 //     (Family::auto_search_order: ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per rank; ZBV, V-Half
 //     and V-Min for two), kept when their simulated peak fits the cap.
 // For V, when it costs at most a tenth of the budget left, an exploration round then runs the greedy's
-// other switch combinations and squeezes each pattern with more windows (and at m <= p + 1, where
-// the budget could pay for three local searches, a few more combinations); last comes a local
-// search on the best schedule (local_search.hpp), and on the best before each of those rounds when
-// the round found a better one.
+// other switch combinations and squeezes each pattern with more windows; then come the rounds of
+// the authors' V search (v_rounds.hpp), each pattern squeezed in unit time and replayed with the
+// real costs, and below cap p the building blocks of the controllable-memory framework
+// (v_blocks.hpp); last comes a local search on the best schedule (local_search.hpp), and on the
+// best before those rounds when they found a better one and the budget pays for it.
 // A greedy run (and a family replayed through it) gives up as soon as it can no longer finish by
 // the best makespan found so far, so the likely winners go first (the order is in
 // auto_schedule.cpp).

@@ -22,8 +22,6 @@ constexpr int kPeriod = 6;
 // two up.
 enum Kind : std::int8_t { kF0 = 0, kF1, kI1, kI0, kW1, kW0 };
 constexpr std::int8_t kBlank = -1;
-constexpr std::array<Kind, 3> kDownKinds{kF0, kI1, kW1};  // a column's first pass, ranks ascending
-constexpr std::array<Kind, 3> kUpKinds{kF1, kI0, kW0};    // its second, ranks descending
 
 using Row = std::array<int, kPeriod>;  // kind -> position in the period
 using Grid = std::vector<std::vector<std::int8_t>>;
@@ -105,6 +103,26 @@ std::vector<std::array<int, kPeriod>> first_positions(const std::vector<Row>& ro
   return first;
 }
 
+// The most chunk activations some rank holds in the steady state of the block repeated `repeats`
+// times (once both weight gradients have started): never more than the peak of the repeated
+// block, so a block over the framework's limit is ruled out before its grid is built.
+int steady_level(const std::vector<std::array<int, kPeriod>>& first, std::uint32_t repeats) {
+  int most = 0;
+  for (const auto& f : first) {
+    const int from = std::max(f[kW0], f[kW1]);
+    for (int t = from; t < from + kPeriod; ++t) {
+      int level = 0;
+      for (int k = 0; k < kPeriod; ++k) {
+        if (t < f[k]) continue;
+        const int n = std::min((t - f[k]) / kPeriod + 1, static_cast<int>(repeats));
+        level += is_forward(k) ? n : is_weight(k) ? -n : 0;
+      }
+      most = std::max(most, level);
+    }
+  }
+  return most;
+}
+
 // ---- the framework, in slots ----
 
 class Framework {
@@ -113,6 +131,10 @@ class Framework {
       : P_(ranks), m_(microbatches), M_(std::max(microbatches, 2 * ranks)), chunks_(chunks) {}
 
   double work() const { return work_; }
+  std::uint32_t repeats() const { return M_; }
+  // What the repeated block may hold before run() rules it out: the limit when no microbatch is
+  // dropped later, else 2p (dropping them lowers the peak).
+  int most_held() const { return static_cast<int>(m_ == M_ ? std::min(chunks_, 2 * P_) : 2 * P_); }
 
   // The block repeated M_ times, squeezed, reordered; each rank's program, or nullopt when the
   // block does not fit or a step cannot keep it valid.
@@ -167,26 +189,27 @@ class Framework {
   }
 
   // Each action as early as its rank's order and its neighbour's same action allow, the order on
-  // every rank kept. Columns are taken in order, in each the down-flowing kinds with ranks
-  // ascending and then the others with ranks descending, so a neighbour's action in the same
-  // column is placed first. False when an action would come before what it needs.
+  // every rank kept: a slot one past the later of the two. The ranks are swept in turn, each as far
+  // as its neighbours' actions are placed (a slot depends on nothing else, so the order of the
+  // sweeps does not matter). False when an action comes before what it needs on its own rank, or
+  // the ranks wait on each other.
   bool squeeze(Grid& g, std::uint32_t microbatches) {
-    std::size_t length = 0;
-    for (const auto& row : g) length = std::max(length, row.size());
-    work_ += static_cast<double>(length) * P_;
-    Grid out(P_, std::vector<std::int8_t>(length, kBlank));
+    std::vector<std::vector<std::int8_t>> order(P_);
+    for (std::uint32_t r = 0; r < P_; ++r) {
+      work_ += static_cast<double>(g[r].size());
+      for (std::int8_t k : g[r])
+        if (k != kBlank) order[r].push_back(k);
+    }
     placed_.assign(std::size_t{microbatches} * P_ * kPeriod, -1);
     std::vector<std::array<std::uint32_t, kPeriod>> count(P_, std::array<std::uint32_t, kPeriod>{});
     std::vector<int> next(P_, 0);
-    for (std::size_t col = 0; col < length; ++col)
-      for (int pass = 0; pass < 2; ++pass)
-        for (std::uint32_t n = 0; n < P_; ++n) {
-          const std::uint32_t r = pass == 0 ? n : P_ - 1 - n;
-          if (col >= g[r].size()) continue;
-          const std::int8_t k = g[r][col];
-          if (k == kBlank) continue;
-          const auto& kinds = pass == 0 ? kDownKinds : kUpKinds;
-          if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) continue;
+    std::vector<std::size_t> done(P_, 0);
+    std::vector<std::vector<int>> slots(P_);
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (std::uint32_t r = 0; r < P_; ++r) {
+        for (; done[r] < order[r].size(); ++done[r]) {
+          const std::int8_t k = order[r][done[r]];
           const std::uint32_t mb = count[r][k];
           if (mb >= microbatches) return false;
           int slot = next[r];
@@ -196,18 +219,24 @@ class Framework {
             if (parent >= 0 && count[r][parent] <= mb) return false;
           } else {
             const int dep = placed_[at(mb, flows_down(k) ? r - 1 : r + 1, k)];
-            if (dep < 0) return false;
+            if (dep < 0) break;  // its neighbour has not got there yet
             slot = std::max(slot, dep + 1);
           }
-          if (static_cast<std::size_t>(slot) >= out[r].size()) out[r].resize(static_cast<std::size_t>(slot) + 1, kBlank);
-          out[r][static_cast<std::size_t>(slot)] = k;
           placed_[at(mb, r, k)] = slot;
+          slots[r].push_back(slot);
           ++count[r][k];
           next[r] = slot + 1;
+          moved = true;
         }
+      }
+    }
+    for (std::uint32_t r = 0; r < P_; ++r)
+      if (done[r] < order[r].size()) return false;
     const int used = *std::max_element(next.begin(), next.end());
-    for (auto& row : out) row.resize(static_cast<std::size_t>(used), kBlank);
-    g = std::move(out);
+    for (std::uint32_t r = 0; r < P_; ++r) {
+      g[r].assign(static_cast<std::size_t>(used), kBlank);
+      for (std::size_t n = 0; n < order[r].size(); ++n) g[r][static_cast<std::size_t>(slots[r][n])] = order[r][n];
+    }
     return true;
   }
 
@@ -516,7 +545,7 @@ std::vector<std::vector<std::vector<Action>>> v_block_orders(const Shape& sh, st
                   const int lo = *std::min_element(f.begin(), f.end());
                   for (int x : f) key.push_back(x - lo);
                 }
-                if (seen_blocks.insert(key).second) {
+                if (seen_blocks.insert(key).second && steady_level(first, framework.repeats()) <= framework.most_held()) {
                   auto programs = framework.run(first);
                   work += framework.work();
                   if (programs && seen_orders.insert(order_key(*programs)).second) out.push_back(std::move(*programs));

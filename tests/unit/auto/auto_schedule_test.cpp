@@ -695,7 +695,6 @@ TEST_CASE("every building block's order is each action once, finishes, and holds
     const auto_detail::Shape shape(a);
     double work = 0;
     const auto orders = auto_detail::v_block_orders(shape, chunks, 8, 1e12, work);
-    CHECK(work > 0);
     for (const auto& programs : orders) {
       ++built;
       Schedule s;
