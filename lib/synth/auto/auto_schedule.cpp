@@ -379,12 +379,12 @@ class Search {
   // (docs/bench.md, "The review grid").
   bool below_cap_p() const { return chunks_held() < 2 * p_.ranks; }
 
-  // V below cap p: each V pattern squeezed in unit time (every action one unit, transfers free), its order
-  // then replayed exactly with the real costs. The Zero Bubble authors reorder V-Half and V-Min
-  // slot by slot so; squeezed with the real costs instead, a rank takes whatever is ready first at
-  // times that differ by fractions, and the order loses the lockstep that keeps the pipeline full
-  // (docs/bench.md, "Unit-time orders"). Memory follows the order, so the replay fits as the unit
-  // run did.
+  // V below cap p: each V pattern squeezed in unit time (every action one unit, transfers free),
+  // its order then replayed exactly with the real costs. The Zero Bubble authors reorder V-Half
+  // and V-Min slot by slot so; squeezed with the real costs instead, a rank takes whatever is ready
+  // first at times that differ by fractions, and the order loses the lockstep that keeps the
+  // pipeline full (docs/bench.md, "Tight caps: unit-time orders and building blocks"). Memory
+  // follows the order, so the replay fits as the unit run did.
   void measure_unit_time_orders() {
     if (p_.stages_per_rank != 2 || perfect() || budget_.spent() || !below_cap_p()) return;
     // Like the exploration round: only when all of it, a unit run and a replay per window, would
