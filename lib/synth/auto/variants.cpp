@@ -67,15 +67,21 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   // unless the rank can still afford to wait (balance_idle; the second of the two runs without
   // it). Under post-validated they go first: at cap 2p with the paper's profiled costs the first
   // finds the per-stage spans of the authors' zb.py (docs/bench.md), and its span is then the
-  // mark the others must beat. Under sync they rarely win the makespan, so they come last.
+  // mark the others must beat. Under sync they rarely win the makespan, so they come last. A third
+  // also makes room first (GreedyPolicy::make_room_first): with M_W = M_B an input gradient frees
+  // nothing, so a full rank admits its next forward only once a W has run; one chunk at cap 2p with
+  // the paper's 14.6B costs and T_comm, p=8, m=24 and 32, M_W = M_B, it reaches the spans of zb.py
+  // (778.9 and 1024.7, where the other two end at 783.8 and 1029.6).
   const GreedyPolicy first = policies[0];
-  std::vector<GreedyPolicy> paper(2, first);
+  std::vector<GreedyPolicy> paper(3, first);
   for (GreedyPolicy& pol : paper) {
     pol.wait_for_input_grad = true;
     pol.only_forwards_wait = true;
     pol.forward_after_input_grad = true;
   }
   paper[0].balance_idle = true;
+  paper[2].balance_idle = true;
+  paper[2].make_room_first = true;
   if (p.optimizer == Optimizer::PostValidated) policies.insert(policies.begin(), paper.begin(), paper.end());
   // For V, up to m = 4p: the first variant once more, waiting and running the first chunk's I
   // before the second's (GreedyPolicy::first_chunk_input_grad_first). It is what matches the Zero

@@ -569,6 +569,30 @@ TEST_CASE("under post-validated at cap 2p auto finds the Zero Bubble authors' pe
   }
 }
 
+TEST_CASE("under post-validated with M_W = M_B, making room first reaches the authors' spans") {
+  // Review-grid configurations (one chunk, cap 2p, the paper's 14.6B costs with T_comm = 0.377,
+  // M_W = M_B): zb.py's spans. Without the paper-shaped variant that makes room first auto ended
+  // at 783.828 and 1029.64.
+  for (const auto& [m, zb_span] : {std::pair{24u, 778.911}, std::pair{32u, 1024.73}}) {
+    INFO("m=" << m);
+    AutoParams a = unit_params(8, m, 1, 16);
+    KindCosts costs = unit_costs();
+    costs[static_cast<std::size_t>(ActionKind::F)] = 11.347;
+    costs[static_cast<std::size_t>(ActionKind::I)] = 11.248;
+    costs[static_cast<std::size_t>(ActionKind::W)] = 8.132;
+    costs[static_cast<std::size_t>(ActionKind::B)] = 11.248 + 8.132;
+    a.sim.costs = CostModel::uniform(8, 1, costs);
+    a.sim.comm.topology = pairs_on_nodes(8, 0.377);
+    a.sim.comm.topology->intra_node.latency_us = 0.377;
+    a.memory.weight_grad.assign(8, 1.0);
+    a.optimizer = Optimizer::PostValidated;
+    const AutoResult r = auto_schedule(a);
+    const Measured got = remeasure(r.schedule, a);
+    CHECK(got.longest_rank_span <= zb_span + 1e-3);
+    CHECK(got.peak <= 16 + 1e-9);
+  }
+}
+
 TEST_CASE("two chunks at cap p with one microbatch more than p stay within half a percent of the bound") {
   // p=16, m=17, T_F=T_I=1, T_W=0.5 per rank: the makespan bound is 50 (rank 15's own work, 42.5,
   // after the first microbatch's 15 chunk forwards reach it), which the Zero Bubble authors' V
