@@ -1,19 +1,9 @@
-// V orders from building blocks (internal to lib/synth/auto), after "Pipeline Parallelism with
-// Controllable Memory" (Qi et al., arXiv 2405.15362): ppsched's own code for the framework the
-// paper describes (repeat a building block, squeeze it, reorder its warm-up and cool-down, fill
-// its holes), all in unit slots.
-//
-// A building block gives every rank one slot in a period of six for each of its six actions of a
-// microbatch: the forward, input gradient and weight gradient of each of its two chunks. Rank 0's
-// slots are a first-row pattern; each next rank's come from the rank before by fixed offsets (its
-// first-chunk forward and second-chunk input gradient some slots later, the other two one slot
-// earlier), one offset for the first ranks and another for the rest. Repeating the block every
-// six slots gives each rank an order; the offsets set how many microbatches are in flight, so the
-// memory. At a tight cap V-Min and V-Half are two such blocks; others of the same memory can
-// pipeline better, and the reordering of the warm-up and the cool-down is what makes a block's
-// order competitive at small microbatch counts. Memory here is counted as the framework counts
-// it, in chunk activations (a forward holds one until its W); the search replays each order
-// under the real cap and costs (auto_schedule.cpp).
+// V orders from building blocks (internal to lib/synth/auto): every distinct building block of
+// "Pipeline Parallelism with Controllable Memory" (Qi et al., arXiv 2405.15362) that fits what a
+// cap holds, each run through the paper's framework (synth/v_block.hpp: repeat, squeeze, reorder
+// the warm-up and the cool-down, fill the holes, in unit slots). At a tight cap V-Min and V-Half
+// are two such blocks; others of the same memory can pipeline better. The search replays each
+// order under the real cap and costs (auto_schedule.cpp).
 #pragma once
 
 #include <cstddef>
