@@ -18,6 +18,9 @@ Schedule zb_h1(const SynthParams& p);
 Schedule zb_h2(const SynthParams& p);
 Schedule v_half(const SynthParams& p);
 Schedule v_min(const SynthParams& p);
+/// V-Half and V-Min through the controllable-memory framework (v_block.hpp).
+Schedule v_half_reordered(const SynthParams& p);
+Schedule v_min_reordered(const SynthParams& p);
 /// V-Half or V-Min cut after the first `slots` slots of every rank (Family::build_prefix).
 Schedule v_half_prefix(const SynthParams& p, std::uint64_t slots, bool& complete);
 Schedule v_min_prefix(const SynthParams& p, std::uint64_t slots, bool& complete);

@@ -15,7 +15,7 @@ namespace {
 // built whole), whether `ppsched tune` tries it by default, and its place in the automatic
 // search's order (0: not used; the one-chunk families ZB-H1, ZB-H2, 1F1B, GPipe, the two-chunk
 // ZBV, V-Half, V-Min).
-constexpr std::array<Family, 11> kFamilies = {{
+constexpr std::array<Family, 13> kFamilies = {{
     {"GPipe", "ScheduleGPipe", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
      "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe, nullptr,
      true, 4},
@@ -54,6 +54,14 @@ constexpr std::array<Family, 11> kFamilies = {{
      PlacementStyle::V, 2, true, "about p/3+1", "no closed form (pattern)",
      "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Min pattern)", "", &synth::v_min,
      &synth::v_min_prefix, true, 3},
+    {"VHalfReordered", "V-Half-Reordered", "V-Half repeated, squeezed and reordered by the controllable-memory framework",
+     PlacementStyle::V, 2, true, "at most V-Half's", "no closed form (reordered pattern)",
+     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (framework over the V-Half block)", "p >= 2",
+     &synth::v_half_reordered, nullptr, false, 0},
+    {"VMinReordered", "V-Min-Reordered", "V-Min repeated, squeezed and reordered by the controllable-memory framework",
+     PlacementStyle::V, 2, true, "at most V-Min's", "no closed form (reordered pattern)",
+     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (framework over the V-Min block)", "p >= 2",
+     &synth::v_min_reordered, nullptr, false, 0},
 }};
 
 bool same_name(std::string_view a, std::string_view b) {
@@ -85,10 +93,14 @@ std::optional<RuntimeClass> runtime_class(std::string_view name) {
 }
 
 std::string unknown_schedule_message(std::string_view name) {
-  if (runtime_class(name))
-    return "'" + std::string(name) +
-           "' is the class PyTorch runs a schedule file with, not a schedule: it names no actions to synthesize; give "
-           "a family (see `ppsched list`), or the schedule file itself";
+  if (runtime_class(name)) {
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on the chain of operator+ here.
+    std::string msg = "'";
+    msg.append(name);
+    msg.append("' is the class PyTorch runs a schedule file with, not a schedule: it names no actions to synthesize; "
+               "give a family (see `ppsched list`), or the schedule file itself");
+    return msg;
+  }
   std::vector<std::string_view> names;
   for (const Family& f : kFamilies) {
     names.push_back(f.name);
