@@ -14,6 +14,8 @@
 //                   11.347, 11.248, 8.132, no comm), under either objective (0 sync, 1
 //                   post-validated): the slowest searches of a 860-configuration scan with
 //                   p x m <= 1024 (docs/bench.md, "Small sizes"), where the local search runs
+//   BM_AutoSearchTight  V below cap p with the same costs (a cap of `cap` microbatches), where the
+//                   unit-time orders and the building blocks run (docs/bench.md, "Tight caps")
 //
 // Unit costs (F = I = W = 1), no comm, M_W = M_B / 2, cap p (one chunk per rank).
 // Counters: actions (in the schedule built), candidates (how many the search measured).
@@ -79,11 +81,9 @@ void search(benchmark::State& state, bool uneven) {
   state.counters["makespan"] = r.best.makespan;
 }
 
-void BM_AutoSearchSmall(benchmark::State& state) {
-  const auto p = static_cast<std::uint32_t>(state.range(0));
-  const auto m = static_cast<std::uint32_t>(state.range(1));
-  const auto v = static_cast<std::uint32_t>(state.range(2));
-  const bool paper_1_5b = state.range(3) == 15;
+// The paper's measured costs (model 15: 1.5B with its T_comm; 146: 14.6B, no comm) under either
+// objective.
+AutoParams paper_params(std::uint32_t p, std::uint32_t m, std::uint32_t v, bool paper_1_5b, bool post_validated) {
   AutoParams a = params(p, m, v);
   KindCosts costs = unit_costs();
   costs[static_cast<std::size_t>(ActionKind::F)] = paper_1_5b ? 18.522 : 11.347;
@@ -99,7 +99,11 @@ void BM_AutoSearchSmall(benchmark::State& state) {
     one_node.intra_node.latency_us = 0.601;
     a.sim.comm.topology = one_node;
   }
-  a.optimizer = state.range(4) == 1 ? Optimizer::PostValidated : Optimizer::Sync;
+  a.optimizer = post_validated ? Optimizer::PostValidated : Optimizer::Sync;
+  return a;
+}
+
+void run_search(benchmark::State& state, const AutoParams& a) {
   AutoResult r;
   for (auto _ : state) {
     r = auto_schedule(a);
@@ -107,6 +111,19 @@ void BM_AutoSearchSmall(benchmark::State& state) {
   }
   state.counters["actions"] = static_cast<double>(r.schedule.action_count());
   state.counters["iteration"] = iteration_time(r.best, a.optimizer);
+}
+
+void BM_AutoSearchSmall(benchmark::State& state) {
+  run_search(state, paper_params(static_cast<std::uint32_t>(state.range(0)), static_cast<std::uint32_t>(state.range(1)),
+                                 static_cast<std::uint32_t>(state.range(2)), state.range(3) == 15, state.range(4) == 1));
+}
+
+// V below cap p (`cap` microbatches), where the unit-time orders and the building blocks run.
+void BM_AutoSearchTight(benchmark::State& state) {
+  AutoParams a = paper_params(static_cast<std::uint32_t>(state.range(0)), static_cast<std::uint32_t>(state.range(1)), 2,
+                              state.range(2) == 15, state.range(3) == 1);
+  a.memory_cap = static_cast<double>(state.range(4));
+  run_search(state, a);
 }
 
 void BM_AutoSearch(benchmark::State& state) { search(state, false); }
@@ -127,6 +144,16 @@ BENCHMARK(BM_AutoSearchSmall)
     ->Args({8, 16, 2, 15, 1})
     ->Args({12, 12, 2, 146, 0})
     ->Args({12, 12, 2, 146, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+BENCHMARK(BM_AutoSearchTight)
+    ->ArgNames({"p", "m", "model", "pv", "cap"})
+    ->Args({6, 12, 15, 1, 3})
+    ->Args({8, 8, 15, 1, 5})
+    ->Args({8, 16, 146, 0, 4})
+    ->Args({16, 48, 146, 1, 9})
+    ->Args({32, 32, 15, 1, 17})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
