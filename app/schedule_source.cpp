@@ -1,6 +1,5 @@
 #include "schedule_source.hpp"
 
-#include <cstdlib>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <algorithm>
@@ -116,8 +115,6 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   try {
     AutoResult r = auto_schedule(p);
     const std::size_t n = r.tried.size();
-    if (std::getenv("PPSCHED_DEBUG_AUTO"))  // DEBUG, not to commit
-      for (const auto& c : r.tried) fmt::print(stderr, "  {} | {} {} {}\n", c.origin, c.makespan, c.peak, c.why_not);
     print_note(fmt::format("--schedule auto: chose {} ({} {} tried, minimising {}; `ppsched tune` compares it with every "
                            "family)",
                            r.best.origin, n, n == 1 ? "candidate" : "candidates",
