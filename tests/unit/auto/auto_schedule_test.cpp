@@ -669,6 +669,18 @@ AutoParams grid_params(std::uint32_t p, std::uint32_t m, double cap, double t_f,
   return a;
 }
 
+// A V schedule (two stages per rank) of these per-rank programs.
+Schedule v_schedule(const std::vector<std::vector<Action>>& programs, std::uint32_t microbatches) {
+  const auto p = static_cast<std::uint32_t>(programs.size());
+  Schedule s;
+  s.ranks.resize(p);
+  s.num_stages = 2 * p;
+  s.num_microbatches = microbatches;
+  s.placement = Placement::for_shape(PlacementStyle::V, p, 2);
+  for (std::uint32_t r = 0; r < p; ++r) s.ranks[r].actions = programs[r];
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("two chunks at V-Min's cap: the building blocks make auto no slower than the authors' search over them") {
@@ -721,12 +733,7 @@ TEST_CASE("every building block's order is each action once, finishes, and holds
     const auto orders = auto_detail::v_block_orders(shape, chunks, 8, 1e12, work);
     for (const auto& programs : orders) {
       ++built;
-      Schedule s;
-      s.ranks.resize(p);
-      s.num_stages = 2 * p;
-      s.num_microbatches = a.microbatches;
-      s.placement = Placement::for_shape(PlacementStyle::V, p, 2);
-      for (std::uint32_t r = 0; r < p; ++r) s.ranks[r].actions = programs[r];
+      const Schedule s = v_schedule(programs, a.microbatches);
       INFO("trial " << trial << " p=" << p << " m=" << a.microbatches << " chunks " << chunks);
       CHECK(validation_errors(s) == 0);
       CHECK(find_stuck(s, s.placement.stage_to_rank, a.sim).empty());
@@ -774,12 +781,7 @@ TEST_CASE("the rounds' order is every action once, and finishes, wherever it can
       const auto programs = auto_detail::v_rounds(shape, a.memory_cap, (fill & 1) != 0, (fill & 2) != 0);
       if (!programs) continue;
       ++built;
-      Schedule s;
-      s.ranks.resize(a.ranks);
-      s.num_stages = 2 * a.ranks;
-      s.num_microbatches = a.microbatches;
-      s.placement = Placement::for_shape(PlacementStyle::V, a.ranks, 2);
-      for (std::uint32_t r = 0; r < a.ranks; ++r) s.ranks[r].actions = (*programs)[r];
+      const Schedule s = v_schedule(*programs, a.microbatches);
       INFO("trial " << trial << " p=" << a.ranks << " m=" << a.microbatches << " fill " << fill);
       CHECK(validation_errors(s) == 0);
       CHECK(find_stuck(s, s.placement.stage_to_rank, a.sim).empty());
