@@ -41,6 +41,13 @@ Schedule empty_schedule(const AutoParams& p) {
   return s;
 }
 
+// A schedule of these per-rank programs (the greedy's, or an order to replay).
+Schedule schedule_of(const AutoParams& p, std::vector<std::vector<Action>>&& programs) {
+  Schedule s = empty_schedule(p);
+  for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(programs[r]);
+  return s;
+}
+
 void check_params(const AutoParams& p) {
   if (p.ranks == 0 || p.microbatches == 0) throw std::invalid_argument("auto: ranks and microbatches must be at least 1");
   if (p.stages_per_rank != 1 && p.stages_per_rank != 2)
@@ -237,9 +244,7 @@ class Search {
     GreedyRun run = guide ? run_guided(*guide, pol, true) : greedy_run(shape_, pol, mark(), &buffers_);
     budget_.spend(static_cast<double>(run.placed - run.copied));
     if (record_run(std::move(c), run, "the greedy got stuck")) {
-      Schedule s = empty_schedule(p_);
-      for (std::uint32_t r = 0; r < p_.ranks; ++r) s.ranks[r].actions = std::move(run.programs[r]);
-      keep(std::move(s));
+      keep(schedule_of(p_, std::move(run.programs)));
     } else {
       recycle(run);
     }
@@ -350,8 +355,7 @@ class Search {
       if (perfect() || budget_.spent()) return;
       auto programs = auto_detail::v_rounds(shape_, p_.memory_cap, (fill & 1) != 0, (fill & 2) != 0);
       if (!programs) continue;
-      Schedule order = empty_schedule(p_);
-      for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = std::move((*programs)[r]);
+      const Schedule order = schedule_of(p_, std::move(*programs));
       for (std::uint32_t lookahead : {0u, kNear}) {
         if (perfect() || budget_.spent()) return;
         AutoCandidate c;
@@ -410,8 +414,7 @@ class Search {
           recycle(unit_run);
           continue;
         }
-        Schedule order = empty_schedule(p_);
-        for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = std::move(unit_run.programs[r]);
+        const Schedule order = schedule_of(p_, std::move(unit_run.programs));
         AutoCandidate c;
         c.origin = fmt::format("{} squeezed in unit time (look {} ahead)", guides_[index].family, lookahead);
         run_greedy(std::move(c), GreedyPolicy{.target_cap = cap_, .guide = &order, .lookahead = 0});
@@ -427,12 +430,11 @@ class Search {
     const double actions = 3.0 * shape_.stages * shape_.microbatches;
     if (!budget_.can_pay(10 * static_cast<double>(kMostBlocks) * actions)) return;  // as above
     double work = 0;
-    const auto orders = auto_detail::v_block_orders(shape_, chunks_held(), kMostBlocks, kBlockWorkShare * budget_.left(), work);
+    auto orders = auto_detail::v_block_orders(shape_, chunks_held(), kMostBlocks, kBlockWorkShare * budget_.left(), work);
     budget_.spend(work);
     for (std::size_t k = 0; k < orders.size(); ++k) {
       if (perfect() || budget_.spent()) return;
-      Schedule order = empty_schedule(p_);
-      for (std::uint32_t r = 0; r < p_.ranks; ++r) order.ranks[r].actions = orders[k][r];
+      const Schedule order = schedule_of(p_, std::move(orders[k]));
       AutoCandidate c;
       c.origin = fmt::format("building block {}", k + 1);
       run_greedy(std::move(c), GreedyPolicy{.target_cap = cap_, .guide = &order, .lookahead = 0});
@@ -578,8 +580,7 @@ bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& 
   GreedyRun run = greedy_run(shape, policy, give_up_above);
   makespan = run.makespan;
   if (!run.finished) return false;
-  out = empty_schedule(p);
-  for (std::uint32_t r = 0; r < p.ranks; ++r) out.ranks[r].actions = std::move(run.programs[r]);
+  out = schedule_of(p, std::move(run.programs));
   return true;
 }
 
