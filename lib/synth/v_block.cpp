@@ -11,17 +11,17 @@ namespace ppsched::vblock {
 
 namespace {
 
-// Forwards of chunk 0 and input gradients of chunk 1 flow down the ranks, the other two up.
 constexpr std::int8_t kBlank = -1;
 using Grid = std::vector<std::vector<std::int8_t>>;
 
-inline bool is_forward(int k) { return k == kF0 || k == kF1; }
-inline bool is_weight(int k) { return k == kW1 || k == kW0; }
-inline bool flows_down(int k) { return k == kF0 || k == kI1; }
+bool is_forward(int k) { return k == kF0 || k == kF1; }
+bool is_weight(int k) { return k == kW1 || k == kW0; }
+// Forwards of chunk 0 and input gradients of chunk 1 flow down the ranks, the other two up.
+bool flows_down(int k) { return k == kF0 || k == kI1; }
 // What a rank's own earlier action of the same microbatch an action needs, where it has no
 // neighbour to wait for: the loss (first rank, chunk 1's input gradient after its forward), the
 // turn of the V (last rank), and a weight gradient after its input gradient.
-inline int own_parent(int k) {
+int own_parent(int k) {
   switch (k) {
     case kF1: return kF0;
     case kI1: return kF1;
