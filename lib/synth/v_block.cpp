@@ -121,13 +121,9 @@ namespace {
 class Framework {
  public:
   Framework(std::uint32_t ranks, std::uint32_t microbatches, std::uint32_t chunks)
-      : P_(ranks), m_(microbatches), M_(std::max(microbatches, 2 * ranks)), chunks_(chunks) {}
+      : P_(ranks), m_(microbatches), M_(repeats(ranks, microbatches)), chunks_(chunks) {}
 
   double work() const { return work_; }
-  std::uint32_t repeats() const { return M_; }
-  // What the repeated block may hold before run() rules it out: the limit when no microbatch is
-  // dropped later, else 2p (dropping them lowers the peak).
-  int most_held() const { return static_cast<int>(m_ == M_ ? std::min(chunks_, 2 * P_) : 2 * P_); }
 
   // The block repeated M_ times, squeezed, reordered; each rank's program, or nullopt when the
   // block does not fit or a step cannot keep it valid.
@@ -142,7 +138,7 @@ class Framework {
       for (int k = 0; k < kPeriod; ++k)
         for (std::uint32_t j = 0; j < M_; ++j) g[r][static_cast<std::size_t>(first[r][k]) + kPeriod * j] = static_cast<std::int8_t>(k);
     const int initial_peak = peak(g);
-    if ((m_ == M_ && initial_peak > static_cast<int>(chunks_)) || initial_peak > static_cast<int>(2 * P_)) return std::nullopt;
+    if (initial_peak > most_held(P_, m_, chunks_)) return std::nullopt;
     if (!squeeze(g, M_) || !warm_up(g) || !squeeze(g, M_) || peak(g) > initial_peak) return std::nullopt;
     int limit = initial_peak;
     if (m_ < M_) {
@@ -181,6 +177,22 @@ class Framework {
     return (std::size_t{mb} * P_ + r) * kPeriod + static_cast<std::size_t>(k);
   }
 
+  // What rank r's next action of kind k (its count[k]-th) waits for, besides its rank's order:
+  // kOwn when nothing else (a W, or an action at the edge of the V whose own earlier action of the
+  // microbatch already ran), kNever when that own action has not run (it can only come later in
+  // the order), kNotYet when its neighbour's same action is not placed yet, else that one's slot.
+  static constexpr int kOwn = -1, kNever = -2, kNotYet = -3;
+  int waits_for(std::uint32_t r, int k, const std::array<std::uint32_t, kPeriod>& count) const {
+    const std::uint32_t mb = count[k];
+    const bool edge = flows_down(k) ? r == 0 : r + 1 == P_;
+    if (is_weight(k) || edge) {
+      const int parent = own_parent(k);
+      return parent >= 0 && count[parent] <= mb ? kNever : kOwn;
+    }
+    const int dep = placed_[at(mb, flows_down(k) ? r - 1 : r + 1, k)];
+    return dep < 0 ? kNotYet : dep;
+  }
+
   // Each action as early as its rank's order and its neighbour's same action allow, the order on
   // every rank kept: a slot one past the later of the two. The ranks are swept in turn, each as far
   // as its neighbours' actions are placed (a slot depends on nothing else, so the order of the
@@ -205,16 +217,10 @@ class Framework {
           const std::int8_t k = order[r][done[r]];
           const std::uint32_t mb = count[r][k];
           if (mb >= microbatches) return false;
-          int slot = next[r];
-          const bool edge = flows_down(k) ? r == 0 : r + 1 == P_;
-          if (is_weight(k) || edge) {
-            const int parent = own_parent(k);
-            if (parent >= 0 && count[r][parent] <= mb) return false;
-          } else {
-            const int dep = placed_[at(mb, flows_down(k) ? r - 1 : r + 1, k)];
-            if (dep < 0) break;  // its neighbour has not got there yet
-            slot = std::max(slot, dep + 1);
-          }
+          const int dep = waits_for(r, k, count[r]);
+          if (dep == kNever) return false;
+          if (dep == kNotYet) break;  // its neighbour has not got there yet
+          const int slot = dep == kOwn ? next[r] : std::max(next[r], dep + 1);
           placed_[at(mb, r, k)] = slot;
           slots[r].push_back(slot);
           ++count[r][k];
@@ -448,15 +454,9 @@ class Framework {
       }
   }
   bool can_run(std::uint32_t r, int k, const std::array<std::uint32_t, kPeriod>& count, int slot) const {
-    const std::uint32_t mb = count[k];
-    if (mb >= m_) return false;
-    const bool edge = flows_down(k) ? r == 0 : r + 1 == P_;
-    if (is_weight(k) || edge) {
-      const int parent = own_parent(k);
-      return parent < 0 || count[parent] > mb;
-    }
-    const int dep = placed_[at(mb, flows_down(k) ? r - 1 : r + 1, k)];
-    return dep >= 0 && dep < slot;
+    if (count[k] >= m_) return false;
+    const int dep = waits_for(r, k, count);
+    return dep == kOwn || (dep >= 0 && dep < slot);
   }
 
   // The programs: slots in order, the j-th of a kind being microbatch j, each weight gradient
