@@ -394,14 +394,14 @@ class Search {
     // Like the exploration round: only when all of it, a unit run and a replay per window, would
     // cost at most a tenth of the budget left.
     const double actions = 3.0 * shape_.stages * shape_.microbatches;
-    if (!budget_.can_pay(10 * 2.0 * static_cast<double>(guides_.size() * std::size(kUnitWindows)) * actions)) return;
+    const double all = 2.0 * static_cast<double>(guides_.size() * std::size(kUnitWindows)) * actions;
+    if (!budget_.can_pay(10 * all)) return;
     AutoParams unit = p_;
     unit.sim.costs = CostModel::uniform(shape_.stages, p_.stages_per_rank, unit_costs());
     unit.sim.comm = CommModel{};
     const Shape unit_shape(unit);
     // The windows that won least on the review grid only where they are cheap (a hundredth).
-    const bool every_window =
-        budget_.can_pay(100 * 2.0 * static_cast<double>(guides_.size() * std::size(kUnitWindows)) * actions);
+    const bool every_window = budget_.can_pay(100 * all);
     for (std::size_t index = 0; index < guides_.size(); ++index)
       for (std::uint32_t lookahead : kUnitWindows) {
         if (perfect() || budget_.spent()) return;
