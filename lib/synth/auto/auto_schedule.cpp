@@ -113,7 +113,8 @@ bool better(const AutoCandidate& a, const AutoCandidate& b, Optimizer objective)
 class Search {
  public:
   explicit Search(const AutoParams& p)
-      : p_(p), shape_(p), budget_(p.time_budget_s), bound_(lower_bound(shape_, p.optimizer)),
+      : p_(p), shape_(p), budget_(p.time_budget_s), local_left_(kLocalShare * p.time_budget_s * WorkBudget::kActionsPerSecond),
+        bound_(lower_bound(shape_, p.optimizer)),
         cap_(auto_detail::target_caps(p, shape_).front()), policies_(auto_detail::greedy_variants(p, shape_)) {
     sp_.ranks = p.ranks;
     sp_.microbatches = p.microbatches;
@@ -164,7 +165,7 @@ class Search {
       const double actions = static_cast<double>(result_.schedule.action_count());
       const double pass = 2 * 6 * actions * actions;  // local_search.cpp: 2 x kReach moves per action
       if (!budget_.can_pay(static_cast<double>(1 + others.size()) * pass)) others.clear();
-      auto_detail::improve_locally(p_, budget_, result_.schedule, result_);
+      local_left_ -= auto_detail::improve_locally(p_, budget_, result_.schedule, result_, local_left_);
       for (Start* start : others) improve_runner_up(*start);
     }
     return std::move(result_);
@@ -319,9 +320,11 @@ class Search {
   // window from 0 to kWidest besides kNear and kFar. At tight caps a greedy's result jumps with
   // such choices, in no order one could rank them by (a squeezed pattern's makespan goes down and
   // up again as its window widens: docs/bench.md, "Tight caps"). It runs only when all of it,
-  // counted as if no run gave up early, costs at most a tenth of the budget left (56 or 57 runs of
-  // 6pm actions): small and medium V searches get it, larger ones stay as fast as without it, and
-  // a larger --time-budget turns it on for them too.
+  // counted as if no run gave up early, costs at most a thirtieth of the budget left (56 or 57
+  // runs of 6pm actions: V up to p x m = 975 at the default budget): small and medium V searches
+  // get it, larger ones stay as fast as without it (it is the costliest round, 108M instructions
+  // of 275M at p = m = 32: docs/bench.md, "Small sizes below cap p"), and a larger --time-budget
+  // turns it on for them too.
   void explore() {
     if (perfect() || budget_.spent()) return;
     const std::vector<GreedyPolicy> switches = auto_detail::exploration_variants(p_, shape_, policies_);
@@ -330,7 +333,7 @@ class Search {
       if (w != kNear && w != kFar) windows.push_back(w);
     const double runs = static_cast<double>(switches.size() + guides_.size() * windows.size());
     const double actions = 3.0 * shape_.stages * shape_.microbatches;
-    if (runs == 0 || !budget_.can_pay(10 * runs * actions)) return;
+    if (runs == 0 || !budget_.can_pay(30 * runs * actions)) return;
     keep_start();
     for (const GreedyPolicy& pol : switches) {
       if (perfect() || budget_.spent()) return;
@@ -461,9 +464,10 @@ class Search {
   // (on random configurations, some results came out slower through the local search). The result
   // is the best of the ends, so exploring never makes it slower unless the budget runs out.
   void improve_runner_up(Start& before) {
+    if (local_left_ <= 0) return;
     AutoResult other;
     other.best = before.best;
-    auto_detail::improve_locally(p_, budget_, before.schedule, other);
+    local_left_ -= auto_detail::improve_locally(p_, budget_, before.schedule, other, local_left_);
     if (!better(other.best, result_.best, p_.optimizer)) return;
     result_.best = other.best;
     result_.schedule = std::move(before.schedule);
@@ -549,10 +553,19 @@ class Search {
 
   // The windows a V pattern is squeezed with (squeeze_next; explore tries the others up to kWidest).
   static constexpr std::uint32_t kNear = 2, kFar = 6, kWidest = 12;
+  // The share of the whole budget the local searches may take together, the search's best first,
+  // the runner-ups what it leaves. A local search ends when a pass changes nothing, and from
+  // its hill's foot that can take many passes of small gains: 2.5M charged actions at p=12, m=12
+  // (V, 864 actions) for no gain in the objective, 1M for each runner-up at p=6, m=12. A
+  // twentieth of the default budget is at most about 100M instructions of local search
+  // (docs/bench.md, "Small sizes below cap p").
+  static constexpr double kLocalShare = 0.05;
 
   const AutoParams& p_;
   const Shape shape_;
   WorkBudget budget_;
+  // What the local searches may still take of the budget, all of them together (kLocalShare).
+  double local_left_;
   const double bound_;
   const double cap_;                          // the real cap, as the greedy aims for it
   const std::vector<GreedyPolicy> policies_;  // the unguided variants, in order

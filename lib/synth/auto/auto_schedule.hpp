@@ -19,7 +19,8 @@
 // the authors' V search (v_rounds.hpp), each pattern squeezed in unit time and replayed with the
 // real costs, and below cap p the building blocks of the controllable-memory framework
 // (v_blocks.hpp); last comes a local search on the best schedule (local_search.hpp), and on the
-// best before those rounds when they found a better one and the budget pays for it.
+// best before those rounds when they found a better one and the budget pays for it; the local
+// searches together take at most a twentieth of the budget.
 // A greedy run (and a family replayed through it) gives up as soon as it can no longer finish by
 // the best makespan found so far, so the likely winners go first (the order is in
 // auto_schedule.cpp).

@@ -78,6 +78,7 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
       w.in[0] = static_cast<std::uint32_t>(t.key(kBwd, st, m));
       w.other_rank = t.rank_of_[st];
     }
+  for (std::uint32_t r = 0; r < p.ranks; ++r) t.count_levels(r);
   t.begin_sweep(-kNever, 0, 0, SIZE_MAX);
   if (t.run_sweep(false) != Retimed::Done) return std::nullopt;
   t.log_.clear();
@@ -265,6 +266,7 @@ bool IncrementalTimes::first_start_known(std::uint32_t r) const {
 
 IncrementalTimes::Retimed IncrementalTimes::move(std::uint32_t r, std::size_t from, std::size_t to,
                                                  bool stop_if_nothing_sooner) {
+  keep();
   std::vector<Action>& ops = program(r);
   const std::size_t lo = std::min(from, to), hi = std::max(from, to);
   // What started before the window's first action keeps its times: all it waits for, however
@@ -295,6 +297,34 @@ void IncrementalTimes::restore_logged() {
   log_.clear();
 }
 
+void IncrementalTimes::keep() {
+  if (!has_move_) return;
+  has_move_ = false;
+  log_.clear();
+  count_levels(moved_rank_);
+}
+
+void IncrementalTimes::count_levels(std::uint32_t r) {
+  const std::vector<Action>& ops = program(r);
+  const std::size_t n = ops.size();
+  levels_.resize(s_->ranks.size());
+  peak_before_.resize(s_->ranks.size());
+  peak_after_.resize(s_->ranks.size());
+  std::vector<double>&level = levels_[r], &before = peak_before_[r], &after = peak_after_[r];
+  level.resize(n + 1);
+  before.resize(n + 1);
+  after.assign(n + 1, -kNever);
+  RunningPeak mem(base_[r]);
+  for (std::size_t j = 0; j < n; ++j) {
+    level[j] = mem.level;
+    before[j] = mem.peak;
+    if (!ops[j].is_idle()) mem.add(held(r, j));
+  }
+  level[n] = mem.level;
+  before[n] = mem.peak;
+  for (std::size_t j = n; j-- > 0;) after[j] = std::max(after[j + 1], level[j + 1]);
+}
+
 void IncrementalTimes::undo() {
   if (!has_move_) return;
   has_move_ = false;
@@ -318,6 +348,17 @@ double IncrementalTimes::last_end(std::uint32_t r) const {
 double IncrementalTimes::peak_if_moved(std::uint32_t r, std::size_t from, std::size_t to) const {
   const std::vector<Action>& ops = program(r);
   const std::size_t lo = std::min(from, to), hi = std::max(from, to);
+  if (!(has_move_ && moved_rank_ == r)) {
+    // The levels before the window and after it are the kept order's: the window holds the same
+    // actions, so it ends at the same level.
+    RunningPeak mem(levels_[r][lo]);
+    mem.peak = peak_before_[r][lo];
+    for (std::size_t j = lo; j <= hi; ++j) {
+      const std::size_t at = j == to ? from : from < to ? j + 1 : j - 1;
+      if (!ops[at].is_idle()) mem.add(held(r, at));
+    }
+    return std::max(mem.peak, peak_after_[r][hi + 1]);
+  }
   RunningPeak mem(base_[r]);
   for (std::size_t j = 0; j < ops.size(); ++j) {
     // the action the move would put at j

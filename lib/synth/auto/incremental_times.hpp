@@ -57,6 +57,8 @@ class IncrementalTimes {
   Retimed move(std::uint32_t r, std::size_t from, std::size_t to, bool stop_if_nothing_sooner = false);
   /// Completes a re-timing that stopped early: Done or Stuck.
   Retimed finish();
+  /// Keeps the last move (as does the next move); undo() then has nothing to restore.
+  void keep();
   /// After a move stopped early: whether rank r's first start is its final one.
   bool first_start_known(std::uint32_t r) const;
   void undo();
@@ -79,7 +81,10 @@ class IncrementalTimes {
   double first_start(std::uint32_t r) const;
   double last_end(std::uint32_t r) const;
   /// Rank r's peak memory, its events in program order, were its action at `from` moved to `to`
-  /// (from == to: as it is): the simulated peak, as every cost is positive (sequential_peak).
+  /// (from == to: as it is): the simulated peak, as every cost is positive (sequential_peak), up
+  /// to the rounding of a sum taken in another order. It reads the kept order's running levels,
+  /// so it costs the window's length, unless the last move, not yet kept, is rank r's: then the
+  /// whole program is added up.
   double peak_if_moved(std::uint32_t r, std::size_t from, std::size_t to) const;
   /// By how much rank r's action at `step` changes its rank's memory (memory_delta).
   double held(std::uint32_t r, std::size_t step) const {
@@ -119,6 +124,8 @@ class IncrementalTimes {
   bool there(std::size_t k) const { return (mark_[k] & ~kFlags) == stamp_ << kFlagBits || start_[k] < since_; }
   /// Puts back the times the last move logged, and forgets them.
   void restore_logged();
+  /// Rank r's running memory levels in its program order (levels_, peak_before_, peak_after_).
+  void count_levels(std::uint32_t r);
 
   Schedule* s_ = nullptr;
   std::uint32_t S_ = 0, M_ = 0;
@@ -155,6 +162,9 @@ class IncrementalTimes {
     std::size_t k;
     double start, end;
   };
+  // Per rank, per position j of the kept order: the level before action j, the peak up to there
+  // (the base included), and the highest level after action j or a later one.
+  std::vector<std::vector<double>> levels_, peak_before_, peak_after_;
   std::vector<Old> log_;                       // the times the last move changed, as they were
   std::uint32_t moved_rank_ = 0;
   std::size_t moved_from_ = 0, moved_to_ = 0;

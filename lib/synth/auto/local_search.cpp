@@ -26,7 +26,8 @@ namespace ppsched::auto_detail {
 // second key lets the search cross the plateaus where one move cannot shorten the longest alone
 // but frees a rank for the next. A move that breaks a dependency does not
 // finish and is dropped. First improvement, pass after pass, until a pass changes nothing or the
-// budget is spent; the result is never worse than what it started from.
+// budget, or the share of it the caller allows, is spent; the result is never worse than what it
+// started from.
 namespace {
 
 // The objective (the makespan, or under post-validated the longest rank span) and the sum over
@@ -88,13 +89,13 @@ class MoveJudge {
       return false;
     }
     // A move that can raise rank r's memory (an allocation moved sooner, a free later) is
-    // checked against the cap first, as many are over it; any other only once it improves.
-    const double n = static_cast<double>(s_.ranks[r].actions.size());
+    // checked against the cap first, as many are over it; any other only once it improves. The
+    // peak costs the window's length (IncrementalTimes::peak_if_moved).
+    const double window = static_cast<double>(from < to ? to - from + 1 : from - to + 1);
+    const double peak = times_->peak_if_moved(r, from, to);
+    budget_.spend(window);
     const double held = times_->held(r, from);
-    if ((to < from) == (held > 0) && held != 0) {
-      budget_.spend(n);
-      if (!fits(r, times_->peak_if_moved(r, from, to))) return false;
-    }
+    if ((to < from) == (held > 0) && held != 0 && !fits(r, peak)) return false;
     using Retimed = IncrementalTimes::Retimed;
     Retimed how = times_->move(r, from, to, true);
     // Stopped early, every rank ends no sooner than it says now, so the score now is a bound: it
@@ -103,14 +104,12 @@ class MoveJudge {
     if (how == Retimed::NothingSooner && !turned_down) how = times_->finish();
     budget_.spend(static_cast<double>(times_->retimed() + p_.ranks));
     const Score moved = how == Retimed::Done ? score_now() : current_;
-    if (how == Retimed::Done && improves(moved, current_)) {
-      budget_.spend(n);
-      const double peak = times_->peak_if_moved(r, to, to);  // its new order
-      if (fits(r, peak)) {
-        current_ = moved;
-        peaks_[r] = peak;
-        return true;
-      }
+    if (how == Retimed::Done && improves(moved, current_) && fits(r, peak)) {
+      budget_.spend(static_cast<double>(s_.ranks[r].actions.size()));  // keep() recounts the levels
+      times_->keep();
+      current_ = moved;
+      peaks_[r] = peak;
+      return true;
     }
     times_->undo();
     return false;
@@ -165,8 +164,8 @@ class MoveJudge {
 
 }  // namespace
 
-void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
-                     bool incremental) {
+double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
+                       double most_work, bool incremental) {
   constexpr std::ptrdiff_t kReach = 6;
   const double actions = static_cast<double>(best.action_count());
   // A pass tries up to 2 * kReach moves per action, each up to a whole simulation. When the budget
@@ -174,7 +173,10 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
   // first ranks, a corner of the schedule chosen by its numbering, not by where the bubbles are;
   // then the search is skipped, and the budget is not burnt on it (a larger --time-budget turns
   // it on).
-  if (!budget.can_pay(actions * 2 * kReach * actions)) return;
+  if (!budget.can_pay(actions * 2 * kReach * actions)) return 0;
+  const double left_before = budget.left();
+  auto used = [&] { return left_before - budget.left(); };
+  auto stop = [&] { return budget.spent() || used() >= most_work; };
   MoveJudge judge(p, budget, best, incremental);
   std::size_t moves = 0;
   // A move turned down while the schedule has not changed since (no move kept: the same count of
@@ -187,13 +189,13 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
   auto seen = [&](std::size_t r, std::ptrdiff_t k, std::ptrdiff_t d) -> std::size_t& {
     return turned_down[r][static_cast<std::size_t>(k * kReaches + d + kReach)];
   };
-  for (bool changed = true; changed && !budget.spent();) {
+  for (bool changed = true; changed && !stop();) {
     changed = false;
-    for (std::uint32_t r = 0; r < best.ranks.size() && !budget.spent(); ++r) {
+    for (std::uint32_t r = 0; r < best.ranks.size() && !stop(); ++r) {
       const auto& ops = best.ranks[r].actions;
       const auto n = static_cast<std::ptrdiff_t>(ops.size());
-      for (std::ptrdiff_t k = 0; k < n && !budget.spent(); ++k) {
-        for (std::ptrdiff_t d = -kReach; d <= kReach && !budget.spent(); ++d) {
+      for (std::ptrdiff_t k = 0; k < n && !stop(); ++k) {
+        for (std::ptrdiff_t d = -kReach; d <= kReach && !stop(); ++d) {
           const std::ptrdiff_t to = k + d;
           if (d == 0 || to < 0 || to >= n || seen(r, k, d) == moves + 1) continue;
           // Never past the F or I of its own (stage, microbatch): that can only deadlock.
@@ -213,13 +215,14 @@ void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, Au
       }
     }
   }
-  if (moves == 0) return;
+  if (moves == 0) return used();
   // Every kept move finished under the cap and was no slower, so the result is at least as good.
   AutoCandidate c = simulate_candidate(fmt::format("{} + {} local move{}", result.best.origin, moves, moves == 1 ? "" : "s"), best, p);
   const double before = iteration_time(result.best, p.optimizer);
-  if (!c.fits || !(iteration_time(c, p.optimizer) <= before + 1e-12 * std::max(1.0, before))) return;
+  if (!c.fits || !(iteration_time(c, p.optimizer) <= before + 1e-12 * std::max(1.0, before))) return used();
   result.best = c;
   result.tried.push_back(c);
+  return used();
 }
 
 }  // namespace ppsched::auto_detail

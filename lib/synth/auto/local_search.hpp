@@ -3,6 +3,7 @@
 #pragma once
 
 #include "synth/auto/auto_schedule.hpp"
+#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 
@@ -14,7 +15,9 @@ namespace ppsched::auto_detail {
 // families, a few simulations per search, are not charged.
 class WorkBudget {
  public:
-  explicit WorkBudget(double seconds) : left_(seconds * 1e7) {}
+  /// The nominal rate that turns --time-budget seconds into work.
+  static constexpr double kActionsPerSecond = 1e7;
+  explicit WorkBudget(double seconds) : left_(seconds * kActionsPerSecond) {}
   /// Charges `actions`; false once the budget is spent.
   bool spend(double actions) {
     left_ -= actions;
@@ -28,13 +31,14 @@ class WorkBudget {
   double left_;
 };
 
-/// Moves single actions of `best` while the budget lasts, keeping each move that still fits the cap
-/// and improves (makespan, then the sum of the ranks' finish times; see local_search.cpp). When a
-/// move was kept, `best` holds the result and the result's best candidate and tried list say so.
-/// It runs only when the budget can pay for one pass of whole simulations (the most a pass can
-/// cost). `incremental` false measures every move by simulating the whole schedule, as it does
-/// where the incremental timeline does not apply: off only in tests, to compare the two.
-void improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
-                     bool incremental = true);
+/// Moves single actions of `best` while the budget lasts and it has used less than `most_work` of
+/// it, keeping each move that still fits the cap and improves (makespan, then the sum of the ranks'
+/// finish times; see local_search.cpp). When a move was kept, `best` holds the result and the
+/// result's best candidate and tried list say so. It runs only when the budget can pay for one
+/// pass of whole simulations (the most a pass can cost). Returns the work it charged.
+/// `incremental` false measures every move by simulating the whole schedule, as it does where the
+/// incremental timeline does not apply: off only in tests, to compare the two.
+double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
+                       double most_work = kNever, bool incremental = true);
 
 }  // namespace ppsched::auto_detail

@@ -121,6 +121,39 @@ TEST_CASE("the incremental timeline's peak is the simulator's peak of the moved 
     }
 }
 
+TEST_CASE("after moves kept and undone, the predicted peak of any move is the simulator's peak") {
+  std::mt19937 rng(41);
+  int checked = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const std::uint32_t v = 1 + trial % 2;
+    AutoParams a;
+    Schedule s = random_schedule(rng, v, v == 2 ? "ZBVZeroBubble" : "ZBH1", a);
+    INFO("trial " << trial << " p=" << a.ranks << " m=" << a.microbatches);
+    std::optional<IncrementalTimes> times = IncrementalTimes::of(s, a);
+    REQUIRE(times);
+    for (int step = 0; step < 120; ++step) {
+      const std::uint32_t r = rng() % a.ranks;
+      const std::size_t n = s.ranks[r].actions.size();
+      const std::size_t from = rng() % n, to = random_target(rng, from, n);
+      // The levels it reads are the kept order's: after keep(), after a move kept by the next
+      // one, and after undo().
+      const double predicted = times->peak_if_moved(r, from, to);
+      if (times->move(r, from, to) != IncrementalTimes::Retimed::Done) {
+        times->undo();
+        continue;
+      }
+      const Timeline t = simulate_timed(s, s.placement.stage_to_rank, a.sim);
+      const double simulated = compute_memory(s, t, a.memory).peak[r];
+      REQUIRE(predicted == Approx(simulated).epsilon(1e-12).margin(1e-12));
+      ++checked;
+      const unsigned what = rng() % 3;
+      if (what == 0) times->undo();
+      if (what == 1) times->keep();  // else the next move keeps it
+    }
+  }
+  CHECK(checked > 600);
+}
+
 TEST_CASE("schedules outside the incremental timeline's model are left to the simulator") {
   std::mt19937 rng(9);
   AutoParams a = test::random_pipeline(rng, 4, 8, 1);
