@@ -56,7 +56,7 @@ CLI::Validator byte_suffixes() {
       [](std::string& text) -> std::string {
         static const std::pair<const char*, double> kUnits[] = {
             {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
-            {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},          {"tb", 1e12}};
+            {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},           {"tb", 1e12}};
         std::string lower;
         for (unsigned char c : text) lower += static_cast<char>(std::tolower(c));
         for (const auto& [suffix, factor] : kUnits) {
@@ -81,13 +81,9 @@ void print_diagnostics(const DiagnosticSink& sink) {
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
-void print_error(const std::string& message) {
-  std::fprintf(stderr, "ppsched: error: %s\n", message.c_str());
-}
+void print_error(const std::string& message) { std::fprintf(stderr, "ppsched: error: %s\n", message.c_str()); }
 
-void print_warning(const std::string& message) {
-  std::fprintf(stderr, "ppsched: warning: %s\n", message.c_str());
-}
+void print_warning(const std::string& message) { std::fprintf(stderr, "ppsched: warning: %s\n", message.c_str()); }
 
 void print_note(const std::string& message) { std::fprintf(stderr, "ppsched: note: %s\n", message.c_str()); }
 

@@ -51,8 +51,8 @@ int run_compile(const CompileOptions& opt) {
 
 void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<CompileOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "compile", "Synthesize a schedule (or read one) and write it as CSV, JSON or a text grid");
+  CLI::App* sub =
+      app.add_subcommand("compile", "Synthesize a schedule (or read one) and write it as CSV, JSON or a text grid");
   add_source_options(*sub, opt->source);
   opt->source.sim_inputs = &opt->inputs;
   sub->add_option("--memory-cap", opt->source.memory_cap,

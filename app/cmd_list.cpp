@@ -23,7 +23,8 @@ void add_list_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");
-  auto* ranks = sub->add_option("--ranks", opt->ranks, "With --microbatches: compute each family's peak memory for this configuration")
+  auto* ranks = sub->add_option("--ranks", opt->ranks,
+                                "With --microbatches: compute each family's peak memory for this configuration")
                     ->check(CLI::Range(1u, 65535u));
   auto* mbs = sub->add_option("--microbatches", opt->microbatches, "Microbatches per iteration")
                   ->check(CLI::Range(1u, 1u << 24));
@@ -36,8 +37,7 @@ void add_list_command(CLI::App& app, std::vector<Command>& commands) {
                         std::optional<ListConfig> config;
                         if (opt->ranks) config = ListConfig{opt->ranks, opt->microbatches, opt->stages_per_rank};
                         write_output("-", [&](ByteSink& out) {
-                          out.write(opt->format == "json" ? family_table_json(config)
-                                                          : family_table_text(config));
+                          out.write(opt->format == "json" ? family_table_json(config) : family_table_text(config));
                         });
                         return kExitOk;
                       }});

@@ -4,6 +4,7 @@
 // discovers the devices once) and writes the report, the trace and the cost table.
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
@@ -11,7 +12,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "check/check.hpp"
 #include "cli_support.hpp"
@@ -46,8 +46,8 @@ struct RunOptions {
   double min_ratio = 0, max_ratio = 0;
   double fake_jitter = 0.02;
   int fake_devices = 1;
-  std::vector<int> rank_map;   // multi-process: the process of each rank
-  std::string topology_out;    // multi-process: where the processes ran, with the measured links
+  std::vector<int> rank_map;  // multi-process: the process of each rank
+  std::string topology_out;   // multi-process: where the processes ran, with the measured links
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -144,14 +144,21 @@ int write_outputs(const RunOptions& opt, const run::BenchmarkReport& rep) {
     if (!opt.trace.empty())
       write_output(opt.trace, [&](ByteSink& out) { write_measured_trace(first, rep.discovery.backend, out); });
     if (!opt.cost_out.empty())
-      write_output(opt.cost_out, [&](ByteSink& out) { write_cost_table(run::measured_costs(first.cost_kinds()), out); });
+      write_output(opt.cost_out,
+                   [&](ByteSink& out) { write_cost_table(run::measured_costs(first.cost_kinds()), out); });
   }
   if (!opt.topology_out.empty() && rep.measured_topology)
     write_output(opt.topology_out, [&](ByteSink& out) { write_topology(*rep.measured_topology, out); });
-  const RunReportConfig config{.version = PPSCHED_VERSION, .backend = opt.backend, .workload = opt.workload,
-                               .dtype = opt.dtype, .shape = opt.shape, .warmup = opt.measure.warmup,
-                               .stop = opt.measure.rule, .cost = cost_description(opt.inputs),
-                               .costs_file = opt.inputs.costs, .sim_from_measured_costs = predicts_from_measurement(opt)};
+  const RunReportConfig config{.version = PPSCHED_VERSION,
+                               .backend = opt.backend,
+                               .workload = opt.workload,
+                               .dtype = opt.dtype,
+                               .shape = opt.shape,
+                               .warmup = opt.measure.warmup,
+                               .stop = opt.measure.rule,
+                               .cost = cost_description(opt.inputs),
+                               .costs_file = opt.inputs.costs,
+                               .sim_from_measured_costs = predicts_from_measurement(opt)};
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? run_report_json(config, rep) : run_report_text(config, rep));
   });
@@ -270,9 +277,8 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_a
         code = kExitUsage;
         break;
       }
-  const std::uint64_t fingerprint =
-      run::run_fingerprint(std::string(PPSCHED_VERSION) + " " + run::executable_digest() + " " + opt.backend, requests,
-                           opt.measure, dopt);
+  const std::uint64_t fingerprint = run::run_fingerprint(
+      std::string(PPSCHED_VERSION) + " " + run::executable_digest() + " " + opt.backend, requests, opt.measure, dopt);
   run::StartVerdict verdict;
   try {
     verdict = run::agree_to_start(group, code, fingerprint, timeout_s);
@@ -320,8 +326,7 @@ int run_run(RunOptions opt) {
   try {
     group = run::join_launched_group();
   } catch (const run::GroupError& e) {
-    print_error(std::string("a launcher started this process as one of several, but it cannot join them: ") +
-                e.what());
+    print_error(std::string("a launcher started this process as one of several, but it cannot join them: ") + e.what());
     return kExitUsage;
   }
   return run_multi_process(std::move(opt), *group, started_at_s);
@@ -332,10 +337,13 @@ int run_run(RunOptions opt) {
 void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<RunOptions>();
   opt->source.lower = "send-recv";  // what PyTorch's runtime executes
-  CLI::App* sub = app.add_subcommand("run", "Execute schedules on GPUs (this node's, or one process per GPU under mpirun or srun), measure them, compare with the simulator");
+  CLI::App* sub = app.add_subcommand("run",
+                                     "Execute schedules on GPUs (this node's, or one process per GPU under mpirun or "
+                                     "srun), measure them, compare with the simulator");
   add_source_options(*sub, opt->source);
   add_sim_input_options(*sub, opt->inputs);
-  sub->add_option("--backend", opt->backend, "cuda (default), or fake: replay the costs without a GPU (tests, dry runs)")
+  sub->add_option("--backend", opt->backend,
+                  "cuda (default), or fake: replay the costs without a GPU (tests, dry runs)")
       ->check(CLI::IsMember({"cuda", "fake"}))
       ->option_text("cuda|fake");
   sub->add_option("--devices", opt->devices, "Device ordinals to use, e.g. 0,1 (default: all visible)")
@@ -351,11 +359,15 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--activation-bytes", opt->activation_bytes,
                   "Bytes per transfer when the stage spec gives none (default: tokens x hidden)");
   sub->add_option("-w,--warmup", opt->measure.warmup, "Untimed iterations first (default 5)");
-  sub->add_option("-n,--iters", opt->measure.rule.max_iters, "Exactly this many timed iterations (default: the stop rule)");
-  sub->add_option("--min-samples", opt->measure.rule.min_samples, "Stop rule: at least this many iterations (default 10)");
-  sub->add_option("--min-time", opt->measure.rule.min_time_s, "Stop rule: at least this much measured time, s (default 0.5)")
+  sub->add_option("-n,--iters", opt->measure.rule.max_iters,
+                  "Exactly this many timed iterations (default: the stop rule)");
+  sub->add_option("--min-samples", opt->measure.rule.min_samples,
+                  "Stop rule: at least this many iterations (default 10)");
+  sub->add_option("--min-time", opt->measure.rule.min_time_s,
+                  "Stop rule: at least this much measured time, s (default 0.5)")
       ->check(finite_non_negative());
-  sub->add_option("--max-noise", opt->measure.rule.max_noise_pct, "Stop rule: stop when the CV% is at most this (default 0.5)")
+  sub->add_option("--max-noise", opt->measure.rule.max_noise_pct,
+                  "Stop rule: stop when the CV% is at most this (default 0.5)")
       ->check(finite_non_negative());
   sub->add_option("--timeout", opt->measure.rule.timeout_s,
                   "Stop rule: give up timing after this many seconds; multi-process runs: also the longest any "
@@ -365,7 +377,8 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("-o,--output", opt->output, "Write the report here (default: stdout)");
   sub->add_option("--trace", opt->trace, "Chrome trace of the last timed iteration (as simulate's)");
-  sub->add_option("--cost-out", opt->cost_out, "Write the measured cost table (stage,kind,time_us) for simulate --costs");
+  sub->add_option("--cost-out", opt->cost_out,
+                  "Write the measured cost table (stage,kind,time_us) for simulate --costs");
   sub->add_option("--min-ratio", opt->min_ratio, "Exit 1 when measured/simulated is below this")
       ->check(finite_non_negative());
   sub->add_option("--max-ratio", opt->max_ratio, "Exit 1 when measured/simulated is above this")
@@ -381,7 +394,9 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--topology-out", opt->topology_out,
                   "Multi-process runs: write where the ranks ran, with the measured links, as a topology file for "
                   "simulate --topology");
-  sub->footer("Example:\n  ppsched run --schedule 1F1B,ZBH1 --ranks 4 --microbatches 8 --cost-out measured.csv   (--backend fake without a GPU)");
+  sub->footer(
+      "Example:\n  ppsched run --schedule 1F1B,ZBH1 --ranks 4 --microbatches 8 --cost-out measured.csv   (--backend "
+      "fake without a GPU)");
   commands.push_back({sub, [opt] { return run_run(*opt); }});
 }
 

@@ -1,7 +1,7 @@
 // `ppsched simulate`: run a schedule through the timed simulator (or PyTorch's lock-step dry run)
 // and report iteration time, bubbles, critical path and memory; write a Chrome trace on request.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -9,16 +9,16 @@
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "model/recompute.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "passes/passes.hpp"
 #include "report/ascii_gantt.hpp"
-#include "report/json_text.hpp"
-#include "report/pipeline_grid.hpp"
-#include "report/liveness_view.hpp"
-#include "io/input_file.hpp"
 #include "report/html_report.hpp"
+#include "report/json_text.hpp"
+#include "report/liveness_view.hpp"
+#include "report/pipeline_grid.hpp"
 #include "report/sim_views.hpp"
 #include "report/steps_view.hpp"
 #include "report/svg_gantt.hpp"
@@ -42,7 +42,7 @@ struct SimulateOptions {
   std::string output = "-";
   std::string trace, svg, html;
   std::size_t gantt_width = 0;
-  double svg_width = 1200;  ///< --width: the SVG's width in px
+  double svg_width = 1200;         ///< --width: the SVG's width in px
   std::vector<std::string> views;  ///< empty: default_sim_views for the format
   bool force = false;
   MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
@@ -123,8 +123,9 @@ int run_simulate(SimulateOptions opt) {
   opt.source.memory_cap = opt.memory_cap;  // --schedule auto searches under the cap it is checked against
   opt.source.sim_inputs = &opt.inputs;
   if (opt.simulator == "pytorch-steps" && opt.inputs.send().eager()) {
-    print_error("--send-mode applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run as "
-                "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
+    print_error(
+        "--send-mode applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run as "
+        "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
     return kExitUsage;
   }
   if (opt.simulator == "pytorch-steps" && opt.inputs.gpu_count > 0) {
@@ -140,7 +141,9 @@ int run_simulate(SimulateOptions opt) {
   given.copy_unlowered = false;
   std::optional<Schedule> loaded = load_schedule(opt.source, &given);
   if (!loaded) return kExitUsage;
-  if (refuse_invalid_schedule(opt.source, opt.force, opt.source.lower == "none" ? *loaded : given.schedule, given.source)) return kExitUsage;
+  if (refuse_invalid_schedule(opt.source, opt.force, opt.source.lower == "none" ? *loaded : given.schedule,
+                              given.source))
+    return kExitUsage;
   given = {};
   if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
   const std::optional<RuntimeModel> runtime = load_runtime_model(opt.inputs);
@@ -194,7 +197,8 @@ int run_simulate(SimulateOptions opt) {
       live->stage_microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::StageMicrobatch);
       live->microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::Microbatch);
     } catch (const LivenessError& e) {
-      print_error("PyTorch's activation liveness cannot analyse rank " + std::to_string(e.rank()) + "'s order: " + e.what());
+      print_error("PyTorch's activation liveness cannot analyse rank " + std::to_string(e.rank()) +
+                  "'s order: " + e.what());
       return kExitFindings;
     }
     live->cap = opt.memory_cap;
@@ -205,10 +209,15 @@ int run_simulate(SimulateOptions opt) {
   const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model, runtime->optimizer}};
   const std::string time_unit = !opt.inputs.costs.empty() || !opt.inputs.model.empty() ? "us" : "cost units";
   if (!opt.html.empty()) {
-    HtmlReportInput html{s, t, a, view_input.options, "ppsched simulate: " + (opt.source.schedule.empty()
-                                                          ? display_name(opt.source.input)
-                                                          : fmt::format("{}, {} ranks, {} microbatches", opt.source.schedule,
-                                                                        opt.source.ranks, opt.source.microbatches)), time_unit};
+    HtmlReportInput html{s,
+                         t,
+                         a,
+                         view_input.options,
+                         "ppsched simulate: " + (opt.source.schedule.empty()
+                                                     ? display_name(opt.source.input)
+                                                     : fmt::format("{}, {} ranks, {} microbatches", opt.source.schedule,
+                                                                   opt.source.ranks, opt.source.microbatches)),
+                         time_unit};
     write_output(opt.html, [&](ByteSink& out) { write_html_report(html, out); });
   }
   if (!opt.svg.empty()) {
@@ -266,7 +275,8 @@ int run_simulate(SimulateOptions opt) {
 
 void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<SimulateOptions>();
-  CLI::App* sub = app.add_subcommand("simulate", "Simulate a schedule: iteration time, bubbles, critical path, memory, traces");
+  CLI::App* sub =
+      app.add_subcommand("simulate", "Simulate a schedule: iteration time, bubbles, critical path, memory, traces");
   add_source_options(*sub, opt->source);
   sub->add_option("--simulator", opt->simulator,
                   "timed (default: event-driven with costs) or pytorch-steps (PyTorch's lock-step dry run)")
@@ -278,10 +288,11 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs);
   add_memory_model_options(*sub, opt->memory_model, "--memory-cap");
-  sub->add_option("--memory-cap", opt->memory_cap,
-                  "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
-                  "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "
-                  "80GiB, 75GB); 0: none")
+  sub->add_option(
+         "--memory-cap", opt->memory_cap,
+         "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
+         "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "
+         "80GiB, 75GB); 0: none")
       ->transform(byte_suffixes())
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text, json, or csv (pytorch-steps grid, as PyTorch's simulated.csv)")

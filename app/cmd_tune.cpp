@@ -3,8 +3,8 @@
 // flags, gives the engine each placement's costs and memory model from the command's inputs
 // (a model file for every shape, a cost table or stage spec only for the shape it describes),
 // and writes the result.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -61,10 +61,11 @@ bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTri
                        " stage(s) per rank, " + std::to_string(best.microbatches) + " microbatches of " +
                        std::to_string(best.microbatch_size) + " sample(s)");
   t.comments.push_back("time model: " + sources.time_model);
-  t.comments.push_back(fmt::format("{} stage(s) per rank, {} stages in all: the class sets their placement, the CSV "
-                                   "their order{}",
-                                   best.stages_per_rank, req.ranks * best.stages_per_rank,
-                                   opt.inputs.model.empty() ? "" : ", module_fqns_per_model_part their layers"));
+  t.comments.push_back(
+      fmt::format("{} stage(s) per rank, {} stages in all: the class sets their placement, the CSV "
+                  "their order{}",
+                  best.stages_per_rank, req.ranks * best.stages_per_rank,
+                  opt.inputs.model.empty() ? "" : ", module_fqns_per_model_part their layers"));
   if (!opt.inputs.model.empty()) {
     auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
     if (!mp) return false;
@@ -91,8 +92,9 @@ bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
     if (!model) return false;
     sources.model_name = model->name;
     if (const GpuSpec* gpu = find_gpu(in.gpu); gpu && req.memory_cap <= 0)
-      sources.notes.push_back(fmt::format("no --memory-cap: nothing is ruled out for memory, though one {} holds {:.0f} GiB",
-                                          gpu->name, gpu->memory_bytes / double(1ull << 30)));
+      sources.notes.push_back(
+          fmt::format("no --memory-cap: nothing is ruled out for memory, though one {} holds {:.0f} GiB", gpu->name,
+                      gpu->memory_bytes / double(1ull << 30)));
     req.max_stages = model->block_count();
     if (!in.blocks_per_stage.empty()) req.only_stages = static_cast<std::uint32_t>(in.blocks_per_stage.size());
     if (!in.pipeline_layout.empty()) {  // its stage count: the shape it parses for
@@ -146,10 +148,18 @@ int run_tune(TuneOptions& opt) {
   req.runtime_params = runtime->params;
   req.blocking_comms = opt.inputs.blocking_comms;
   req.liveness = opt.memory_model.liveness();
-  TuneSources sources{cost_description(opt.inputs), opt.inputs.costs, opt.inputs.topology, opt.inputs.stage_spec,
-                      opt.inputs.model, "", opt.inputs.gpu, time_model_description(opt.inputs, *runtime),
+  TuneSources sources{cost_description(opt.inputs),
+                      opt.inputs.costs,
+                      opt.inputs.topology,
+                      opt.inputs.stage_spec,
+                      opt.inputs.model,
+                      "",
+                      opt.inputs.gpu,
+                      time_model_description(opt.inputs, *runtime),
                       !opt.inputs.model.empty() || !opt.inputs.costs.empty(),
-                      !req.liveness && (!opt.inputs.model.empty() || !opt.inputs.stage_spec.empty()), opt.top, {}};
+                      !req.liveness && (!opt.inputs.model.empty() || !opt.inputs.stage_spec.empty()),
+                      opt.top,
+                      {}};
   if (!limit_shapes(opt, sources)) return kExitUsage;
   std::vector<TuneTrial> trials;
   try {
@@ -163,8 +173,8 @@ int run_tune(TuneOptions& opt) {
     return kExitUsage;
   }
   // The largest trial (the most stages per rank and microbatches) bounds the memory of them all.
-  if (!within_size_budget(req.ranks, tune_shapes(req).back(), trials.back().microbatches, req.runtime == Runtime::PyTorch,
-                          opt.max_schedule_gib, "--max-schedule-gib"))
+  if (!within_size_budget(req.ranks, tune_shapes(req).back(), trials.back().microbatches,
+                          req.runtime == Runtime::PyTorch, opt.max_schedule_gib, "--max-schedule-gib"))
     return kExitUsage;
   if (opt.inputs.model.empty() && req.microbatch_size != 1) {
     print_error("--microbatch-size describes a --model; without one, costs are per microbatch as given");
@@ -195,10 +205,12 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<TuneOptions>();
   CLI::App* sub = app.add_subcommand("tune", "Find the best schedule for a model and cluster under a memory cap");
   sub->add_option("--ranks", opt->request.ranks, "Pipeline ranks")->required()->check(CLI::Range(1u, 4096u));
-  sub->add_option("--microbatches", opt->request.microbatches, "Microbatches per iteration")->check(CLI::Range(1u, 1000000u));
-  sub->add_option("--global-batch", opt->request.global_batch,
-                  "Samples per iteration: every microbatch count m that divides it is tried, with G/m samples per "
-                  "microbatch (a --model prices each size; costs of --cost/--costs are then per sample, scaled linearly)")
+  sub->add_option("--microbatches", opt->request.microbatches, "Microbatches per iteration")
+      ->check(CLI::Range(1u, 1000000u));
+  sub->add_option(
+         "--global-batch", opt->request.global_batch,
+         "Samples per iteration: every microbatch count m that divides it is tried, with G/m samples per "
+         "microbatch (a --model prices each size; costs of --cost/--costs are then per sample, scaled linearly)")
       ->check(CLI::Range(1u, 1000000u));
   sub->add_option("--microbatch-size", opt->request.microbatch_size,
                   "Samples per microbatch with --microbatches and --model (default 1)")
@@ -234,12 +246,15 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--emit-best", opt->emit_best,
                   "Directory to write the winner into: schedule.csv (what torchtitan loads) and torchtitan.toml (the "
                   "settings that run it: schedule class, CSV, microbatch size, local batch, modules per stage)");
-  sub->add_option("--time-budget", opt->request.time_budget_s, "Budget of each auto search, in seconds of work at a nominal 10M simulated actions/s (default 1)")
+  sub->add_option("--time-budget", opt->request.time_budget_s,
+                  "Budget of each auto search, in seconds of work at a nominal 10M simulated actions/s (default 1)")
       ->check(finite_positive());
   sub->add_option("--max-schedule-gib", opt->max_schedule_gib,
                   "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")
       ->check(finite_positive());
-  sub->footer("Example:\n  ppsched tune --ranks 8 --global-batch 64 --model schedules/llama3-8b.model.json --gpu h100 --memory-cap 80GiB");
+  sub->footer(
+      "Example:\n  ppsched tune --ranks 8 --global-batch 64 --model schedules/llama3-8b.model.json --gpu h100 "
+      "--memory-cap 80GiB");
   commands.push_back({sub, [opt] { return run_tune(*opt); }});
 }
 

@@ -9,6 +9,7 @@
 #include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
+#include "diag/source_snippets.hpp"
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/input_file.hpp"
@@ -17,7 +18,6 @@
 #include "parse/cost_table.hpp"
 #include "parse/schedule_reader.hpp"
 #include "parse/stage_spec_json.hpp"
-#include "diag/source_snippets.hpp"
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"
@@ -142,8 +142,7 @@ int run_validate(const ValidateOptions& opt) {
       print_error("--pytorch-version: '" + opt.pytorch_version + "' is not a PyTorch release such as 2.12 or 2.13.0");
       return kExitUsage;
     }
-    filters_non_grad_inputs =
-        *v >= std::pair{kPytorchFiltersNonGradInputs[0], kPytorchFiltersNonGradInputs[1]};
+    filters_non_grad_inputs = *v >= std::pair{kPytorchFiltersNonGradInputs[0], kPytorchFiltersNonGradInputs[1]};
     // There the schedule runs: what is left is a portability warning. It goes first, so an
     // explicit --enable or --disable of the rule still wins (the last matching level applies).
     if (filters_non_grad_inputs)
@@ -207,8 +206,10 @@ int run_validate(const ValidateOptions& opt) {
       }
     }
     count_findings(f, opt.werror);
-    if (!f.readable) exit = std::max(exit, static_cast<int>(kExitUsage));
-    else if (f.errors) exit = std::max(exit, static_cast<int>(kExitFindings));
+    if (!f.readable)
+      exit = std::max(exit, static_cast<int>(kExitUsage));
+    else if (f.errors)
+      exit = std::max(exit, static_cast<int>(kExitFindings));
     tally.add(f);
     if (opt.format != "text") {
       files.push_back(std::move(f));
@@ -247,7 +248,8 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--microbatches", opt->microbatches, "Microbatches (default: inferred)")
       ->check(CLI::Range(1u, 4294967294u));
   sub->add_option("--placement", opt->placement, "loop, v, or the rank of each stage (0,1,1,0); default: inferred");
-  sub->add_option("--schedule", opt->schedule, "Take placement and stages per rank from this family, as torchtitan does");
+  sub->add_option("--schedule", opt->schedule,
+                  "Take placement and stages per rank from this family, as torchtitan does");
   sub->add_option("--stage-spec", opt->stage_spec,
                   "Stage spec JSON: each stage's inputs and whether they require grad (docs/formats.md)");
   sub->add_option("--pytorch-version", opt->pytorch_version,
@@ -289,8 +291,8 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("-q,--quiet", opt->quiet,
                 "Text format: print the findings and one summary line for the run, nothing for clean files");
   sub->add_option("--docs-url", opt->docs_url,
-                  "SARIF: the base URL of ppsched's docs, for each rule's helpUri (default: " + std::string(kDocsBaseUrl) +
-                      "; set it to where your copy is served)")
+                  "SARIF: the base URL of ppsched's docs, for each rule's helpUri (default: " +
+                      std::string(kDocsBaseUrl) + "; set it to where your copy is served)")
       ->check([](const std::string& url) {
         return url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0
                    ? std::string()

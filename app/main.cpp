@@ -52,12 +52,12 @@ int run(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   ppsched::install_output_signal_handlers();
 
-  CLI::App app{"ppsched: compile, validate and simulate pipeline-parallel training schedules",
-               "ppsched"};
+  CLI::App app{"ppsched: compile, validate and simulate pipeline-parallel training schedules", "ppsched"};
   app.set_version_flag("--version", std::string("ppsched ") + PPSCHED_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 1 findings, 2 usage or input error, 3 internal error, "
-             "77 no GPU, 130 interrupted.\nSee docs/manual.md for the full manual.");
+  app.footer(
+      "Exit codes: 0 ok, 1 findings, 2 usage or input error, 3 internal error, "
+      "77 no GPU, 130 interrupted.\nSee docs/manual.md for the full manual.");
 
   std::vector<Command> commands;
   add_compile_command(app, commands);

@@ -1,7 +1,7 @@
 #include "schedule_source.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -70,13 +70,16 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
   sub.add_option("--pytorch-commit", opt.pytorch_commit,
                  "Which PyTorch's lowering: new (cff2ecc8, default) or old (00722e64, without the lowering keywords)")
       ->check(CLI::IsMember({"old", "new", "cff2ecc8", "00722e64"}))
-      ->transform([](std::string v) { return v == "cff2ecc8" ? std::string("new") : v == "00722e64" ? std::string("old") : v; })
+      ->transform([](std::string v) {
+        return v == "cff2ecc8" ? std::string("new") : v == "00722e64" ? std::string("old") : v;
+      })
       ->option_text("old|new");
   sub.add_option("--max-schedule-gib", opt.max_schedule_gib,
                  "Refuse a synthesis whose schedule would hold more than this many GiB (default 4)")
       ->check(finite_positive());
-  sub.add_option("--time-budget", opt.time_budget_s,
-                 "With --schedule auto: the search budget, in seconds of work at a nominal 10M simulated actions/s (default 1)")
+  sub.add_option(
+         "--time-budget", opt.time_budget_s,
+         "With --schedule auto: the search budget, in seconds of work at a nominal 10M simulated actions/s (default 1)")
       ->check(finite_positive());
 }
 
@@ -85,9 +88,10 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
   const double actions = double(ranks) * double(stages_per_rank) * double(microbatches) * 3.0 * (lowered ? 3.0 : 1.0);
   const double gib = actions * 8.0 / double(1ull << 30);
   if (gib <= max_gib) return true;
-  print_error(fmt::format("{} ranks x {} stages per rank x {} microbatches is about {:.3g} actions, {:.3g} GiB of schedule, "
-                          "over the limit of {:.3g} GiB; raise it with {} if the machine has the memory",
-                          ranks, stages_per_rank, microbatches, actions, gib, max_gib, flag));
+  print_error(
+      fmt::format("{} ranks x {} stages per rank x {} microbatches is about {:.3g} actions, {:.3g} GiB of schedule, "
+                  "over the limit of {:.3g} GiB; raise it with {} if the machine has the memory",
+                  ranks, stages_per_rank, microbatches, actions, gib, max_gib, flag));
   return false;
 }
 
@@ -107,19 +111,19 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
     return std::nullopt;
   }
   const Placement placement = Placement::for_shape(auto_placement(p.stages_per_rank), p.ranks, p.stages_per_rank);
-  auto inputs = load_sim_inputs(opt.sim_inputs ? *opt.sim_inputs : SimInputOptions{}, p.ranks,
-                                placement.stage_to_rank);
+  auto inputs = load_sim_inputs(opt.sim_inputs ? *opt.sim_inputs : SimInputOptions{}, p.ranks, placement.stage_to_rank);
   if (!inputs) return std::nullopt;
   p.sim = inputs->sim;
   p.memory = inputs->memory;
   try {
     AutoResult r = auto_schedule(p);
     const std::size_t n = r.tried.size();
-    print_note(fmt::format("--schedule auto: chose {} ({} {} tried, minimising {}; `ppsched tune` compares it with every "
-                           "family)",
-                           r.best.origin, n, n == 1 ? "candidate" : "candidates",
-                           p.optimizer == Optimizer::Sync ? "the makespan (--optimizer sync)"
-                                                          : "the longest rank span (--optimizer post-validated)"));
+    print_note(
+        fmt::format("--schedule auto: chose {} ({} {} tried, minimising {}; `ppsched tune` compares it with every "
+                    "family)",
+                    r.best.origin, n, n == 1 ? "candidate" : "candidates",
+                    p.optimizer == Optimizer::Sync ? "the makespan (--optimizer sync)"
+                                                   : "the longest rank span (--optimizer post-validated)"));
     return std::move(r.schedule);
   } catch (const std::invalid_argument& e) {
     print_error(e.what());
@@ -145,10 +149,11 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
     try {
       Schedule s = synthesize(opt.schedule, p);
       if (opt.pytorch_compat && find_family(opt.schedule)->name == "1F1B")
-        print_warning("--pytorch-compat: this is PyTorch's Schedule1F1B.pipeline_order, which is "
-                      "invalid: the last rank never runs F0 and runs one microbatch too many, so "
-                      "PyTorch's own _validate_schedule rejects it. Without the flag ppsched writes "
-                      "the order PyTorch's 1F1B runtime executes.");
+        print_warning(
+            "--pytorch-compat: this is PyTorch's Schedule1F1B.pipeline_order, which is "
+            "invalid: the last rank never runs F0 and runs one microbatch too many, so "
+            "PyTorch's own _validate_schedule rejects it. Without the flag ppsched writes "
+            "the order PyTorch's 1F1B runtime executes.");
       return s;
     } catch (const SynthError& e) {
       print_error(e.what());
@@ -187,8 +192,8 @@ std::optional<RuntimeLowering> runtime_lowering(const SourceOptions& opt, bool r
   }
   // What PyTorch's constructor says for a keyword it does not take.
   auto refuse = [&](const std::string& cls, const std::string& pytorch) {
-    print_error(fmt::format("{}: {} (TypeError: {}.__init__() got an unexpected keyword argument '{}')", flag,
-                            pytorch, cls, given.front()));
+    print_error(fmt::format("{}: {} (TypeError: {}.__init__() got an unexpected keyword argument '{}')", flag, pytorch,
+                            cls, given.front()));
     return std::nullopt;
   };
   if (opt.pytorch_commit == "old")
@@ -196,7 +201,8 @@ std::optional<RuntimeLowering> runtime_lowering(const SourceOptions& opt, bool r
   const Family* f = opt.schedule.empty() ? nullptr : find_family(opt.schedule);
   const std::string family = f ? std::string(f->name) : std::string();
   if (family == "1F1B") return refuse("Schedule1F1B", "PyTorch's single-stage schedules take no lowering keywords");
-  if (family == "GPipe") return refuse("PipelineScheduleSingle", "PyTorch's single-stage schedules take no lowering keywords");
+  if (family == "GPipe")
+    return refuse("PipelineScheduleSingle", "PyTorch's single-stage schedules take no lowering keywords");
   return r;
 }
 
@@ -233,9 +239,10 @@ bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedul
     print_warning(fmt::format("--force: simulating {}, which is not a valid schedule ({})", what, count));
     return false;
   }
-  print_error(fmt::format("{} is not a valid schedule ({}); {}pass --force to simulate it anyway", what, count,
-                          file ? fmt::format("run `ppsched validate {}{}` for all of them, or ", opt.lenient ? "--lenient " : "", name)
-                               : ""));
+  print_error(fmt::format(
+      "{} is not a valid schedule ({}); {}pass --force to simulate it anyway", what, count,
+      file ? fmt::format("run `ppsched validate {}{}` for all of them, or ", opt.lenient ? "--lenient " : "", name)
+           : ""));
   return true;
 }
 
@@ -243,8 +250,9 @@ std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& 
   const Runtime runtime = opt.runtime_model();
   if (runtime == Runtime::Megatron) {
     if (has_comms(s))
-      print_note("--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are "
-                 "left out");
+      print_note(
+          "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are "
+          "left out");
     return schedule_as_run(s, runtime);
   }
   if (runtime_lowers(runtime, s)) {
@@ -256,15 +264,17 @@ std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& 
     s = std::move(*lowered);
   }
   if (opt.blocking_comms && !has_comms(s)) {
-    print_error("--blocking-comms changes nothing here: under --runtime ideal a compute-only schedule has no SEND or "
-                "RECV to block on (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch "
-                "does, or --lower send-recv");
+    print_error(
+        "--blocking-comms changes nothing here: under --runtime ideal a compute-only schedule has no SEND or "
+        "RECV to block on (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch "
+        "does, or --lower send-recv");
     return std::nullopt;
   }
   if (opt.send().eager() && !has_comms(s)) {
-    print_error("--send-mode changes nothing here: under --runtime ideal a compute-only schedule has no SEND to "
-                "complete early (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch does, "
-                "or --lower send-recv");
+    print_error(
+        "--send-mode changes nothing here: under --runtime ideal a compute-only schedule has no SEND to "
+        "complete early (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch does, "
+        "or --lower send-recv");
     return std::nullopt;
   }
   return s;

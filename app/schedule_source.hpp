@@ -28,7 +28,7 @@ struct SourceOptions {
   std::string lower = "none";
   /// PyTorch's runtime lowering keywords (--lower runtime, and simulate's runtime lowering).
   bool defer_pp_recv = false;
-  std::string max_active_stages;  ///< "" (PyTorch's default, 3), an integer, or "none"
+  std::string max_active_stages;       ///< "" (PyTorch's default, 3), an integer, or "none"
   std::string pytorch_commit = "new";  ///< "old" (00722e64) or "new" (cff2ecc8)
   /// A synthesis whose schedule would hold more than this (GiB, estimated up front) is refused.
   double max_schedule_gib = 4;

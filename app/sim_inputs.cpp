@@ -1,12 +1,12 @@
 #include "sim_inputs.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli_support.hpp"
 #include "diag/suggest.hpp"
-#include "model/stage_model.hpp"
 #include "io/input_file.hpp"
+#include "model/stage_model.hpp"
 #include "parse/cost_table.hpp"
 #include "parse/model_json.hpp"
 #include "parse/runtime_params_json.hpp"
@@ -49,11 +49,13 @@ void add_send_mode_option(CLI::App& sub, std::string& send_mode) {
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             if (parse_send_mode(text)) return {};
-            std::string msg = "'" + text + "' is not a send mode: write rendezvous, eager, or eager:BYTES with BYTES a "
+            std::string msg = "'" + text +
+                              "' is not a send mode: write rendezvous, eager, or eager:BYTES with BYTES a "
                               "whole number of bytes (eager:4194304 is NCCL's default buffer, NCCL_BUFFSIZE)";
             static constexpr std::string_view kNames[] = {"rendezvous", "eager"};
             const std::string_view head = std::string_view(text).substr(0, text.find(':'));
-            if (auto near = closest_match(head, kNames); near && *near != head) msg += "; did you mean '" + *near + "'?";
+            if (auto near = closest_match(head, kNames); near && *near != head)
+              msg += "; did you mean '" + *near + "'?";
             return msg;
           },
           "rendezvous|eager[:BYTES]", "send mode"))
@@ -62,10 +64,11 @@ void add_send_mode_option(CLI::App& sub, std::string& send_mode) {
 
 bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from) {
   if (!mode.needs_sizes() || has_sizes) return true;
-  print_error(fmt::format("--send-mode {} makes a send eager when its message is at most {:.0f} bytes, and no message "
-                          "has a size here: give {} (each stage's activation_bytes and gradient_bytes), or "
-                          "--send-mode eager to make every send eager",
-                          send_mode_name(mode), mode.eager_max_bytes, sizes_from));
+  print_error(
+      fmt::format("--send-mode {} makes a send eager when its message is at most {:.0f} bytes, and no message "
+                  "has a size here: give {} (each stage's activation_bytes and gradient_bytes), or "
+                  "--send-mode eager to make every send eager",
+                  send_mode_name(mode), mode.eager_max_bytes, sizes_from));
   return false;
 }
 
@@ -77,13 +80,15 @@ std::optional<LivenessGranularity> MemoryModelOptions::liveness() const {
 void add_memory_model_options(CLI::App& sub, MemoryModelOptions& opt, const std::string& cap_flag) {
   sub.add_option("--memory-model", opt.model,
                  "bytes (default: ppsched's memory model, in time) or pytorch-liveness (PyTorch's activation slots "
-                 "over each rank's order; " + cap_flag + " then counts slots)")
+                 "over each rank's order; " +
+                     cap_flag + " then counts slots)")
       ->check(CLI::IsMember({"bytes", "pytorch-liveness"}))
       ->option_text("bytes|pytorch-liveness");
   std::vector<std::string> granularities;
   for (LivenessGranularity g : kLivenessGranularities) granularities.emplace_back(liveness_granularity_name(g));
-  sub.add_option("--liveness-granularity", opt.granularity,
-                 "pytorch-liveness: the granularity " + cap_flag + " limits (stage_microbatch, the default, or microbatch)")
+  sub.add_option(
+         "--liveness-granularity", opt.granularity,
+         "pytorch-liveness: the granularity " + cap_flag + " limits (stage_microbatch, the default, or microbatch)")
       ->check(CLI::IsMember(granularities));
 }
 
@@ -124,25 +129,27 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
   model.optimizer = opt.optimizer_model();
   if (model.runtime != Runtime::Megatron) {
     if (!opt.runtime_params.empty()) {
-      print_error("--runtime-params gives the figures of --runtime megatron; --runtime " + opt.runtime +
-                  " has none");
+      print_error("--runtime-params gives the figures of --runtime megatron; --runtime " + opt.runtime + " has none");
       return std::nullopt;
     }
     return model;
   }
   if (opt.send().eager()) {
-    print_error("--send-mode does not apply to --runtime megatron: Megatron's p2p calls are modelled with their "
-                "calibrated overheads, not a send mode");
+    print_error(
+        "--send-mode does not apply to --runtime megatron: Megatron's p2p calls are modelled with their "
+        "calibrated overheads, not a send mode");
     return std::nullopt;
   }
   if (opt.blocking_comms) {
-    print_error("--blocking-comms does not apply to --runtime megatron: Megatron decides how its calls block "
-                "(synchronous for a fused backward under --optimizer sync, asynchronous otherwise)");
+    print_error(
+        "--blocking-comms does not apply to --runtime megatron: Megatron decides how its calls block "
+        "(synchronous for a fused backward under --optimizer sync, asynchronous otherwise)");
     return std::nullopt;
   }
   if (opt.model.empty() && opt.cost.empty() && opt.costs.empty()) {
-    print_error("--runtime megatron adds overheads in microseconds: give costs in microseconds (--cost, --costs "
-                "or --model), not the unit defaults");
+    print_error(
+        "--runtime megatron adds overheads in microseconds: give costs in microseconds (--cost, --costs "
+        "or --model), not the unit defaults");
     return std::nullopt;
   }
   if (!opt.runtime_params.empty()) {
@@ -176,7 +183,8 @@ void add_model_options(CLI::App& sub, SimInputOptions& opt, bool with_microbatch
   sub.add_option("--model", opt.model,
                  "Model file (JSON, docs/formats.md): layers with measured times or shapes; costs and bytes per stage "
                  "for any stage count (excludes --cost, --costs and --stage-spec)");
-  sub.add_option("--gpu", opt.gpu, "Accelerator of the model's roofline (see docs/formats.md): h100, h200, a100, b200, mi300x");
+  sub.add_option("--gpu", opt.gpu,
+                 "Accelerator of the model's roofline (see docs/formats.md): h100, h200, a100, b200, mi300x");
   sub.add_option("--pipeline-layout", opt.pipeline_layout,
                  "Megatron's layout of the model's layers over the stages, e.g. \"Et|(tt|)*3tL\" (default: balanced)");
   sub.add_option("--blocks-per-stage", opt.blocks_per_stage,
@@ -233,7 +241,8 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
   if (!mp) return std::nullopt;
   SimInputs in;
   try {
-    in = sim_inputs_from_stages(derive_stages(mp->model, mp->partition, mp->gpu, microbatch_size), stage_to_rank, ranks);
+    in =
+        sim_inputs_from_stages(derive_stages(mp->model, mp->partition, mp->gpu, microbatch_size), stage_to_rank, ranks);
   } catch (const ModelError& e) {
     print_error(opt.model + ": " + e.what());
     return std::nullopt;
@@ -255,8 +264,8 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
 namespace {
 
 std::optional<SimInputs> inputs_without_gpus(const SimInputOptions& opt, std::uint32_t ranks,
-                                             const std::vector<std::uint32_t>& stage_to_rank,
-                                             const Schedule* schedule, std::uint32_t microbatch_size);
+                                             const std::vector<std::uint32_t>& stage_to_rank, const Schedule* schedule,
+                                             std::uint32_t microbatch_size);
 
 }  // namespace
 
@@ -265,7 +274,8 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
                                          std::uint32_t microbatch_size) {
   if (opt.gpu_count > 0) {
     if (opt.gpu_count > ranks) {
-      print_error(fmt::format("--gpu-count {}: there are {} ranks, and a GPU holds at least one", opt.gpu_count, ranks));
+      print_error(
+          fmt::format("--gpu-count {}: there are {} ranks, and a GPU holds at least one", opt.gpu_count, ranks));
       return std::nullopt;
     }
     if (opt.runtime_model() != Runtime::PyTorch) {
@@ -281,9 +291,10 @@ std::optional<SimInputs> load_sim_inputs(const SimInputOptions& opt, std::uint32
 namespace {
 
 std::optional<SimInputs> inputs_without_gpus(const SimInputOptions& opt, std::uint32_t ranks,
-                                             const std::vector<std::uint32_t>& stage_to_rank,
-                                             const Schedule* schedule, std::uint32_t microbatch_size) {
-  if (!opt.model.empty()) return model_inputs(opt, ranks, stage_to_rank, microbatch_size ? microbatch_size : opt.microbatch_size);
+                                             const std::vector<std::uint32_t>& stage_to_rank, const Schedule* schedule,
+                                             std::uint32_t microbatch_size) {
+  if (!opt.model.empty())
+    return model_inputs(opt, ranks, stage_to_rank, microbatch_size ? microbatch_size : opt.microbatch_size);
   if (!opt.gpu.empty() || !opt.pipeline_layout.empty() || !opt.blocks_per_stage.empty() || opt.microbatch_size != 1) {
     print_error("--gpu, --pipeline-layout, --blocks-per-stage and --microbatch-size describe a --model; give one");
     return std::nullopt;

@@ -114,8 +114,9 @@ void run_search(benchmark::State& state, const AutoParams& a) {
 }
 
 void BM_AutoSearchSmall(benchmark::State& state) {
-  run_search(state, paper_params(static_cast<std::uint32_t>(state.range(0)), static_cast<std::uint32_t>(state.range(1)),
-                                 static_cast<std::uint32_t>(state.range(2)), state.range(3) == 15, state.range(4) == 1));
+  run_search(state,
+             paper_params(static_cast<std::uint32_t>(state.range(0)), static_cast<std::uint32_t>(state.range(1)),
+                          static_cast<std::uint32_t>(state.range(2)), state.range(3) == 15, state.range(4) == 1));
 }
 
 // V below cap p (`cap` microbatches), where the unit-time orders and the building blocks run.
@@ -129,9 +130,34 @@ void BM_AutoSearchTight(benchmark::State& state) {
 void BM_AutoSearch(benchmark::State& state) { search(state, false); }
 void BM_AutoSearchUneven(benchmark::State& state) { search(state, true); }
 
-BENCHMARK(BM_GreedyOnce)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_AutoSearch)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_AutoSearchUneven)->ArgNames({"p", "m", "v"})->Args({64, 512, 1})->Args({32, 512, 2})->Args({64, 512, 2})->Args({256, 2048, 1})->Args({128, 2048, 2})->Args({256, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+BENCHMARK(BM_GreedyOnce)
+    ->ArgNames({"p", "m", "v"})
+    ->Args({64, 512, 1})
+    ->Args({64, 512, 2})
+    ->Args({256, 2048, 1})
+    ->Args({256, 2048, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_AutoSearch)
+    ->ArgNames({"p", "m", "v"})
+    ->Args({64, 512, 1})
+    ->Args({64, 512, 2})
+    ->Args({256, 2048, 1})
+    ->Args({256, 2048, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_AutoSearchUneven)
+    ->ArgNames({"p", "m", "v"})
+    ->Args({64, 512, 1})
+    ->Args({32, 512, 2})
+    ->Args({64, 512, 2})
+    ->Args({256, 2048, 1})
+    ->Args({128, 2048, 2})
+    ->Args({256, 2048, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
 
 }  // namespace
 

@@ -16,8 +16,8 @@ int main() {
   const RuntimeParams params = megatron_a100_params();
   fmt::print("# --runtime megatron, {} us per p2p call ({})\n", params.p2p_call_overhead_us, params.hardware);
   fmt::print("# iteration times in ms; ratio: error of the predicted throughput ratio to 1F1B\n");
-  fmt::print("{:<6} {:>3} {:>4}  {:<7} {:>9} {:>9} {:>7} {:>7}\n", "model", "p", "m", "sched", "measured",
-             "predicted", "error", "ratio");
+  fmt::print("{:<6} {:>3} {:>4}  {:<7} {:>9} {:>9} {:>7} {:>7}\n", "model", "p", "m", "sched", "measured", "predicted",
+             "error", "ratio");
   double worst = 0, worst_ratio = 0;
   for (const Run& r : kRuns) {
     double pred[4], meas[4];

@@ -76,15 +76,27 @@ void BM_ParseAndCheck(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
 
-BENCHMARK(BM_RunChecks)->ArgName("microbatches")->Arg(2600)->Arg(26000)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_ParseAndCheck)->ArgName("microbatches")->Arg(26000)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+BENCHMARK(BM_RunChecks)
+    ->ArgName("microbatches")
+    ->Arg(2600)
+    ->Arg(26000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_ParseAndCheck)
+    ->ArgName("microbatches")
+    ->Arg(26000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("ppsched_check_input", "1F1B, 64 ranks, lowered with send/recv; 26000 microbatches is ~10M actions");
+  benchmark::AddCustomContext("ppsched_check_input",
+                              "1F1B, 64 ranks, lowered with send/recv; 26000 microbatches is ~10M actions");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

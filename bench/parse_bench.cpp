@@ -53,8 +53,7 @@ constexpr std::uint32_t kMaxRanks = 128;
 // One rank's program of a 1F1B schedule with its communication lowered in, as PyTorch's
 // compute_comms format holds it: warm-up forwards, then one forward / one backward, then the
 // remaining backwards.
-void append_1f1b_rank(std::vector<Action>& out, std::uint32_t rank, std::uint32_t ranks,
-                      std::uint32_t microbatches) {
+void append_1f1b_rank(std::vector<Action>& out, std::uint32_t rank, std::uint32_t ranks, std::uint32_t microbatches) {
   const auto stage = static_cast<std::uint16_t>(rank);
   const bool first = rank == 0, last = rank + 1 == ranks;
   auto forward = [&](std::uint32_t mb) {
@@ -160,18 +159,16 @@ void report_throughput(benchmark::State& state, const Corpus& c) {
 
 // Checked once after the timed loop, so the check costs no measured time: the last parse
 // succeeded, reported nothing, and gave back exactly the schedule that was written.
-void check_parsed(benchmark::State& state, const Corpus& c,
-                  const std::optional<ppsched::ParsedSchedule>& parsed,
+void check_parsed(benchmark::State& state, const Corpus& c, const std::optional<ppsched::ParsedSchedule>& parsed,
                   const ppsched::DiagnosticSink& sink) {
   if (!parsed) {
-    state.SkipWithError(sink.diagnostics().empty()
-                            ? "parse failed"
-                            : ("parse failed: " + sink.diagnostics().front().message).c_str());
+    state.SkipWithError(sink.diagnostics().empty() ? "parse failed"
+                                                   : ("parse failed: " + sink.diagnostics().front().message).c_str());
   } else if (!sink.diagnostics().empty()) {
     state.SkipWithError(("unexpected diagnostic: " + sink.diagnostics().front().message).c_str());
   } else if (parsed->schedule.action_count() != c.actions) {
-    state.SkipWithError(("parsed " + std::to_string(parsed->schedule.action_count()) +
-                         " actions, expected " + std::to_string(c.actions))
+    state.SkipWithError(("parsed " + std::to_string(parsed->schedule.action_count()) + " actions, expected " +
+                         std::to_string(c.actions))
                             .c_str());
   } else if (!ppsched::same_schedule(parsed->schedule, c.schedule)) {
     state.SkipWithError("parsed schedule differs from the one written");
@@ -222,9 +219,8 @@ void BM_WriteCsv(benchmark::State& state) {
     written = sink.bytes();
   }
   if (written != c.csv.size())
-    state.SkipWithError(("wrote " + std::to_string(written) + " bytes, expected " +
-                         std::to_string(c.csv.size()))
-                            .c_str());
+    state.SkipWithError(
+        ("wrote " + std::to_string(written) + " bytes, expected " + std::to_string(c.csv.size())).c_str());
   report_throughput(state, c);
 }
 
@@ -253,10 +249,9 @@ BENCHMARK(BM_WriteCsv)->Apply(headline_size);
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext(
-      "ppsched_parse_input",
-      "PyTorch compute_comms CSV of a 1F1B schedule with SEND/RECV, stage = rank, CRLF; "
-      "up to 128 ranks; strict parsing");
+  benchmark::AddCustomContext("ppsched_parse_input",
+                              "PyTorch compute_comms CSV of a 1F1B schedule with SEND/RECV, stage = rank, CRLF; "
+                              "up to 128 ranks; strict parsing");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -90,8 +90,7 @@ std::unique_ptr<Input> make_input(std::int64_t target) {
       add(ActionKind::F, m, now, now + 1, Stream::Compute);
       mem.push_back({now, held += 1});
       now += 1;
-      if (r + 1 < ranks)
-        send_f[std::size_t{r} * mbs + m] = add(ActionKind::SendF, m, now, now + 0.25, Stream::Send);
+      if (r + 1 < ranks) send_f[std::size_t{r} * mbs + m] = add(ActionKind::SendF, m, now, now + 0.25, Stream::Send);
     };
     auto bwd = [&](std::uint32_t m) {
       if (r + 1 < ranks) {

@@ -67,7 +67,17 @@ void BM_FakeIteration(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_BuildRunPlan)->ArgNames({"p", "m"})->Args({4, 8})->Args({8, 64})->Args({64, 1024})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FakeIteration)->ArgNames({"p", "m"})->Args({4, 8})->Args({8, 64})->Args({64, 1024})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildRunPlan)
+    ->ArgNames({"p", "m"})
+    ->Args({4, 8})
+    ->Args({8, 64})
+    ->Args({64, 1024})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FakeIteration)
+    ->ArgNames({"p", "m"})
+    ->Args({4, 8})
+    ->Args({8, 64})
+    ->Args({64, 1024})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -194,21 +194,65 @@ void BM_LivenessSlots1f1b(benchmark::State& state) {
   state.counters["peak_slots"] = l.peak;
 }
 
-BENCHMARK(BM_MemoryBytes1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_LivenessSlots1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_SimulateTimed1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-BENCHMARK(BM_SimulateAggregates1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_MemoryBytes1f1b)
+    ->ArgName("microbatches")
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_LivenessSlots1f1b)
+    ->ArgName("microbatches")
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_SimulateTimed1f1b)
+    ->ArgName("microbatches")
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+BENCHMARK(BM_SimulateAggregates1f1b)
+    ->ArgName("microbatches")
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
 BENCHMARK(BM_SimulateAggregatesSizes)
     ->ArgName("actions")
-    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Arg(10000000)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_TimelineWriteFloor)->ArgName("fresh")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-BENCHMARK(BM_FindStuck1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-BENCHMARK(BM_SimulateSteps1f1b)->ArgName("microbatches")->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_TimelineWriteFloor)
+    ->ArgName("fresh")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+BENCHMARK(BM_FindStuck1f1b)
+    ->ArgName("microbatches")
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+BENCHMARK(BM_SimulateSteps1f1b)
+    ->ArgName("microbatches")
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 BENCHMARK(BM_SimulateTimedSizes)
     ->ArgName("actions")
-    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Arg(10000000)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(0.2);
@@ -218,8 +262,9 @@ BENCHMARK(BM_SimulateTimedSizes)
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("ppsched_sim_input", "1F1B lowered with send/recv, unit costs, no comm time; "
-                                                   "PyTorch baseline: 110 s for 64 x 16384 (6.2M actions)");
+  benchmark::AddCustomContext("ppsched_sim_input",
+                              "1F1B lowered with send/recv, unit costs, no comm time; "
+                              "PyTorch baseline: 110 s for 64 x 16384 (6.2M actions)");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

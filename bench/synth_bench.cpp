@@ -69,7 +69,9 @@ void BM_LowerRuntimeZbvKeywords(benchmark::State& state) {
     lowered = lower_runtime(compute, k);
     benchmark::DoNotOptimize(lowered.ranks.data());
   }
-  state.SetLabel(state.range(1) == 0 ? "defer_pp_recv" : state.range(1) == 1 ? "max_active_stages=1" : "max_active_stages=0");
+  state.SetLabel(state.range(1) == 0   ? "defer_pp_recv"
+                 : state.range(1) == 1 ? "max_active_stages=1"
+                                       : "max_active_stages=0");
   report(state, lowered);
 }
 

@@ -38,11 +38,13 @@ void tune_engine(benchmark::State& state, const NetworkModel& model, std::uint32
   if (liveness) req.liveness = LivenessGranularity::StageMicrobatch;
   std::size_t trials = 0;
   for (auto _ : state) {
-    auto result = tune_schedules(req, tune_trials(req), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t b) {
-      const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
-      const Partition partition = balanced_partition(model, stages, gpu, b);
-      return std::optional<SimInputs>(sim_inputs_from_stages(derive_stages(model, partition, gpu, b), stage_to_rank, req.ranks));
-    });
+    auto result =
+        tune_schedules(req, tune_trials(req), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t b) {
+          const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
+          const Partition partition = balanced_partition(model, stages, gpu, b);
+          return std::optional<SimInputs>(
+              sim_inputs_from_stages(derive_stages(model, partition, gpu, b), stage_to_rank, req.ranks));
+        });
     trials = result->trials.size();
     benchmark::DoNotOptimize(result);
   }
@@ -50,9 +52,7 @@ void tune_engine(benchmark::State& state, const NetworkModel& model, std::uint32
   state.counters["shapes"] = double(tune_shapes(req).size());
 }
 
-const char* model_file(std::int64_t index) {
-  return index == 0 ? "llama3-70b.model.json" : "llama3-8b.model.json";
-}
+const char* model_file(std::int64_t index) { return index == 0 ? "llama3-70b.model.json" : "llama3-8b.model.json"; }
 
 // ranks, global batch; the model by index: 0 = llama3-70b (80 blocks), 1 = llama3-8b (32 blocks).
 void BM_TuneModel(benchmark::State& state) {

@@ -8,7 +8,8 @@ namespace ppsched::check {
 ActionIndex::ActionIndex(const CheckContext& ctx) : stages_(ctx.stages), microbatches_(ctx.microbatches) {
   const Schedule& s = *ctx.schedule;
   rank_begin_.push_back(0);
-  for (const auto& r : s.ranks) rank_begin_.push_back(rank_begin_.back() + static_cast<std::uint32_t>(r.actions.size()));
+  for (const auto& r : s.ranks)
+    rank_begin_.push_back(rank_begin_.back() + static_cast<std::uint32_t>(r.actions.size()));
   dense_ = double(stages_) * double(microbatches_) <= 16.0 * (double(rank_begin_.back()) + 64);
   if (dense_) {
     first_.assign(std::size_t{kKinds} * stages_ * microbatches_, kNone);

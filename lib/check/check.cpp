@@ -39,11 +39,9 @@ constexpr Rule kRules[] = {
     {"input-weight-count", RuleLevel::Error, "a stage runs I and W for different numbers of microbatches",
      "every I needs its W (PyTorch's validator checks the counts too)", &check::input_weight_count},
     {"send-without-recv", RuleLevel::Error, "a SEND has no matching RECV on the receiving rank",
-     "every SEND_F(s, m) needs RECV_F(s+1, m) and every SEND_B(s, m) needs RECV_B(s-1, m)",
-     &check::send_without_recv},
+     "every SEND_F(s, m) needs RECV_F(s+1, m) and every SEND_B(s, m) needs RECV_B(s-1, m)", &check::send_without_recv},
     {"recv-without-send", RuleLevel::Error, "a RECV has no matching SEND on the sending rank",
-     "every RECV_F(s, m) needs SEND_F(s-1, m) and every RECV_B(s, m) needs SEND_B(s+1, m)",
-     &check::recv_without_send},
+     "every RECV_F(s, m) needs SEND_F(s-1, m) and every RECV_B(s, m) needs SEND_B(s+1, m)", &check::recv_without_send},
     {"send-before-compute", RuleLevel::Error, "a SEND comes before the compute that produces its data",
      "put SEND_F(s, m) after F(s, m) and SEND_B(s, m) after I(s, m) or B(s, m)", &check::send_before_compute},
     {"comm-between-colocated-stages", RuleLevel::Error, "a SEND or RECV between two stages on the same rank",
@@ -80,7 +78,8 @@ constexpr Rule kRules[] = {
      "'BlockMask' object has no attribute 'requires_grad'\" (pytorch/torchtitan#3584; no release is known to skip "
      "such inputs)",
      &check::input_grad_with_non_tensor_input},
-    {"first-stage-input-grad", RuleLevel::Note, "an I on the first stage: PyTorch skips it and runs the whole backward in W",
+    {"first-stage-input-grad", RuleLevel::Note,
+     "an I on the first stage: PyTorch skips it and runs the whole backward in W",
      "the first stage's inputs need no gradient, so PyTorch's runtime skips its I and runs the whole backward in its "
      "W: splitting I from W buys nothing there; a B says the same thing",
      &check::first_stage_input_grad},
@@ -117,9 +116,17 @@ constexpr Rule kRules[] = {
 //     the schedule;
 //   - max-bubble, max-memory: thresholds on the simulation's own results.
 constexpr std::string_view kStructuralRules[] = {
-    "rank-count",         "stage-out-of-range", "microbatch-out-of-range", "stage-on-two-ranks",
-    "stage-on-wrong-rank", "duplicate-action",  "missing-forward",         "missing-backward",
-    "backward-before-forward", "weight-before-input-grad", "full-and-split-backward",
+    "rank-count",
+    "stage-out-of-range",
+    "microbatch-out-of-range",
+    "stage-on-two-ranks",
+    "stage-on-wrong-rank",
+    "duplicate-action",
+    "missing-forward",
+    "missing-backward",
+    "backward-before-forward",
+    "weight-before-input-grad",
+    "full-and-split-backward",
 };
 
 // One rule at one level into `sink`, through a sink of its own so that one rule's thousand
@@ -128,8 +135,9 @@ std::size_t run_rule(const Rule& rule, RuleLevel level, const CheckContext& ctx,
   DiagnosticSink local(1000);
   rule.check(ctx, local);
   for (Diagnostic d : local.diagnostics()) {
-    d.severity = level == RuleLevel::Error ? Severity::Error
-                 : level == RuleLevel::Warning ? Severity::Warning : Severity::Note;
+    d.severity = level == RuleLevel::Error     ? Severity::Error
+                 : level == RuleLevel::Warning ? Severity::Warning
+                                               : Severity::Note;
     sink.report(std::move(d));
   }
   return level == RuleLevel::Error ? local.error_count() + local.dropped_errors() : 0;
@@ -220,8 +228,8 @@ namespace check {
 
 const ActionIndex& index_of(const CheckContext& ctx) { return *ctx.index; }
 
-void report(const CheckContext& ctx, DiagnosticSink& sink, std::string_view rule, std::size_t rank,
-            std::size_t step, std::string message, std::vector<Note> notes) {
+void report(const CheckContext& ctx, DiagnosticSink& sink, std::string_view rule, std::size_t rank, std::size_t step,
+            std::string message, std::vector<Note> notes) {
   Diagnostic d;
   d.rule = std::string(rule);
   d.loc = action_location(ctx, rank, step);

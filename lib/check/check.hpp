@@ -28,7 +28,7 @@ namespace check {
 class ActionIndex;
 struct Simulation;
 struct Liveness;
-}
+}  // namespace check
 
 /// What the schedule is checked against. Values the caller did not know are inferred by
 /// resolve_context (check/expectations.hpp), and a note says so.

@@ -9,8 +9,8 @@
 namespace ppsched::check {
 
 /// Reports `message` under `rule` at action (rank, step); `notes` are appended.
-void report(const CheckContext& ctx, DiagnosticSink& sink, std::string_view rule, std::size_t rank,
-            std::size_t step, std::string message, std::vector<Note> notes = {});
+void report(const CheckContext& ctx, DiagnosticSink& sink, std::string_view rule, std::size_t rank, std::size_t step,
+            std::string message, std::vector<Note> notes = {});
 
 /// A note pointing at another action.
 Note note_at(const CheckContext& ctx, std::size_t rank, std::size_t step, std::string message);
@@ -32,8 +32,6 @@ void for_each_leaf(const Schedule& s, F&& f) {
   }
 }
 
-inline std::string text(const CheckContext& ctx, const Action& a) {
-  return action_text(a, ctx.schedule->sub_actions);
-}
+inline std::string text(const CheckContext& ctx, const Action& a) { return action_text(a, ctx.schedule->sub_actions); }
 
 }  // namespace ppsched::check

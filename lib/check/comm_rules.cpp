@@ -11,11 +11,16 @@ namespace {
 // The other half of a SEND or RECV, as (kind, stage).
 std::pair<ActionKind, std::int64_t> partner(const Action& a) {
   switch (a.kind) {
-    case ActionKind::SendF: return {ActionKind::RecvF, std::int64_t{a.stage} + 1};
-    case ActionKind::RecvF: return {ActionKind::SendF, std::int64_t{a.stage} - 1};
-    case ActionKind::SendB: return {ActionKind::RecvB, std::int64_t{a.stage} - 1};
-    case ActionKind::RecvB: return {ActionKind::SendB, std::int64_t{a.stage} + 1};
-    default: return {ActionKind::Idle, -1};
+    case ActionKind::SendF:
+      return {ActionKind::RecvF, std::int64_t{a.stage} + 1};
+    case ActionKind::RecvF:
+      return {ActionKind::SendF, std::int64_t{a.stage} - 1};
+    case ActionKind::SendB:
+      return {ActionKind::RecvB, std::int64_t{a.stage} - 1};
+    case ActionKind::RecvB:
+      return {ActionKind::SendB, std::int64_t{a.stage} + 1};
+    default:
+      return {ActionKind::Idle, -1};
   }
 }
 
@@ -24,14 +29,16 @@ std::pair<ActionKind, std::int64_t> partner(const Action& a) {
 // tell (a sparse index, an action beyond the pipeline) or when some partner is missing.
 bool all_matched(const ActionIndex& idx, bool sends) {
   if (!idx.dense() || idx.any_stage_beyond() || idx.any_microbatch_beyond()) return false;
-  const ActionKind mine[2] = {sends ? ActionKind::SendF : ActionKind::RecvF, sends ? ActionKind::SendB : ActionKind::RecvB};
+  const ActionKind mine[2] = {sends ? ActionKind::SendF : ActionKind::RecvF,
+                              sends ? ActionKind::SendB : ActionKind::RecvB};
   for (std::uint32_t st = 0; st < idx.stages(); ++st) {
     for (ActionKind k : mine) {
       if ((idx.stage_kinds(st) & (1u << static_cast<unsigned>(k))) == 0) continue;
       auto [other, peer] = partner(Action::make(k, static_cast<std::uint16_t>(st), 0));
       for (std::uint32_t m = 0; m < idx.microbatches(); ++m) {
         if (idx.count(k, st, m) == 0) continue;
-        if (peer < 0 || peer >= idx.stages() || idx.count(other, static_cast<std::uint32_t>(peer), m) == 0) return false;
+        if (peer < 0 || peer >= idx.stages() || idx.count(other, static_cast<std::uint32_t>(peer), m) == 0)
+          return false;
       }
     }
   }
@@ -48,8 +55,8 @@ void unmatched(const CheckContext& ctx, DiagnosticSink& sink, bool sends) {
     bool is_recv = a.kind == ActionKind::RecvF || a.kind == ActionKind::RecvB;
     if (!(sends ? is_send : is_recv) || !a.has_microbatch()) return;
     auto [kind, stage] = partner(a);
-    bool found = stage >= 0 && stage < ctx.stages &&
-                 idx.count(kind, static_cast<std::uint32_t>(stage), a.microbatch()) > 0;
+    bool found =
+        stage >= 0 && stage < ctx.stages && idx.count(kind, static_cast<std::uint32_t>(stage), a.microbatch()) > 0;
     if (found) return;
     std::string other = fmt::format("{}{}{}", stage, kind_name(kind), a.microbatch());
     std::string where = stage >= 0 && stage < static_cast<std::int64_t>(ctx.stage_to_rank.size())
@@ -118,9 +125,9 @@ void comm_in_compute_only(const CheckContext& ctx, DiagnosticSink& sink) {
     for (std::size_t i = 0; i < s.ranks[r].actions.size(); ++i) {
       const Action& a = s.ranks[r].actions[i];
       if (!a.is_idle() && !is_compute(a.kind))
-        report(ctx, sink, "comm-in-compute-only", r, i,
-               fmt::format("{} is not a compute action, and this schedule is expected to be compute_only",
-                           text(ctx, a)));
+        report(
+            ctx, sink, "comm-in-compute-only", r, i,
+            fmt::format("{} is not a compute action, and this schedule is expected to be compute_only", text(ctx, a)));
     }
 }
 

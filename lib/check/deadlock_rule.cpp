@@ -52,7 +52,8 @@ std::string eager_note(const CheckContext& ctx, const std::vector<const TimedDea
                        std::size_t from) {
   const Schedule& s = *ctx.schedule;
   const SendMode& mode = ctx.send_mode;
-  if (!mode.needs_sizes()) return "checked under --send-mode eager: no SEND waits for its RECV, and it still cannot finish";
+  if (!mode.needs_sizes())
+    return "checked under --send-mode eager: no SEND waits for its RECV, and it still cannot finish";
   CommModel sizes;
   if (ctx.stage_spec) sizes.stages = *ctx.stage_spec;
   std::string over;
@@ -62,9 +63,10 @@ std::string eager_note(const CheckContext& ctx, const std::vector<const TimedDea
     over += fmt::format("{}{} carries {:.0f}", over.empty() ? "" : ", ", text(ctx, a),
                         sizes.message_bytes(a.stage, a.kind == ActionKind::SendF));
   }
-  std::string out = fmt::format("checked under --send-mode {}: a SEND waits for its RECV only when its message is over "
-                                "{:.0f} bytes",
-                                send_mode_name(mode), mode.eager_max_bytes);
+  std::string out = fmt::format(
+      "checked under --send-mode {}: a SEND waits for its RECV only when its message is over "
+      "{:.0f} bytes",
+      send_mode_name(mode), mode.eager_max_bytes);
   if (!over.empty()) out += " (" + over + ")";
   return out;
 }
@@ -100,8 +102,9 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
     }
     std::uint32_t producer = ctx.stage_to_rank[cur.waits_stage];
     const ActionIndex& idx = index_of(ctx);
-    bool exists = idx.count(cur.waits_kind, cur.waits_stage, cur.waits_microbatch) > 0 ||
-                  (cur.waits_kind == ActionKind::I && idx.count(ActionKind::B, cur.waits_stage, cur.waits_microbatch) > 0);
+    bool exists =
+        idx.count(cur.waits_kind, cur.waits_stage, cur.waits_microbatch) > 0 ||
+        (cur.waits_kind == ActionKind::I && idx.count(ActionKind::B, cur.waits_stage, cur.waits_microbatch) > 0);
     if (!exists) {
       ending = fmt::format("which no rank runs: it is missing from rank {}'s program", producer);
       break;

@@ -39,8 +39,7 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
     ctx.stages = s.num_stages;
   } else {
     ctx.stages = infer_stage_count(s);
-    out.inferred.push_back(
-        {fmt::format("{} stages (the highest stage used)", ctx.stages), {"--stages-per-rank"}});
+    out.inferred.push_back({fmt::format("{} stages (the highest stage used)", ctx.stages), {"--stages-per-rank"}});
   }
   if (want.microbatches) {
     ctx.microbatches = want.microbatches;
@@ -48,8 +47,7 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
     ctx.microbatches = s.num_microbatches;
   } else {
     ctx.microbatches = infer_microbatch_count(s);
-    out.inferred.push_back(
-        {fmt::format("{} microbatches (the highest used)", ctx.microbatches), {"--microbatches"}});
+    out.inferred.push_back({fmt::format("{} microbatches (the highest used)", ctx.microbatches), {"--microbatches"}});
   }
   // The first of: the caller's list, the caller's style, the schedule's own placement; else
   // PyTorch's inference, which a note names.

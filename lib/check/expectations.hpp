@@ -49,7 +49,6 @@ struct ResolvedContext {
 /// The context for checking `s` (read from `file`; `source` may be null) against `want`.
 /// Throws std::invalid_argument when `want` cannot hold: a v placement of a stage count that is
 /// not a multiple of the ranks. The context points at `s` and `source`, which must outlive it.
-ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file,
-                                const Expectations& want);
+ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file, const Expectations& want);
 
 }  // namespace ppsched

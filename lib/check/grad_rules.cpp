@@ -32,9 +32,10 @@ void input_grad_without_requires_grad(const CheckContext& ctx, DiagnosticSink& s
       report(ctx, sink, "input-grad-without-requires-grad", r, i,
              fmt::format("{} computes input gradients of stage {}, but its {} input '{}' does not require grad",
                          text(ctx, a), a.stage, in.keyword ? "keyword" : "positional", in.name),
-             {Note{{}, "PyTorch's stage_backward_input fails here with \"One of the differentiated Tensors does "
-                       "not require grad\"; use B on this stage, or make the input non-differentiable in the "
-                       "model (detach it, or pass it as a buffer)",
+             {Note{{},
+                   "PyTorch's stage_backward_input fails here with \"One of the differentiated Tensors does "
+                   "not require grad\"; use B on this stage, or make the input non-differentiable in the "
+                   "model (detach it, or pass it as a buffer)",
                    {}}});
       return;
     }
@@ -58,8 +59,9 @@ void input_grad_with_non_tensor_input(const CheckContext& ctx, DiagnosticSink& s
                          "stage_backward_input reads its requires_grad and fails with AttributeError (no release is "
                          "known to skip such inputs)",
                          text(ctx, a), a.stage, in.keyword ? "keyword" : "positional", in.name),
-             {Note{{}, "use B on this stage (a full-backward schedule such as Interleaved1F1B), or build the "
-                       "non-tensor inside the stage instead of passing it in",
+             {Note{{},
+                   "use B on this stage (a full-backward schedule such as Interleaved1F1B), or build the "
+                   "non-tensor inside the stage instead of passing it in",
                    {}}});
       return;
     }

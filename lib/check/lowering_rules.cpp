@@ -54,7 +54,8 @@ void comm_between_colocated(const CheckContext& ctx, DiagnosticSink& sink) {
   }
   for_each_leaf(*ctx.schedule, [&](std::size_t r, std::size_t i, const Action& a) {
     if (!is_send_recv(a.kind) || !a.has_stage()) return;
-    std::int64_t peer = (a.kind == ActionKind::SendF || a.kind == ActionKind::RecvB) ? a.stage + 1 : std::int64_t{a.stage} - 1;
+    std::int64_t peer =
+        (a.kind == ActionKind::SendF || a.kind == ActionKind::RecvB) ? a.stage + 1 : std::int64_t{a.stage} - 1;
     if (peer < 0 || peer >= static_cast<std::int64_t>(ctx.stage_to_rank.size()) || a.stage >= ctx.stage_to_rank.size())
       return;
     if (ctx.stage_to_rank[a.stage] == ctx.stage_to_rank[static_cast<std::size_t>(peer)])
@@ -94,13 +95,15 @@ void unshard_reshard(const CheckContext& ctx, DiagnosticSink& sink) {
       if (!a.has_stage() || a.stage >= ctx.stages) continue;
       if (a.kind == ActionKind::Unshard) {
         if (state[a.stage] == 1)
-          report(ctx, sink, "unshard-reshard", r, i, fmt::format("{} unshards a stage that is already unsharded", text(ctx, a)),
+          report(ctx, sink, "unshard-reshard", r, i,
+                 fmt::format("{} unshards a stage that is already unsharded", text(ctx, a)),
                  {note_at(ctx, r, unshard_at[a.stage], "unsharded here")});
         state[a.stage] = 1;
         unshard_at[a.stage] = i;
       } else if (a.kind == ActionKind::Reshard) {
         if (state[a.stage] == 0)
-          report(ctx, sink, "unshard-reshard", r, i, fmt::format("{} reshards a stage that is not unsharded", text(ctx, a)));
+          report(ctx, sink, "unshard-reshard", r, i,
+                 fmt::format("{} reshards a stage that is not unsharded", text(ctx, a)));
         state[a.stage] = 0;
       } else {
         check_compute(a);

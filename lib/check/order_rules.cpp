@@ -62,7 +62,8 @@ namespace {
 // comm_rules.cpp: each action once and each stage on one rank make ordinals comparable).
 bool all_backwards_after_forward(const ActionIndex& idx) {
   if (!idx.dense() || idx.any_repeat() || idx.any_stage_on_two_ranks() || idx.any_stage_beyond()) return false;
-  constexpr std::uint32_t kBackward = (1u << static_cast<unsigned>(ActionKind::B)) | (1u << static_cast<unsigned>(ActionKind::I));
+  constexpr std::uint32_t kBackward =
+      (1u << static_cast<unsigned>(ActionKind::B)) | (1u << static_cast<unsigned>(ActionKind::I));
   for (std::uint32_t st = 0; st < idx.stages(); ++st) {
     if ((idx.stage_kinds(st) & kBackward) == 0) continue;
     for (std::uint32_t m = 0; m < idx.microbatches(); ++m) {

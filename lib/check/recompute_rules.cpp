@@ -31,8 +31,9 @@ void split_backward_recompute(const CheckContext& ctx, DiagnosticSink& sink) {
                        text(ctx, a), a.stage, recompute_mode_name(rc.mode), split, rc.weight_groups,
                        costs.cost(a.stage, ActionKind::I) + costs.cost(a.stage, ActionKind::W),
                        costs.cost(a.stage, ActionKind::B), ctx.costs ? "the given" : "unit"),
-           {Note{{}, "use a full-backward schedule (Interleaved1F1B, 1F1B) while this stage is checkpointed, or "
-                     "checkpoint less: `ppsched simulate --stage-spec` times both",
+           {Note{{},
+                 "use a full-backward schedule (Interleaved1F1B, 1F1B) while this stage is checkpointed, or "
+                 "checkpoint less: `ppsched simulate --stage-spec` times both",
                  {}}});
   });
 }

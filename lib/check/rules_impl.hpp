@@ -4,8 +4,8 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "check/check.hpp"
@@ -58,7 +58,9 @@ class ActionIndex {
   bool any_stage_beyond() const { return any_stage_beyond_; }
   bool any_microbatch_beyond() const { return any_mb_beyond_; }
   /// The rank where a stage's first action is (kNone: none), and whether another rank has one.
-  std::uint32_t stage_rank(std::uint32_t stage) const { return stage < stage_rank_.size() ? stage_rank_[stage] : kNone; }
+  std::uint32_t stage_rank(std::uint32_t stage) const {
+    return stage < stage_rank_.size() ? stage_rank_[stage] : kNone;
+  }
   bool any_stage_on_two_ranks() const { return any_stage_on_two_ranks_; }
   /// Which kinds occur on a stage, as bits 1 << ActionKind.
   std::uint32_t stage_kinds(std::uint32_t stage) const { return stage < stage_kinds_.size() ? stage_kinds_[stage] : 0; }

@@ -41,7 +41,7 @@ struct Proof {
     }
     const std::uint8_t bit = kBit[static_cast<std::size_t>(a.kind)];
     if (!a.has_microbatch()) return (bit & (kF | kB | kI | kW)) == 0;  // a compute action of no microbatch
-    if (a.microbatch() >= ctx.microbatches) return false;             // microbatch-out-of-range
+    if (a.microbatch() >= ctx.microbatches) return false;              // microbatch-out-of-range
     if (bit == 0 || !a.has_stage()) return true;
     std::uint8_t& cell = seen[std::size_t{a.stage} * ctx.microbatches + a.microbatch()];
     // duplicate-action; backward-before-forward (B or I before F); weight-before-input-grad.

@@ -62,8 +62,7 @@ namespace {
 
 // "rank r holds stages r and 7-r": how a placement style lays `stages` stages on `ranks` ranks.
 std::string style_words(PlacementStyle style, std::uint32_t ranks, std::uint32_t stages) {
-  if (style == PlacementStyle::V)
-    return fmt::format("as a V (rank r holds stages r and {}-r)", stages - 1);
+  if (style == PlacementStyle::V) return fmt::format("as a V (rank r holds stages r and {}-r)", stages - 1);
   return stages > ranks ? fmt::format("in a loop (rank r holds stages r, r+{}, ...)", ranks)
                         : std::string("in a loop (rank r holds stage r)");
 }
@@ -139,11 +138,11 @@ void stage_on_wrong_rank(const CheckContext& ctx, DiagnosticSink& sink) {
   }
   for (const Misplaced& m : found)
     report(ctx, sink, "stage-on-wrong-rank", m.rank, m.step,
-           fmt::format("{} is on rank {}, but the placement puts stage {} on rank {}{}", m.first, m.rank, m.stage,
-                       m.want,
-                       m.count > 1 ? fmt::format(" ({} more action(s) of stage {} on rank {} after it)", m.count - 1,
-                                                 m.stage, m.rank)
-                                   : std::string()));
+           fmt::format(
+               "{} is on rank {}, but the placement puts stage {} on rank {}{}", m.first, m.rank, m.stage, m.want,
+               m.count > 1
+                   ? fmt::format(" ({} more action(s) of stage {} on rank {} after it)", m.count - 1, m.stage, m.rank)
+                   : std::string()));
 }
 
 }  // namespace ppsched::check

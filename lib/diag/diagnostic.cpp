@@ -6,15 +6,17 @@ namespace ppsched {
 
 std::string_view severity_name(Severity s) {
   switch (s) {
-    case Severity::Note: return "note";
-    case Severity::Warning: return "warning";
-    case Severity::Error: return "error";
+    case Severity::Note:
+      return "note";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Error:
+      return "error";
   }
   return "error";
 }
 
-Snippet make_snippet(std::string_view line, std::size_t column0, std::size_t length,
-                     std::size_t width) {
+Snippet make_snippet(std::string_view line, std::size_t column0, std::size_t length, std::size_t width) {
   Snippet s;
   column0 = std::min(column0, line.size());
   length = std::max<std::size_t>(1, length);

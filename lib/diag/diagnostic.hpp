@@ -35,8 +35,7 @@ struct Snippet {
 /// Cuts a window of at most `width` bytes around [column0, column0+length) of `line`,
 /// marks cut ends with "...", and replaces bytes that are not printable ASCII by '?' so that
 /// the caret stays aligned on any terminal.
-Snippet make_snippet(std::string_view line, std::size_t column0, std::size_t length,
-                     std::size_t width = 100);
+Snippet make_snippet(std::string_view line, std::size_t column0, std::size_t length, std::size_t width = 100);
 
 struct Note {
   SourceLoc loc;

@@ -8,9 +8,12 @@ namespace {
 
 const char* color_of(Severity s) {
   switch (s) {
-    case Severity::Error: return "\x1b[1;31m";
-    case Severity::Warning: return "\x1b[1;35m";
-    case Severity::Note: return "\x1b[1;36m";
+    case Severity::Error:
+      return "\x1b[1;31m";
+    case Severity::Warning:
+      return "\x1b[1;35m";
+    case Severity::Note:
+      return "\x1b[1;36m";
   }
   return "";
 }
@@ -38,8 +41,8 @@ void append_snippet(std::string& out, const Snippet& s, bool color) {
   out += '\n';
 }
 
-void append_head(std::string& out, Severity sev, const SourceLoc& loc, const std::string& msg,
-                 const std::string& rule, bool color) {
+void append_head(std::string& out, Severity sev, const SourceLoc& loc, const std::string& msg, const std::string& rule,
+                 bool color) {
   if (color) out += "\x1b[1m";
   append_loc(out, loc);
   if (color) out += color_of(sev);
@@ -82,8 +85,7 @@ std::string render_one_line(const Diagnostic& d) {
 std::string render_text(const DiagnosticSink& sink, const RenderOptions& opt) {
   std::string out;
   for (const Diagnostic& d : sink.diagnostics()) out += render_text(d, opt);
-  if (sink.dropped_errors())
-    out += fmt::format("note: {} more error(s) not shown\n", sink.dropped_errors());
+  if (sink.dropped_errors()) out += fmt::format("note: {} more error(s) not shown\n", sink.dropped_errors());
   return out;
 }
 

@@ -7,7 +7,8 @@
 //
 // The location prefix is file:line:col when known, file: otherwise; a JSON path, when there
 // is one, starts the message ("s.json:4:7: error: $.programs[1][0]: ..."), so problem
-// matchers that expect "file:line:col: error: message" read every line. Colour only when asked (the caller decides: terminal and NO_COLOR).
+// matchers that expect "file:line:col: error: message" read every line. Colour only when asked (the caller decides:
+// terminal and NO_COLOR).
 #pragma once
 
 #include <string>

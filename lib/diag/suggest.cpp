@@ -25,8 +25,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::optional<std::string> closest_match(std::string_view word,
-                                         std::span<const std::string_view> candidates) {
+std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates) {
   std::size_t best = std::max<std::size_t>(1, word.size() / 3) + 1;
   std::optional<std::string> out;
   for (auto c : candidates) {

@@ -12,7 +12,6 @@ namespace ppsched {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 /// The candidate nearest to `word` if it is within max(1, word.size()/3) edits.
-std::optional<std::string> closest_match(std::string_view word,
-                                         std::span<const std::string_view> candidates);
+std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates);
 
 }  // namespace ppsched

@@ -18,7 +18,9 @@ std::string human_bytes(double bytes) {
   }
   if (unit == 0) return fmt::format("{}{:g} B", sign, v);
   // Three significant digits; a value that rounds up to 1024 moves to the next unit.
-  std::string text = v >= 100 ? fmt::format("{:.0f}", v) : v >= 10 ? fmt::format("{:.1f}", v) : fmt::format("{:.2f}", v);
+  std::string text = v >= 100  ? fmt::format("{:.0f}", v)
+                     : v >= 10 ? fmt::format("{:.1f}", v)
+                               : fmt::format("{:.2f}", v);
   if (text == "1024" && unit + 1 < std::size(kUnits)) return fmt::format("{}1.00 {}", sign, kUnits[unit + 1]);
   return fmt::format("{}{} {}", sign, text, kUnits[unit]);
 }

@@ -39,8 +39,7 @@ std::string read_whole_input(const std::string& path, std::size_t max_bytes) {
     if (n == 0) break;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
       ::close(fd);
-      throw IoError(display_name(path),
-                    "input is larger than " + std::to_string(max_bytes) + " bytes");
+      throw IoError(display_name(path), "input is larger than " + std::to_string(max_bytes) + " bytes");
     }
     out.append(buf, static_cast<std::size_t>(n));
   }

@@ -23,9 +23,7 @@ constexpr std::size_t kBufferBytes = 1 << 20;
   throw IoError(path, reason);
 }
 
-bool is_special_tree(const std::string& p) {
-  return p.rfind("/dev/", 0) == 0 || p.rfind("/proc/", 0) == 0;
-}
+bool is_special_tree(const std::string& p) { return p.rfind("/dev/", 0) == 0 || p.rfind("/proc/", 0) == 0; }
 
 std::string dir_of(const std::string& p) {
   auto slash = p.rfind('/');
@@ -96,8 +94,8 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     atomic = false;
     struct stat st {};
     char resolved[PATH_MAX];
-    if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::realpath(path_.c_str(), resolved) != nullptr && !is_special_tree(resolved)) {
+    if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::realpath(path_.c_str(), resolved) != nullptr &&
+        !is_special_tree(resolved)) {
       atomic = true;
       target_path_ = resolved;
       mode = st.st_mode & 07777;

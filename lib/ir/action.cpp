@@ -7,8 +7,7 @@ namespace ppsched {
 namespace {
 // Indexed by ActionKind; the spelling is PyTorch's `_ComputationType` value.
 constexpr std::array<std::string_view, kActionKindCount> kNames = {
-    "",       "F",      "B",      "I",       "W",       "SEND_F",      "RECV_F",
-    "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD", "OVERLAP_F_B",
+    "", "F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD", "OVERLAP_F_B",
 };
 }  // namespace
 

@@ -54,14 +54,12 @@ constexpr bool is_compute(ActionKind k) {
 
 /// SEND_F, RECV_F, SEND_B, RECV_B.
 constexpr bool is_send_recv(ActionKind k) {
-  return k == ActionKind::SendF || k == ActionKind::RecvF || k == ActionKind::SendB ||
-         k == ActionKind::RecvB;
+  return k == ActionKind::SendF || k == ActionKind::RecvF || k == ActionKind::SendB || k == ActionKind::RecvB;
 }
 
 /// Kinds whose canonical form carries a microbatch index (F, B, I, W and the four comms).
 constexpr bool takes_microbatch(ActionKind k) {
-  return k == ActionKind::F || k == ActionKind::B || k == ActionKind::I || k == ActionKind::W ||
-         is_send_recv(k);
+  return k == ActionKind::F || k == ActionKind::B || k == ActionKind::I || k == ActionKind::W || is_send_recv(k);
 }
 
 /// One step of a rank's program. Trivially copyable, 8 bytes, compared field by field.
@@ -79,8 +77,7 @@ struct Action {
   std::uint8_t flags = 0;
 
   static constexpr Action idle() { return Action{}; }
-  static constexpr Action make(ActionKind kind, std::uint16_t stage,
-                               std::uint32_t microbatch = kNoMicrobatch) {
+  static constexpr Action make(ActionKind kind, std::uint16_t stage, std::uint32_t microbatch = kNoMicrobatch) {
     return Action{microbatch, stage, kind, 0};
   }
   /// A container of `kind` whose sub-actions are group `group` of the schedule's SubActionTable.

@@ -61,9 +61,7 @@ constexpr bool is_space(char c) {
   return u == ' ' || (u >= 9 && u <= 13) || (u >= 0x1c && u <= 0x1f);
 }
 constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
-constexpr bool is_word(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
+constexpr bool is_word(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 
 std::string quoted(std::string_view s) {
   std::string q;
@@ -91,17 +89,25 @@ std::string quoted(std::string_view s) {
     return {ActionKind::Idle, 0};
   };
   switch (s[0]) {
-    case 'F': return {ActionKind::F, 1};
-    case 'I': return {ActionKind::I, 1};
-    case 'B': return {ActionKind::B, 1};
-    case 'W': return {ActionKind::W, 1};
-    case 'U': return is("UNSHARD", ActionKind::Unshard);
-    case 'S': return s.starts_with("SEND") ? direction(ActionKind::SendF, ActionKind::SendB) : std::pair{ActionKind::Idle, std::size_t{0}};
+    case 'F':
+      return {ActionKind::F, 1};
+    case 'I':
+      return {ActionKind::I, 1};
+    case 'B':
+      return {ActionKind::B, 1};
+    case 'W':
+      return {ActionKind::W, 1};
+    case 'U':
+      return is("UNSHARD", ActionKind::Unshard);
+    case 'S':
+      return s.starts_with("SEND") ? direction(ActionKind::SendF, ActionKind::SendB)
+                                   : std::pair{ActionKind::Idle, std::size_t{0}};
     case 'R':
       if (s.starts_with("RECV")) return direction(ActionKind::RecvF, ActionKind::RecvB);
       if (s.size() > 2 && s[2] == 'S') return is("RESHARD", ActionKind::Reshard);
       return is("REDUCE_GRAD", ActionKind::ReduceGrad);
-    default: return {ActionKind::Idle, 0};
+    default:
+      return {ActionKind::Idle, 0};
   }
 }
 
@@ -109,18 +115,20 @@ std::string quoted(std::string_view s) {
 struct IssueSlot {
   std::optional<CellIssue> issue;
   bool has_error() const { return issue && issue->level == CellIssue::Level::Error; }
-  void error(std::size_t off, std::size_t len, std::string_view rule, std::string msg,
-             std::string unknown_kind = {}) {
+  void error(std::size_t off, std::size_t len, std::string_view rule, std::string msg, std::string unknown_kind = {}) {
     if (has_error()) return;
-    issue = CellIssue{CellIssue::Level::Error, static_cast<std::uint32_t>(off),
-                      static_cast<std::uint32_t>(len ? len : 1), rule, std::move(msg),
-                      std::move(unknown_kind)};
+    issue = CellIssue{
+        CellIssue::Level::Error, static_cast<std::uint32_t>(off), static_cast<std::uint32_t>(len ? len : 1), rule,
+        std::move(msg),          std::move(unknown_kind)};
   }
   void accepts(std::size_t off, std::size_t len, std::string msg) {
     if (issue) return;
-    issue = CellIssue{CellIssue::Level::PytorchAccepts, static_cast<std::uint32_t>(off),
-                      static_cast<std::uint32_t>(len ? len : 1), "action-noncanonical",
-                      std::move(msg), {}};
+    issue = CellIssue{CellIssue::Level::PytorchAccepts,
+                      static_cast<std::uint32_t>(off),
+                      static_cast<std::uint32_t>(len ? len : 1),
+                      "action-noncanonical",
+                      std::move(msg),
+                      {}};
   }
 };
 
@@ -160,8 +168,7 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
                    std::to_string(Action::kMaxStage));
     return {};
   }
-  if (p > 1 && text[0] == '0')
-    slot.accepts(base, p, "leading zero in stage index " + quoted(stage_digits));
+  if (p > 1 && text[0] == '0') slot.accepts(base, p, "leading zero in stage index " + quoted(stage_digits));
 
   auto [kind, klen] = match_kind(text.substr(p));
   if (klen == 0) {
@@ -170,8 +177,7 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
     std::string token(text.substr(p, w - p));
     if (token.empty()) {
       slot.error(base + p, 1, "action-syntax",
-                 "missing action kind after stage index " + quoted(stage_digits) + " in " +
-                     quoted(text));
+                 "missing action kind after stage index " + quoted(stage_digits) + " in " + quoted(text));
       return {};
     }
     std::string upper = token;
@@ -218,18 +224,15 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
     else if (is_space(rest[0]))
       slot.accepts(base + r, rest.size(), "whitespace inside action " + quoted(text));
     else
-      slot.accepts(base + r, rest.size(),
-                   "unexpected " + quoted(rest) + " after action " + quoted(text.substr(0, r)));
+      slot.accepts(base + r, rest.size(), "unexpected " + quoted(rest) + " after action " + quoted(text.substr(0, r)));
   }
   if (takes_microbatch(kind) && r == q)
     slot.accepts(base + p, klen,
-                 quoted(text.substr(0, r)) + " has no microbatch index; " +
-                     std::string(kind_name(kind)) + " needs one, e.g. " +
-                     quoted(std::string(text.substr(0, q)) + "0"));
+                 quoted(text.substr(0, r)) + " has no microbatch index; " + std::string(kind_name(kind)) +
+                     " needs one, e.g. " + quoted(std::string(text.substr(0, q)) + "0"));
   if (!takes_microbatch(kind) && r > q)
     slot.accepts(base + q, r - q,
-                 std::string(kind_name(kind)) + " takes no microbatch index: " +
-                     quoted(text.substr(0, r)));
+                 std::string(kind_name(kind)) + " takes no microbatch index: " + quoted(text.substr(0, r)));
   return Action::make(kind, static_cast<std::uint16_t>(stage), mb);
 }
 
@@ -245,7 +248,7 @@ std::pair<std::size_t, std::size_t> strip_range(std::string_view s) {
 // The digits at p, at most `most` of them plus one (so that one too many is seen), as a number;
 // `stop` is where they end. Bounded up front, so the loop tests one pointer and one digit.
 [[gnu::always_inline]] inline std::uint64_t read_digits(const char* p, const char* end, std::ptrdiff_t most,
-                                                       const char*& stop) {
+                                                        const char*& stop) {
   const char* limit = end - p > most ? p + most + 1 : end;
   std::uint64_t value = 0;
   for (; p < limit; ++p) {
@@ -305,8 +308,7 @@ CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable&
     if (text.empty())
       slot.accepts(0, cell.size(), "whitespace-only cell (an idle step is an empty cell)");
     else
-      slot.accepts(b > 0 ? 0 : e, b > 0 ? b : cell.size() - e,
-                   "whitespace around action " + quoted(text));
+      slot.accepts(b > 0 ? 0 : e, b > 0 ? b : cell.size() - e, "whitespace around action " + quoted(text));
   }
 
   // Sub-actions of a container are collected here before they are known to be accepted.
@@ -334,15 +336,14 @@ CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable&
         std::string_view stripped = part.substr(pb, pe - pb);
         std::size_t at = inner_base + start;
         if (stripped.empty()) {
-          slot.accepts(at, part.empty() ? 1 : part.size(),
-                       "empty sub-action in " + quoted(text));
+          slot.accepts(at, part.empty() ? 1 : part.size(), "empty sub-action in " + quoted(text));
         } else {
           if (pb > 0 || pe < part.size())
             slot.accepts(at, part.size(), "whitespace around sub-action " + quoted(stripped));
           if (stripped[0] == '(') {
-            slot.error(at + pb, 1, "action-syntax",
-                       "nested '(' in " + quoted(text) +
-                           ": a container holds plain actions, e.g. '(0F7;7B3)OVERLAP_F_B'");
+            slot.error(
+                at + pb, 1, "action-syntax",
+                "nested '(' in " + quoted(text) + ": a container holds plain actions, e.g. '(0F7;7B3)OVERLAP_F_B'");
           } else {
             Action sub = parse_plain(stripped, at + pb, slot);
             if (!slot.has_error()) scratch.push_back(sub);
@@ -355,8 +356,7 @@ CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable&
     auto kind = kind_from_name(type);
     if (!kind) {
       if (type.empty())
-        slot.error(b + close, 1, "action-syntax",
-                   "missing computation type after ')' in " + quoted(text));
+        slot.error(b + close, 1, "action-syntax", "missing computation type after ')' in " + quoted(text));
       else
         slot.error(b + close + 1, type.size(), "action-syntax",
                    "unknown computation type " + quoted(type) + " after ')'", std::string(type));
@@ -365,8 +365,7 @@ CellParse parse_action_cell(std::string_view cell, bool lenient, SubActionTable&
       if (!slot.has_error() && scratch.empty())
         slot.accepts(b, text.size(), "container " + quoted(text) + " has no sub-actions");
       if (*kind != ActionKind::OverlapFB)
-        slot.accepts(b + close + 1, type.size(),
-                     "only OVERLAP_F_B holds sub-actions, not " + quoted(type));
+        slot.accepts(b + close + 1, type.size(), "only OVERLAP_F_B holds sub-actions, not " + quoted(type));
     }
   } else {
     plain = parse_plain(text, b, slot);

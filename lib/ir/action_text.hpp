@@ -42,10 +42,10 @@ struct CellIssue {
 
 /// The outcome of parsing one cell.
 struct CellParse {
-  Action action;                  ///< the action read (meaningful when accepted)
-  bool accepted = false;          ///< true when the cell yields an action under the chosen mode
+  Action action;                   ///< the action read (meaningful when accepted)
+  bool accepted = false;           ///< true when the cell yields an action under the chosen mode
   std::optional<CellIssue> issue;  ///< first problem found, if any
-  std::string pytorch_reading;    ///< for a PytorchAccepts issue: PyTorch's reading, in canonical text
+  std::string pytorch_reading;     ///< for a PytorchAccepts issue: PyTorch's reading, in canonical text
 };
 
 /// The fast path: true when `cell` is exactly a canonical plain action (or empty: an idle step),

@@ -4,17 +4,20 @@ namespace ppsched {
 
 std::string_view placement_style_name(PlacementStyle style) {
   switch (style) {
-    case PlacementStyle::Unspecified: return "unspecified";
-    case PlacementStyle::Loop: return "loop";
-    case PlacementStyle::V: return "v";
-    case PlacementStyle::Explicit: return "explicit";
+    case PlacementStyle::Unspecified:
+      return "unspecified";
+    case PlacementStyle::Loop:
+      return "loop";
+    case PlacementStyle::V:
+      return "v";
+    case PlacementStyle::Explicit:
+      return "explicit";
   }
   return "unspecified";
 }
 
 std::optional<PlacementStyle> placement_style_from_name(std::string_view name) {
-  for (auto s : {PlacementStyle::Unspecified, PlacementStyle::Loop, PlacementStyle::V,
-                 PlacementStyle::Explicit})
+  for (auto s : {PlacementStyle::Unspecified, PlacementStyle::Loop, PlacementStyle::V, PlacementStyle::Explicit})
     if (placement_style_name(s) == name) return s;
   return std::nullopt;
 }

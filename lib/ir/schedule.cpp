@@ -101,8 +101,8 @@ std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s) {
 }
 
 bool same_schedule(const Schedule& a, const Schedule& b) {
-  if (a.num_stages != b.num_stages || a.num_microbatches != b.num_microbatches ||
-      !(a.placement == b.placement) || a.ranks.size() != b.ranks.size())
+  if (a.num_stages != b.num_stages || a.num_microbatches != b.num_microbatches || !(a.placement == b.placement) ||
+      a.ranks.size() != b.ranks.size())
     return false;
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {
     const auto& x = a.ranks[r].actions;
@@ -115,8 +115,7 @@ bool same_schedule(const Schedule& a, const Schedule& b) {
         continue;
       }
       auto sx = a.subs(x[i]), sy = b.subs(y[i]);
-      if (x[i].kind != y[i].kind || !std::equal(sx.begin(), sx.end(), sy.begin(), sy.end()))
-        return false;
+      if (x[i].kind != y[i].kind || !std::equal(sx.begin(), sx.end(), sy.begin(), sy.end())) return false;
     }
   }
   return true;

@@ -36,9 +36,9 @@ struct Topology {
 
 /// Per stage: what crosses its boundaries and what it holds, per microbatch.
 struct StageSpec {
-  double activation_bytes = 0;  ///< output sent to the next stage (SEND_F)
-  double gradient_bytes = 0;    ///< input gradient sent to the previous stage (SEND_B)
-  double activation_memory_bytes = 0;   ///< held from F until its backward (M_B); default activation_bytes
+  double activation_bytes = 0;           ///< output sent to the next stage (SEND_F)
+  double gradient_bytes = 0;             ///< input gradient sent to the previous stage (SEND_B)
+  double activation_memory_bytes = 0;    ///< held from F until its backward (M_B); default activation_bytes
   double weight_grad_memory_bytes = -1;  ///< held from I until W (M_W); < 0: equal to M_B
   double weight_bytes = 0;
   struct Input {

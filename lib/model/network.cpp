@@ -97,7 +97,7 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
     p.saved_bytes = p.all_saved_bytes;
     if (m.recompute == Recompute::Mode::Selective) p.saved_bytes -= attention_core_saved + d * 2 * f;
     p.linear_input_bytes = d * (3 * h + f);  // QKV input, out-projection input, gate/up input, down input
-    p.weight_groups = 4 + 3 + 2;  // wq wk wv wo, w1 w2 w3, two norms
+    p.weight_groups = 4 + 3 + 2;             // wq wk wv wo, w1 w2 w3, two norms
   } else {
     const double e = m.moe.experts, k = m.moe.top_k, sh = m.moe.shared_experts, ef = double(m.moe.expert_ffn_hidden);
     const double router = h * e, expert = 3 * h * ef;
@@ -182,8 +182,8 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   c.activation_bytes = tokens * p.saved_bytes;
   c.all_activation_bytes = tokens * p.all_saved_bytes;
   c.weight_groups = p.weight_groups;
-  c.checkpointed = m.recompute != Recompute::Mode::None &&
-                   (layer.type == LayerType::Block || layer.type == LayerType::MoeBlock);
+  c.checkpointed =
+      m.recompute != Recompute::Mode::None && (layer.type == LayerType::Block || layer.type == LayerType::MoeBlock);
   c.weight_grad_bytes = tokens * p.linear_input_bytes;
   c.output_bytes = tokens * p.output_bytes;
   c.params = p.params;

@@ -81,16 +81,16 @@ void check_network(const NetworkModel& m);
 /// What one layer costs for a microbatch of `microbatch_size` samples. Times in microseconds,
 /// memory in bytes.
 struct LayerCost {
-  double f_us, i_us, w_us;   ///< without recompute (with_recompute adds it where PyTorch runs it)
-  bool checkpointed;         ///< a block under the model's recompute policy
-  double recompute_us;       ///< one re-run of its checkpointed part of F (0 when measured: in the times)
+  double f_us, i_us, w_us;      ///< without recompute (with_recompute adds it where PyTorch runs it)
+  bool checkpointed;            ///< a block under the model's recompute policy
+  double recompute_us;          ///< one re-run of its checkpointed part of F (0 when measured: in the times)
   std::uint32_t weight_groups;  ///< parameter groups PyTorch's W differentiates one by one
-  double activation_bytes;   ///< held from F to its backward: what checkpointing keeps, if on
+  double activation_bytes;      ///< held from F to its backward: what checkpointing keeps, if on
   double all_activation_bytes;  ///< M_B: what F would keep without checkpointing
-  double weight_grad_bytes;  ///< M_W: held from I to W (the inputs of the layer's linear layers)
-  double output_bytes;       ///< sent to the next stage (0 for the head)
-  double params;             ///< parameters this layer holds (a tied matrix counts on the embedding)
-  double static_bytes;       ///< params * (dtype + grad + optimizer bytes per parameter)
+  double weight_grad_bytes;     ///< M_W: held from I to W (the inputs of the layer's linear layers)
+  double output_bytes;          ///< sent to the next stage (0 for the head)
+  double params;                ///< parameters this layer holds (a tied matrix counts on the embedding)
+  double static_bytes;          ///< params * (dtype + grad + optimizer bytes per parameter)
 };
 
 /// The cost of `layer` (one of m.layers) for a microbatch of `microbatch_size` samples: its

@@ -9,9 +9,12 @@ namespace ppsched {
 
 std::string_view recompute_mode_name(Recompute::Mode mode) {
   switch (mode) {
-    case Recompute::Mode::None: return "none";
-    case Recompute::Mode::Full: return "full";
-    case Recompute::Mode::Selective: return "selective";
+    case Recompute::Mode::None:
+      return "none";
+    case Recompute::Mode::Full:
+      return "full";
+    case Recompute::Mode::Selective:
+      return "selective";
   }
   return "none";
 }
@@ -19,10 +22,14 @@ std::string_view recompute_mode_name(Recompute::Mode mode) {
 std::uint32_t recomputes_of(const Recompute& r, bool first_stage, ActionKind kind) {
   if (!r.active()) return 0;
   switch (kind) {
-    case ActionKind::B: return 1;
-    case ActionKind::I: return first_stage ? 0 : 1;
-    case ActionKind::W: return first_stage ? 1 : r.weight_groups;
-    default: return 0;
+    case ActionKind::B:
+      return 1;
+    case ActionKind::I:
+      return first_stage ? 0 : 1;
+    case ActionKind::W:
+      return first_stage ? 1 : r.weight_groups;
+    default:
+      return 0;
   }
 }
 
@@ -37,11 +44,12 @@ std::string recompute_description(const std::vector<StageSpec>& spec) {
     const Recompute& r = spec[first].recompute;
     if (r.active()) {
       out += out.empty() ? "recompute: " : "; ";
-      out += fmt::format("{} on stage{} {} (a re-run costs {:g} x F; per microbatch B re-runs it once, I once, W {} "
-                         "time{})",
-                         recompute_mode_name(r.mode), first == last ? "" : "s",
-                         first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last), r.cost,
-                         r.weight_groups, r.weight_groups == 1 ? "" : "s");
+      out += fmt::format(
+          "{} on stage{} {} (a re-run costs {:g} x F; per microbatch B re-runs it once, I once, W {} "
+          "time{})",
+          recompute_mode_name(r.mode), first == last ? "" : "s",
+          first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last), r.cost, r.weight_groups,
+          r.weight_groups == 1 ? "" : "s");
     }
     first = last + 1;
   }

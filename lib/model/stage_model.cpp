@@ -58,7 +58,8 @@ StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpe
       r.cost = f > 0 ? std::min(1.0, recompute_us / f) : 0.0;
       r.kept_memory_bytes = kept_bytes;
       r.held_for_weight_bytes = held_for_weight;
-      r.weight_groups = recompute_us > 0 ? static_cast<std::uint32_t>(std::lround(group_weighted_us / recompute_us)) : 1;
+      r.weight_groups =
+          recompute_us > 0 ? static_cast<std::uint32_t>(std::lround(group_weighted_us / recompute_us)) : 1;
     }
     spec.activation_bytes = outgoing;
     spec.gradient_bytes = s == 0 ? 0.0 : incoming;

@@ -47,8 +47,10 @@ std::optional<KindCosts> parse_cost_shorthand(std::string_view text, std::string
     }
     auto kind = cost_kind(item.substr(0, eq));
     if (!kind) {
-      error = fmt::format("'{}': unknown kind '{}' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, "
-                          "RECV_F, SEND_B, RECV_B)", item, item.substr(0, eq));
+      error = fmt::format(
+          "'{}': unknown kind '{}' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, "
+          "RECV_F, SEND_B, RECV_B)",
+          item, item.substr(0, eq));
       return std::nullopt;
     }
     auto value = parse_cost_value(item.substr(eq + 1));
@@ -84,8 +86,10 @@ bool set_cost(CostModel& model, CostCoverage* given, std::int64_t stage, std::st
   }
   auto kind = cost_kind(kind_name);
   if (!kind) {
-    fail(fmt::format("unknown kind '{}' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, RECV_F, "
-                     "SEND_B, RECV_B)", kind_name));
+    fail(
+        fmt::format("unknown kind '{}' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, RECV_F, "
+                    "SEND_B, RECV_B)",
+                    kind_name));
     return false;
   }
   if (!std::isfinite(value) || value < 0) {
@@ -101,8 +105,8 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
                     DiagnosticSink& sink) {
   const std::string& name = path;  // already the display name
   try {
-    io::CSVReader<3, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
-        name, text.data(), text.data() + text.size());
+    io::CSVReader<3, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(name, text.data(),
+                                                                                      text.data() + text.size());
     in.read_header(io::ignore_extra_column, "stage", "kind", "time_us");
     std::string stage_text, kind, time_text;
     bool ok = true;
@@ -145,7 +149,9 @@ bool read_json_costs(const std::string& path, const std::string& text, CostModel
     sink.report(cost_error(name, 0, std::move(path_), std::move(msg)));
   };
   if (!doc.is_object() || !doc.contains("costs") || !doc["costs"].is_array()) {
-    fail_at("$", "a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", \"kind\", \"time_us\"}, ...]");
+    fail_at("$",
+            "a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", \"kind\", \"time_us\"}, "
+            "...]");
     return false;
   }
   auto version = doc.find("schema_version");  // not doc.value(): it throws on another type
@@ -165,8 +171,7 @@ bool read_json_costs(const std::string& path, const std::string& text, CostModel
       continue;
     }
     ok &= set_cost(model, given, c["stage"].get<std::int64_t>(), c["kind"].get<std::string>(),
-                   c["time_us"].get<double>(),
-                   [&](std::string msg) { fail_at(at, std::move(msg)); });
+                   c["time_us"].get<double>(), [&](std::string msg) { fail_at(at, std::move(msg)); });
   }
   return ok;
 }
@@ -198,14 +203,15 @@ bool check_cost_coverage(std::string_view name, const CostCoverage& given, const
   if (!first) return true;
   Diagnostic d = cost_error(std::string(name), 0, {}, {});
   const std::string where = first->kind ? fmt::format("{} of stage {}", kind_name(*first->kind), first->stage)
-                                       : fmt::format("all of stage {}", first->stage);
+                                        : fmt::format("all of stage {}", first->stage);
   const char* runs = needs.of_one_schedule ? "the schedule runs" : "the schedules tried may run";
   if (fill) {
     const std::size_t n = count_missing_costs(needs.kinds, given);
     d.severity = Severity::Warning;
-    d.message = fmt::format("--fill unit: the cost table leaves out {} (stage, kind) time{} that {} (the first: {}); "
-                            "{} {}",
-                            n, n == 1 ? "" : "s", runs, where, n == 1 ? "it takes" : "they take", needs.filled_with);
+    d.message = fmt::format(
+        "--fill unit: the cost table leaves out {} (stage, kind) time{} that {} (the first: {}); "
+        "{} {}",
+        n, n == 1 ? "" : "s", runs, where, n == 1 ? "it takes" : "they take", needs.filled_with);
     sink.report(std::move(d));
     return true;
   }
@@ -214,9 +220,9 @@ bool check_cost_coverage(std::string_view name, const CostCoverage& given, const
     d.message = fmt::format("the cost table gives stage {} no time for {}, which {} there", first->stage,
                             kind_name(*first->kind), runs);
   else
-    d.message = fmt::format("the cost table gives no costs for stage {}; the {} has {} stage{} (0-{})", first->stage,
-                            needs.of_one_schedule ? "schedule" : "pipeline", stages, stages == 1 ? "" : "s",
-                            stages - 1);
+    d.message =
+        fmt::format("the cost table gives no costs for stage {}; the {} has {} stage{} (0-{})", first->stage,
+                    needs.of_one_schedule ? "schedule" : "pipeline", stages, stages == 1 ? "" : "s", stages - 1);
   Note way_out;
   way_out.message = fmt::format("add the missing rows, or pass --fill unit to take {} for what the table leaves out",
                                 needs.filled_with);
@@ -225,9 +231,7 @@ bool check_cost_coverage(std::string_view name, const CostCoverage& given, const
   return false;
 }
 
-void write_cost_table(std::span<const CostRow> rows, ByteSink& out) {
-  out.write(cost_table_csv(rows));
-}
+void write_cost_table(std::span<const CostRow> rows, ByteSink& out) { out.write(cost_table_csv(rows)); }
 
 std::string cost_table_csv(std::span<const CostRow> rows) {
   std::string out = "stage,kind,time_us\n";

@@ -69,8 +69,7 @@ bool read_json_number(JsonInput& f, const nlohmann::json& obj, const std::string
     return !required;
   }
   const auto& v = obj[key];
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
-      (positive && v.get<double>() <= 0)) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || (positive && v.get<double>() <= 0)) {
     f.error(at + "." + key, fmt::format("\"{}\" must be a finite number {} 0", key, positive ? ">" : ">="));
     return false;
   }

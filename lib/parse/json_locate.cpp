@@ -42,8 +42,8 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
     }
     return i;
   }
-  while (i < t.size() && t[i] != ',' && t[i] != ']' && t[i] != '}' && t[i] != ' ' && t[i] != '\n' &&
-         t[i] != '\r' && t[i] != '\t')
+  while (i < t.size() && t[i] != ',' && t[i] != ']' && t[i] != '}' && t[i] != ' ' && t[i] != '\n' && t[i] != '\r' &&
+         t[i] != '\t')
     ++i;
   return i;
 }

@@ -112,8 +112,7 @@ class JsonScheduleReader {
     if (!doc.contains(key)) return std::nullopt;
     const json& v = doc[key];
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > limit) {
-      error(std::string("$.") + key,
-            fmt::format("'{}' must be an integer from 0 to {}, got {}", key, limit, v.dump()));
+      error(std::string("$.") + key, fmt::format("'{}' must be an integer from 0 to {}, got {}", key, limit, v.dump()));
       return std::nullopt;
     }
     return static_cast<std::uint32_t>(v.get<std::uint64_t>());
@@ -124,11 +123,11 @@ class JsonScheduleReader {
       error("$", "a schedule must be a JSON object, got " + std::string(doc.type_name()));
       return false;
     }
-    static constexpr const char* kKeys[] = {"schema_version", "kind", "ranks", "stages",
-                                            "microbatches", "placement", "programs"};
+    static constexpr const char* kKeys[] = {"schema_version", "kind",      "ranks",   "stages",
+                                            "microbatches",   "placement", "programs"};
     for (auto it = doc.begin(); it != doc.end(); ++it)
-      if (std::find_if(std::begin(kKeys), std::end(kKeys),
-                       [&](const char* k) { return it.key() == k; }) == std::end(kKeys)) {
+      if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return it.key() == k; }) ==
+          std::end(kKeys)) {
         Diagnostic d;
         d.severity = Severity::Warning;
         d.rule = "json-schema";
@@ -140,12 +139,14 @@ class JsonScheduleReader {
     auto version = doc.find("schema_version");
     if (version == doc.end() || !version->is_number_integer()) {
       error("$.schema_version", fmt::format("missing or non-integer 'schema_version' (this ppsched "
-                                            "reads version {})", kScheduleSchemaVersion));
+                                            "reads version {})",
+                                            kScheduleSchemaVersion));
       return false;
     }
     if (version->get<std::int64_t>() != kScheduleSchemaVersion) {
       error("$.schema_version", fmt::format("unsupported schema_version {} (this ppsched reads "
-                                            "version {})", version->dump(), kScheduleSchemaVersion));
+                                            "version {})",
+                                            version->dump(), kScheduleSchemaVersion));
       return false;
     }
     if (auto kind = doc.find("kind"); kind != doc.end() && *kind != "ppsched-schedule") {
@@ -158,15 +159,13 @@ class JsonScheduleReader {
       return false;
     }
     if (programs->size() > kMaxCsvRanks) {
-      error("$.programs", fmt::format("{} ranks: ppsched supports at most {}", programs->size(),
-                                      kMaxCsvRanks));
+      error("$.programs", fmt::format("{} ranks: ppsched supports at most {}", programs->size(), kMaxCsvRanks));
       return false;
     }
     Schedule& s = out_.schedule;
     auto ranks = count(doc, "ranks", kMaxCsvRanks);
     if (ranks && *ranks != programs->size()) {
-      error("$.ranks", fmt::format("'ranks' is {} but 'programs' has {} row(s)", *ranks,
-                                   programs->size()));
+      error("$.ranks", fmt::format("'ranks' is {} but 'programs' has {} row(s)", *ranks, programs->size()));
       return false;
     }
     s.num_stages = count(doc, "stages", Action::kMaxStage + 1u).value_or(0);
@@ -201,8 +200,7 @@ class JsonScheduleReader {
           // The caret goes on the problem inside the string: +1 for the opening quote (the
           // action text never needs escapes before the problem).
           locate(d, parsed.issue->offset + 1, parsed.issue->length);
-          if (d.snippet.text.empty())
-            d.snippet = make_snippet(text, parsed.issue->offset, parsed.issue->length);
+          if (d.snippet.text.empty()) d.snippet = make_snippet(text, parsed.issue->offset, parsed.issue->length);
           sink_.report(std::move(d));
         }
         program.push_back(parsed.accepted ? parsed.action : Action::idle());
@@ -218,8 +216,9 @@ class JsonScheduleReader {
     if (p == doc.end() || p->is_null()) return true;
     auto style_it = p->is_object() ? p->find("style") : p->end();
     if (!p->is_object() || style_it == p->end() || !style_it->is_string()) {
-      error("$.placement", "'placement' must be an object with a 'style' of \"loop\", \"v\" or "
-                           "\"explicit\"");
+      error("$.placement",
+            "'placement' must be an object with a 'style' of \"loop\", \"v\" or "
+            "\"explicit\"");
       return false;
     }
     std::string style = style_it->get<std::string>();
@@ -227,8 +226,9 @@ class JsonScheduleReader {
     if (style == "explicit") {
       auto map = p->find("stage_to_rank");
       if (map == p->end() || !map->is_array()) {
-        error("$.placement.stage_to_rank", "an explicit placement needs 'stage_to_rank', a list "
-                                           "giving the rank of each stage");
+        error("$.placement.stage_to_rank",
+              "an explicit placement needs 'stage_to_rank', a list "
+              "giving the rank of each stage");
         return false;
       }
       std::vector<std::uint32_t> stage_to_rank;
@@ -243,8 +243,7 @@ class JsonScheduleReader {
         stage_to_rank.push_back(static_cast<std::uint32_t>(r.get<std::uint64_t>()));
       }
       if (s.num_stages && stage_to_rank.size() != s.num_stages) {
-        error("$.placement.stage_to_rank", fmt::format("{} entries for {} stages",
-                                                       stage_to_rank.size(), s.num_stages));
+        error("$.placement.stage_to_rank", fmt::format("{} entries for {} stages", stage_to_rank.size(), s.num_stages));
         return false;
       }
       if (stage_to_rank.size() > Action::kMaxStage + 1u) {
@@ -256,8 +255,7 @@ class JsonScheduleReader {
       return true;
     }
     if (style != "loop" && style != "v") {
-      error("$.placement.style", "unknown placement style '" + style +
-                                     "' (expected \"loop\", \"v\" or \"explicit\")");
+      error("$.placement.style", "unknown placement style '" + style + "' (expected \"loop\", \"v\" or \"explicit\")");
       return false;
     }
     if (s.num_stages == 0 || ranks == 0) {
@@ -271,7 +269,8 @@ class JsonScheduleReader {
     auto v = Placement::v(ranks, s.num_stages);
     if (!v) {
       error("$.placement", fmt::format("a 'v' placement needs stages ({}) to be a multiple of "
-                                       "ranks ({})", s.num_stages, ranks));
+                                       "ranks ({})",
+                                       s.num_stages, ranks));
       return false;
     }
     s.placement = std::move(*v);
@@ -288,8 +287,7 @@ class JsonScheduleReader {
 }  // namespace
 
 std::optional<ParsedSchedule> read_json_schedule_text(std::string_view name, std::string_view text,
-                                                      const JsonReadOptions& opt,
-                                                      DiagnosticSink& sink) {
+                                                      const JsonReadOptions& opt, DiagnosticSink& sink) {
   return JsonScheduleReader(std::string(name), opt, sink).run(text);
 }
 
@@ -308,15 +306,21 @@ std::optional<ParsedSchedule> read_json_schedule(const std::string& path, const 
 void write_json_schedule(const Schedule& s, ByteSink& out) {
   constexpr std::size_t kChunk = 1 << 20;
   std::string buf;
-  buf += fmt::format("{{\n  \"schema_version\": {},\n  \"kind\": \"ppsched-schedule\",\n"
-                     "  \"ranks\": {},\n",
-                     kScheduleSchemaVersion, s.ranks.size());
+  buf += fmt::format(
+      "{{\n  \"schema_version\": {},\n  \"kind\": \"ppsched-schedule\",\n"
+      "  \"ranks\": {},\n",
+      kScheduleSchemaVersion, s.ranks.size());
   if (s.num_stages) buf += fmt::format("  \"stages\": {},\n", s.num_stages);
   if (s.num_microbatches) buf += fmt::format("  \"microbatches\": {},\n", s.num_microbatches);
   switch (s.placement.style) {
-    case PlacementStyle::Unspecified: break;
-    case PlacementStyle::Loop: buf += "  \"placement\": {\"style\": \"loop\"},\n"; break;
-    case PlacementStyle::V: buf += "  \"placement\": {\"style\": \"v\"},\n"; break;
+    case PlacementStyle::Unspecified:
+      break;
+    case PlacementStyle::Loop:
+      buf += "  \"placement\": {\"style\": \"loop\"},\n";
+      break;
+    case PlacementStyle::V:
+      buf += "  \"placement\": {\"style\": \"v\"},\n";
+      break;
     case PlacementStyle::Explicit:
       buf += fmt::format("  \"placement\": {{\"style\": \"explicit\", \"stage_to_rank\": [{}]}},\n",
                          fmt::join(s.placement.stage_to_rank, ", "));

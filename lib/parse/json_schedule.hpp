@@ -28,8 +28,7 @@ struct JsonReadOptions {
 std::optional<ParsedSchedule> read_json_schedule(const std::string& path, const JsonReadOptions& opt,
                                                  DiagnosticSink& sink);
 std::optional<ParsedSchedule> read_json_schedule_text(std::string_view name, std::string_view text,
-                                                      const JsonReadOptions& opt,
-                                                      DiagnosticSink& sink);
+                                                      const JsonReadOptions& opt, DiagnosticSink& sink);
 
 void write_json_schedule(const Schedule& s, ByteSink& out);
 std::string to_json_schedule(const Schedule& s);

@@ -20,8 +20,8 @@
 #include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/cell_diagnostics.hpp"
-#include "parse/io_diagnostic.hpp"
 #include "parse/fccp.hpp"
+#include "parse/io_diagnostic.hpp"
 #include "parse/pytorch_csv.hpp"
 
 namespace ppsched {
@@ -197,8 +197,7 @@ class CsvScheduleReader {
         unsigned line_no = lines.line_number();
         if (nul_.line == line_no) {
           std::string_view text = raw.substr(0, raw.find('\0'));  // up to the NUL
-          error_at(line_no, text, nul_.column - 1, 1, "csv-syntax",
-                   "NUL byte in input: a schedule CSV is text");
+          error_at(line_no, text, nul_.column - 1, 1, "csv-syntax", "NUL byte in input: a schedule CSV is text");
           return std::nullopt;
         }
         if (out_.schedule.ranks.size() == kMaxCsvRanks) {
@@ -240,8 +239,8 @@ class CsvScheduleReader {
   }
 
  private:
-  void error_at(unsigned line_no, std::string_view line, std::size_t col0, std::size_t len,
-                std::string_view rule, std::string message) {
+  void error_at(unsigned line_no, std::string_view line, std::size_t col0, std::size_t len, std::string_view rule,
+                std::string message) {
     Diagnostic d;
     d.rule = std::string(rule);
     d.loc = {name_, line_no, static_cast<std::uint32_t>(col0 + 1), {}};
@@ -295,7 +294,7 @@ class CsvScheduleReader {
       }
       columns.push_back(static_cast<std::uint32_t>(cell_start + 1));
       if (end >= line.size()) return;
-      pos = end + 1;  // past the ','
+      pos = end + 1;             // past the ','
       if (pos == line.size()) {  // a trailing comma leaves an empty (idle) last cell
         program.push_back(Action::idle());
         columns.push_back(static_cast<std::uint32_t>(pos + 1));
@@ -326,8 +325,7 @@ class CsvScheduleReader {
     std::size_t i = pos + 1;
     for (;;) {
       if (i >= line.size()) {
-        error_at(line_no, line, pos, 1, "csv-syntax",
-                 "unterminated quoted cell (a quoted cell cannot span lines)");
+        error_at(line_no, line, pos, 1, "csv-syntax", "unterminated quoted cell (a quoted cell cannot span lines)");
         return false;
       }
       if (line[i] == '"') {
@@ -346,8 +344,7 @@ class CsvScheduleReader {
     if (end > i) {
       // Python's csv module (non-strict) appends text after the closing quote to the cell.
       if (!opt_.lenient) {
-        error_at(line_no, line, i, end - i, "csv-syntax",
-                 "unexpected text after the closing quote of a quoted cell");
+        error_at(line_no, line, i, end - i, "csv-syntax", "unexpected text after the closing quote of a quoted cell");
         return false;
       }
       unquoted_.append(line.substr(i, end - i));
@@ -355,8 +352,8 @@ class CsvScheduleReader {
     return true;
   }
 
-  void read_cell(unsigned line_no, std::string_view line, std::string_view cell,
-                 std::size_t content_start, std::vector<Action>& program) {
+  void read_cell(unsigned line_no, std::string_view line, std::string_view cell, std::size_t content_start,
+                 std::vector<Action>& program) {
     Action fast;
     if (parse_canonical_plain(cell, fast)) {  // nearly every cell of a real file
       program.push_back(in_dialect(fast));
@@ -366,13 +363,16 @@ class CsvScheduleReader {
     if (std::string_view digits = old_full_backward(cell);
         !digits.empty() && (opt_.dialect == ActionDialect::Pre26 || !opt_.lenient)) {
       if (opt_.dialect == ActionDialect::Pre26) {
-        const std::string today = std::string(cell.substr(0, digits.size())) + "B" + std::string(cell.substr(digits.size() + 2));
+        const std::string today =
+            std::string(cell.substr(0, digits.size())) + "B" + std::string(cell.substr(digits.size() + 2));
         if (parse_canonical_plain(today, fast)) {
           program.push_back(fast);
           return;
         }
       } else {
-        if (!old_cell_) old_cell_ = OldCell{line_no, static_cast<std::uint32_t>(content_start + 1), std::string(cell), std::string(line)};
+        if (!old_cell_)
+          old_cell_ =
+              OldCell{line_no, static_cast<std::uint32_t>(content_start + 1), std::string(cell), std::string(line)};
         program.push_back(Action::idle());
         return;
       }
@@ -390,8 +390,8 @@ class CsvScheduleReader {
           dropped.loc = std::move(loc);
           sink_.report(std::move(dropped));
         } else {
-          sink_.report(cell_diagnostic(parsed, opt_.lenient, std::move(loc),
-                                       make_snippet(line, col0, parsed.issue->length)));
+          sink_.report(
+              cell_diagnostic(parsed, opt_.lenient, std::move(loc), make_snippet(line, col0, parsed.issue->length)));
         }
       }
     }
@@ -433,7 +433,8 @@ class CsvScheduleReader {
         for (std::size_t i = 0; i < program.size(); ++i) {
           const Action& a = program[i];
           if (a.kind == ActionKind::W && a.has_microbatch() && backward.count({a.stage, a.microbatch()})) {
-            at = OldCell{out_.source.rank_line[r], out_.source.step_column[r][i], action_text(a, out_.schedule.sub_actions), {}};
+            at = OldCell{
+                out_.source.rank_line[r], out_.source.step_column[r][i], action_text(a, out_.schedule.sub_actions), {}};
             break;
           }
         }
@@ -449,9 +450,10 @@ class CsvScheduleReader {
         "{}the action names of PyTorch before 2.6, where B was the input-gradient backward and BW the full backward "
         "(PyTorch 2.6 calls them I and B); pass --dialect pre-2.6 to read it so, and `ppsched compile --dialect "
         "pre-2.6 FILE -o NEW` writes it in today's names",
-        certain ? fmt::format("'{}': this file uses ", at->cell)
-                : fmt::format("'{}' follows a B of its stage and microbatch, and the file has no I: it looks written in ",
-                              at->cell));
+        certain
+            ? fmt::format("'{}': this file uses ", at->cell)
+            : fmt::format("'{}' follows a B of its stage and microbatch, and the file has no I: it looks written in ",
+                          at->cell));
     if (!at->line_text.empty()) d.snippet = make_snippet(at->line_text, at->column - 1, at->cell.size());
     sink_.report(std::move(d));
     return certain;
@@ -488,8 +490,7 @@ std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const Cs
 }
 
 std::optional<ParsedSchedule> read_pytorch_csv_text(std::string_view name, std::string_view text,
-                                                    const CsvReadOptions& opt,
-                                                    DiagnosticSink& sink) {
+                                                    const CsvReadOptions& opt, DiagnosticSink& sink) {
   CsvScheduleReader reader(std::string(name), opt, sink);
   return reader.run(std::make_unique<CheckedSource>(text, reader.nul()));
 }

@@ -48,14 +48,13 @@ std::optional<ParsedSchedule> read_schedule(const std::string& path, const Sched
     if (path == "-") {
       // Standard input can be read once only: take it whole, then decide.
       std::string text = read_whole_input(path);
-      bool is_json = opt.format == ScheduleFormat::Json ||
-                     (opt.format == ScheduleFormat::Auto && looks_like_json(text));
+      bool is_json =
+          opt.format == ScheduleFormat::Json || (opt.format == ScheduleFormat::Auto && looks_like_json(text));
       return is_json ? read_json_schedule_text("<stdin>", text, js, sink)
                      : read_pytorch_csv_text("<stdin>", text, csv, sink);
     }
     bool is_json = opt.format == ScheduleFormat::Json;
-    if (opt.format == ScheduleFormat::Auto)
-      is_json = path.ends_with(".json") || looks_like_json(peek(path));
+    if (opt.format == ScheduleFormat::Auto) is_json = path.ends_with(".json") || looks_like_json(peek(path));
     return is_json ? read_json_schedule(path, js, sink) : read_pytorch_csv(path, csv, sink);
   } catch (const IoError& e) {
     sink.report(io_diagnostic(e));

@@ -30,9 +30,10 @@ bool read_recompute(JsonInput& f, const nlohmann::json& st, const std::string& a
   if (v.is_string()) {
     if (!mode_of(v, rat)) return false;
     if (r.mode == Recompute::Mode::Selective) {
-      f.error(rat, "selective recompute needs its \"cost\" (the fraction of the forward it re-runs) and "
-                   "\"kept_memory_bytes\" (what the forward keeps): give {\"mode\": \"selective\", \"cost\": ..., "
-                   "\"kept_memory_bytes\": ...}");
+      f.error(rat,
+              "selective recompute needs its \"cost\" (the fraction of the forward it re-runs) and "
+              "\"kept_memory_bytes\" (what the forward keeps): give {\"mode\": \"selective\", \"cost\": ..., "
+              "\"kept_memory_bytes\": ...}");
       return false;
     }
     return true;
@@ -52,7 +53,8 @@ bool read_recompute(JsonInput& f, const nlohmann::json& st, const std::string& a
   if (v.contains("weight_groups")) {
     const auto& g = v["weight_groups"];
     if (!g.is_number_integer() || g.get<std::int64_t>() < 1 || g.get<std::int64_t>() > 1'000'000) {
-      f.error(rat + ".weight_groups", "\"weight_groups\" (parameter groups per checkpointed region) is an integer >= 1");
+      f.error(rat + ".weight_groups",
+              "\"weight_groups\" (parameter groups per checkpointed region) is an integer >= 1");
       ok = false;
     } else {
       r.weight_groups = static_cast<std::uint32_t>(g.get<std::int64_t>());
@@ -69,9 +71,9 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
   const auto& stages = doc["stages"];
   if (stages.size() != num_stages) {
     auto count = [](std::size_t n) { return fmt::format("{} stage{}", n, n == 1 ? "" : "s"); };
-    return f.error("$.stages", fmt::format("the stage spec describes {}; the schedule has {}{}", count(stages.size()),
-                                           count(num_stages),
-                                           num_stages ? fmt::format(" (0-{})", num_stages - 1) : std::string())),
+    return f.error("$.stages",
+                   fmt::format("the stage spec describes {}; the schedule has {}{}", count(stages.size()),
+                               count(num_stages), num_stages ? fmt::format(" (0-{})", num_stages - 1) : std::string())),
            std::nullopt;
   }
   std::vector<StageSpec> out(num_stages);
@@ -99,8 +101,9 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
         const auto& in = inputs[k];
         std::string iat = fmt::format("{}.inputs[{}]", at, k);
         if (!in.is_object() || !in.contains("name") || !in["name"].is_string()) {
-          f.error(iat, "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false, "
-                       "\"tensor\": true|false}");
+          f.error(iat,
+                  "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false, "
+                  "\"tensor\": true|false}");
           ok = false;
           continue;
         }

@@ -134,17 +134,16 @@ void write_topology(const Topology& t, ByteSink& out) {
     return fmt::format("{{\"latency_us\": {:.6g}, \"bandwidth_gbps\": {:.6g}}}", l.latency_us,
                        l.bytes_per_us > 0 ? l.bytes_per_us / 1e3 : 1e6);
   };
-  out.write(fmt::format("{{\n  \"schema_version\": 1,\n  \"nodes\": [{}],\n  \"slices\": [{}],\n  \"links\": {{\n"
-                        "    \"intra_node\": {},\n    \"inter_node\": {},\n    \"inter_slice\": {}\n  }}\n}}\n",
-                        fmt::join(ranks_of_node | std::views::transform([](const auto& v) {
-                                    return fmt::format("[{}]", fmt::join(v, ", "));
-                                  }),
-                                  ", "),
-                        fmt::join(nodes_of_slice | std::views::transform([](const auto& v) {
-                                    return fmt::format("[{}]", fmt::join(v, ", "));
-                                  }),
-                                  ", "),
-                        link(t.intra_node), link(t.inter_node), link(t.inter_slice)));
+  out.write(fmt::format(
+      "{{\n  \"schema_version\": 1,\n  \"nodes\": [{}],\n  \"slices\": [{}],\n  \"links\": {{\n"
+      "    \"intra_node\": {},\n    \"inter_node\": {},\n    \"inter_slice\": {}\n  }}\n}}\n",
+      fmt::join(
+          ranks_of_node | std::views::transform([](const auto& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }),
+          ", "),
+      fmt::join(
+          nodes_of_slice | std::views::transform([](const auto& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }),
+          ", "),
+      link(t.intra_node), link(t.inter_node), link(t.inter_slice)));
 }
 
 }  // namespace ppsched

@@ -102,8 +102,7 @@ std::uint32_t SendRecvLowering::rank_of(std::int64_t stage, std::uint32_t rank, 
 // PyTorch's `_has_comms`: a neighbour stage on another rank. It evaluates the neighbour first.
 bool SendRecvLowering::has_comms(std::uint32_t rank, const Action& leaf) const {
   const std::int64_t st = pytorch::stage(leaf);
-  if (leaf.kind == ActionKind::F)
-    return st != last_stage_ && rank_of(st + 1, rank, leaf) != rank_of(st, rank, leaf);
+  if (leaf.kind == ActionKind::F) return st != last_stage_ && rank_of(st + 1, rank, leaf) != rank_of(st, rank, leaf);
   if (leaf.kind == ActionKind::I || leaf.kind == ActionKind::B)
     return st != 0 && rank_of(st - 1, rank, leaf) != rank_of(st, rank, leaf);
   return false;

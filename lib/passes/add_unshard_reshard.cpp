@@ -59,9 +59,8 @@ struct Distinct {
   std::uint32_t element;
 };
 
-void take_until_stop(const Schedule& s, const std::vector<Action>& elements,
-                     const std::vector<Distinct>& distinct, std::uint32_t count,
-                     std::vector<std::int32_t>& out) {
+void take_until_stop(const Schedule& s, const std::vector<Action>& elements, const std::vector<Distinct>& distinct,
+                     std::uint32_t count, std::vector<std::int32_t>& out) {
   std::size_t taken = 0;
   for (std::size_t i = 0; i < distinct.size();) {
     const std::uint32_t element = distinct[i].element;
@@ -138,9 +137,7 @@ Lookahead unbounded_lookahead(const Schedule& s, const std::vector<Action>& elem
   return look;
 }
 
-Action fsdp(ActionKind kind, std::int64_t stage) {
-  return *pytorch::plain(stage, kind, Action::kNoMicrobatch);
-}
+Action fsdp(ActionKind kind, std::int64_t stage) { return *pytorch::plain(stage, kind, Action::kNoMicrobatch); }
 
 }  // namespace
 
@@ -157,12 +154,14 @@ Schedule add_unshard_reshard(const Schedule& s, std::optional<std::int64_t> max_
       for (const Action& a : elements)
         if (is_overlap(s, a))
           throw PassError("max_active_stages=None cannot look past '" + action_text(a, s.sub_actions) + "' on rank " +
-                          std::to_string(r) + " (PyTorch: TypeError: '>=' not supported between instances of 'int' "
+                          std::to_string(r) +
+                          " (PyTorch: TypeError: '>=' not supported between instances of 'int' "
                           "and 'NoneType')");
-    Lookahead look = !max_active_stages || *max_active_stages <= 0
-                         ? unbounded_lookahead(s, elements, max_active_stages.has_value())
-                         : linear_lookahead(s, elements, static_cast<std::uint32_t>(
-                                                             std::min<std::int64_t>(*max_active_stages, 1 << 20)));
+    Lookahead look =
+        !max_active_stages || *max_active_stages <= 0
+            ? unbounded_lookahead(s, elements, max_active_stages.has_value())
+            : linear_lookahead(s, elements,
+                               static_cast<std::uint32_t>(std::min<std::int64_t>(*max_active_stages, 1 << 20)));
 
     auto& program = out.ranks[r].actions;
     program.reserve(elements.size() + 8);

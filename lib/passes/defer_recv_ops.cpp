@@ -73,9 +73,8 @@ class RankDeferral {
 
   std::uint32_t rank_of(std::int64_t st, const Action& a) const {
     if (st < 0 || static_cast<std::size_t>(st) >= map_.size() || map_[st] == kUnplaced)
-      throw PassError("rank " + std::to_string(rank_) + ": '" + action_text(a, s_.sub_actions) +
-                      "' has a peer stage " + std::to_string(st) +
-                      " that no rank runs (PyTorch: KeyError in _defer_recv_ops)");
+      throw PassError("rank " + std::to_string(rank_) + ": '" + action_text(a, s_.sub_actions) + "' has a peer stage " +
+                      std::to_string(st) + " that no rank runs (PyTorch: KeyError in _defer_recv_ops)");
     return map_[st];
   }
 

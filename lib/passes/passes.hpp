@@ -81,8 +81,7 @@ Schedule add_reduce_grad(const Schedule& s, std::uint32_t num_microbatches);
 /// can't schedule sends/recvs", with stuck()), when a stage it must look up has no rank, when a
 /// RECV is for a rank the schedule lacks (PyTorch: KeyError), and on a rank with no steps at
 /// all (PyTorch asserts). Linear in the output, times log(ranks).
-Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                       std::uint32_t num_stages);
+Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages);
 
 /// Merges an I followed (idle steps skipped) by a W of the same stage and microbatch into one
 /// B. Idle steps are dropped. PyTorch's `_merge_bw`.
@@ -95,23 +94,22 @@ Schedule merge_bw(const Schedule& s);
 /// of its own. The map is indexed by stage up to the highest stage any action mentions (other
 /// kinds than F/B/I/W are mapped even beyond num_stages, as PyTorch does), kUnplaced where
 /// no action is; PyTorch also maps a container's stage -1, which the vector cannot hold.
-std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ranks,
-                                            std::uint32_t num_stages, std::uint32_t num_microbatches);
+std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ranks, std::uint32_t num_stages,
+                                            std::uint32_t num_microbatches);
 
 /// The keywords of PyTorch's runtime schedules (LoopedBFS, Interleaved1F1B, InterleavedZeroBubble,
 /// ZBVZeroBubble, DualPipeV; since about pytorch/pytorch cff2ecc8) that change the lowered order.
 struct RuntimeLowering {
   std::optional<std::int64_t> max_active_stages = 3;  ///< add_unshard_reshard's; nullopt: None
-  bool defer_pp_recv = false;                          ///< then defer_recv_ops
+  bool defer_pp_recv = false;                         ///< then defer_recv_ops
 };
 
 /// The runtime recipe of `_PipelineScheduleRuntime._prepare_schedule_with_comms` for a compute-only
 /// schedule: validate -> add_unshard_reshard -> add_reduce_grad -> add_send_recv (with the
-/// validated stage-to-rank map) -> defer_recv_ops when `options.defer_pp_recv`. Sizes come from the schedule (num_stages, num_microbatches) or
-/// are inferred when it does not state them. Between validation and lowering, PyTorch's
-/// compute-only check: any non-compute action is an error ("Expected compute-only schedule
-/// but found communication action ..."). A stated placement is not used: PyTorch replaces the
-/// mapping with the validated one.
+/// validated stage-to-rank map) -> defer_recv_ops when `options.defer_pp_recv`. Sizes come from the schedule
+/// (num_stages, num_microbatches) or are inferred when it does not state them. Between validation and lowering,
+/// PyTorch's compute-only check: any non-compute action is an error ("Expected compute-only schedule but found
+/// communication action ..."). A stated placement is not used: PyTorch replaces the mapping with the validated one.
 Schedule lower_runtime(const Schedule& s, const RuntimeLowering& options = {});
 
 /// What `--lower runtime` and `--runtime pytorch` apply: lower_runtime on `s` without its

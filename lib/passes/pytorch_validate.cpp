@@ -63,8 +63,8 @@ std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ran
                           python_int(mb) + " without first running " + first)
               .with_grid_step(step);
         };
-        const bool fbiw = a.kind == ActionKind::F || a.kind == ActionKind::B || a.kind == ActionKind::I ||
-                          a.kind == ActionKind::W;
+        const bool fbiw =
+            a.kind == ActionKind::F || a.kind == ActionKind::B || a.kind == ActionKind::I || a.kind == ActionKind::W;
         if (fbiw) {
           if (st < 0 || static_cast<std::uint64_t>(st) >= num_stages)
             throw PassError(where() + action_text(a, s.sub_actions) + " is on stage " + std::to_string(st) +
@@ -110,20 +110,23 @@ std::vector<std::uint32_t> pytorch_validate(const Schedule& s, std::uint32_t ran
   for (std::size_t st = 0; st < num_stages; ++st) {
     if (st >= counted) {  // no action can be there: only the forward count can fail
       if (num_microbatches != 0)
-        throw PassError("Got 0 _ComputationType.FORWARD microbatches for stage " + std::to_string(st) +
-                        ", expected " + m);
+        throw PassError("Got 0 _ComputationType.FORWARD microbatches for stage " + std::to_string(st) + ", expected " +
+                        m);
       break;
     }
     const auto [f, b, i, w] = count[st];
     const std::string stage = std::to_string(st);
     if (f != num_microbatches)
-      throw PassError(fmt::format("Got {} _ComputationType.FORWARD microbatches for stage {}, expected {}", f, stage, m));
+      throw PassError(
+          fmt::format("Got {} _ComputationType.FORWARD microbatches for stage {}, expected {}", f, stage, m));
     if (i != w)
-      throw PassError(fmt::format("Invalid backward microbatches for stage {}: I and W must have equal counts{}I={}, W={}",
-                                  stage, kContinuation, i, w));
+      throw PassError(
+          fmt::format("Invalid backward microbatches for stage {}: I and W must have equal counts{}I={}, W={}", stage,
+                      kContinuation, i, w));
     if (static_cast<std::uint64_t>(b) + (static_cast<std::uint64_t>(i) + w) / 2 != num_microbatches)
-      throw PassError(fmt::format("Invalid backward microbatches for stage {}: expected {} total backwards{}B={}, I={}, W={}",
-                                  stage, m, kContinuation, b, i, w));
+      throw PassError(
+          fmt::format("Invalid backward microbatches for stage {}: expected {} total backwards{}B={}, I={}, W={}",
+                      stage, m, kContinuation, b, i, w));
   }
   return stage_to_rank;
 }

@@ -20,14 +20,10 @@ namespace ppsched::pytorch {
 inline std::int64_t stage(const Action& a) { return a.has_stage() ? a.stage : -1; }
 
 /// True when PyTorch's `sub_actions` is not None: a container with at least one sub-action.
-inline bool has_sub_actions(const Schedule& s, const Action& a) {
-  return a.is_container() && !s.subs(a).empty();
-}
+inline bool has_sub_actions(const Schedule& s, const Action& a) { return a.is_container() && !s.subs(a).empty(); }
 
 /// The action as a plain value with PyTorch's equality: a container becomes (-1, kind, None).
-inline Action as_plain(const Action& a) {
-  return a.is_container() ? Action::make(a.kind, Action::kNoStage) : a;
-}
+inline Action as_plain(const Action& a) { return a.is_container() ? Action::make(a.kind, Action::kNoStage) : a; }
 
 /// The plain action (stage, kind, microbatch) when it can exist in the IR: stage -1 is the
 /// container placeholder; stages below -1 or above kMaxStage never occur, so nullopt.

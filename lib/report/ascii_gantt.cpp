@@ -25,16 +25,26 @@ constexpr int kCoreSlots = 5;  // F B I W O: always in the legend
 
 int slot_of(ActionKind k) {
   switch (k) {
-    case ActionKind::F: return 0;
-    case ActionKind::B: return 1;
-    case ActionKind::I: return 2;
-    case ActionKind::W: return 3;
-    case ActionKind::OverlapFB: return 4;
-    case ActionKind::Unshard: return 5;
-    case ActionKind::Reshard: return 6;
-    case ActionKind::ReduceGrad: return 7;
-    case ActionKind::Idle: return -1;
-    default: return 8;  // SEND_F, RECV_F, SEND_B, RECV_B
+    case ActionKind::F:
+      return 0;
+    case ActionKind::B:
+      return 1;
+    case ActionKind::I:
+      return 2;
+    case ActionKind::W:
+      return 3;
+    case ActionKind::OverlapFB:
+      return 4;
+    case ActionKind::Unshard:
+      return 5;
+    case ActionKind::Reshard:
+      return 6;
+    case ActionKind::ReduceGrad:
+      return 7;
+    case ActionKind::Idle:
+      return -1;
+    default:
+      return 8;  // SEND_F, RECV_F, SEND_B, RECV_B
   }
 }
 

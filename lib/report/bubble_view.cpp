@@ -13,7 +13,8 @@ std::string bubbles_text(const SimAnalysis& a) {
   out += shared ? " shared GPU\n" : "\n";
   RankUsage total;
   auto row = [&](const RankUsage& u) {
-    std::string line = fmt::format(" {:>9g} {:>9g} {:>11g} {:>10g}", u.warmup, u.cooldown, u.dependency_wait, u.comm_wait);
+    std::string line =
+        fmt::format(" {:>9g} {:>9g} {:>11g} {:>10g}", u.warmup, u.cooldown, u.dependency_wait, u.comm_wait);
     return line + (shared ? fmt::format(" {:>10g}\n", u.device_wait) : "\n");
   };
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {
@@ -32,8 +33,11 @@ std::string bubbles_text(const SimAnalysis& a) {
 nlohmann::ordered_json bubbles_json(const SimAnalysis& a) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const RankUsage& u : a.ranks)
-    j.push_back({{"warmup", u.warmup}, {"cooldown", u.cooldown}, {"dependency_wait", u.dependency_wait},
-                 {"comm_wait", u.comm_wait}, {"device_wait", u.device_wait}});
+    j.push_back({{"warmup", u.warmup},
+                 {"cooldown", u.cooldown},
+                 {"dependency_wait", u.dependency_wait},
+                 {"comm_wait", u.comm_wait},
+                 {"device_wait", u.device_wait}});
   return j;
 }
 

@@ -46,9 +46,8 @@ std::string number(double v) {
 
 double peak_in_flight_microbatches(const Schedule& s) {
   // Count in chunks (one stage's share of a microbatch) so the result is exact.
-  const std::uint32_t chunks = s.rank_count() && s.num_stages >= s.rank_count()
-                                   ? s.num_stages / static_cast<std::uint32_t>(s.rank_count())
-                                   : 1;
+  const std::uint32_t chunks =
+      s.rank_count() && s.num_stages >= s.rank_count() ? s.num_stages / static_cast<std::uint32_t>(s.rank_count()) : 1;
   std::int64_t peak = 0;
   for (const auto& rank : s.ranks) {
     std::int64_t live = 0;
@@ -68,16 +67,15 @@ double peak_in_flight_microbatches(const Schedule& s) {
 }
 
 std::string family_table_text(const std::optional<ListConfig>& config) {
-  std::string out = fmt::format("{:<22} {:<9} {:<16} {:<38} {:<38}", "family", "placement",
-                                "stages per rank", "peak memory (microbatches)", "bubble per stage");
+  std::string out = fmt::format("{:<22} {:<9} {:<16} {:<38} {:<38}", "family", "placement", "stages per rank",
+                                "peak memory (microbatches)", "bubble per stage");
   if (config)
     out += fmt::format(" peak at p={} m={}{}", config->ranks, config->microbatches,
                        config->stages_per_rank ? fmt::format(" v={}", config->stages_per_rank) : "");
   out += '\n';
   for (const Family& f : families()) {
-    std::string line = fmt::format("{:<22} {:<9} {:<16} {:<38} {:<38}", f.name,
-                                   placement_style_name(f.placement), stages_per_rank(f),
-                                   f.peak_memory, f.bubble);
+    std::string line = fmt::format("{:<22} {:<9} {:<16} {:<38} {:<38}", f.name, placement_style_name(f.placement),
+                                   stages_per_rank(f), f.peak_memory, f.bubble);
     if (config) {
       Computed c = compute(f, *config);
       line += ' ' + (c.peak ? number(*c.peak) : "cannot run: " + c.why_not);
@@ -104,8 +102,9 @@ std::string family_table_text(const std::optional<ListConfig>& config) {
   }
   out += ".\n";
   if (config)
-    out += "Peak at p, m: most microbatches a rank holds at once (forward done, weight gradient "
-           "pending),\ncomputed from the synthesized schedule.\n";
+    out +=
+        "Peak at p, m: most microbatches a rank holds at once (forward done, weight gradient "
+        "pending),\ncomputed from the synthesized schedule.\n";
   return out;
 }
 
@@ -113,9 +112,8 @@ std::string family_table_json(const std::optional<ListConfig>& config) {
   nlohmann::ordered_json doc;
   doc["schema_version"] = 1;
   if (config)
-    doc["config"] = {{"ranks", config->ranks},
-                     {"microbatches", config->microbatches},
-                     {"stages_per_rank", config->stages_per_rank}};
+    doc["config"] = {
+        {"ranks", config->ranks}, {"microbatches", config->microbatches}, {"stages_per_rank", config->stages_per_rank}};
   auto& list = doc["families"] = nlohmann::ordered_json::array();
   for (const Family& f : families()) {
     nlohmann::ordered_json j;

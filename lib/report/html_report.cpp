@@ -19,11 +19,20 @@ std::string html_escaped(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -79,10 +88,10 @@ void summary_section(const HtmlReportInput& in, std::string& out) {
   row("bubble (global)", fmt::format("{:.2f}%", 100 * a.bubble_global));
   row("bubble (per stage)", fmt::format("{:.2f}%", 100 * a.bubble_per_stage));
   if (!a.memory.peak.empty())
-    row("peak memory", memory_amount(a.memory.max_peak(), a.memory.in_bytes) +
-                           (in.options.memory_cap > 0
-                                ? " (cap " + memory_amount(in.options.memory_cap, a.memory.in_bytes) + ")"
-                                : std::string()));
+    row("peak memory",
+        memory_amount(a.memory.max_peak(), a.memory.in_bytes) +
+            (in.options.memory_cap > 0 ? " (cap " + memory_amount(in.options.memory_cap, a.memory.in_bytes) + ")"
+                                       : std::string()));
   out += "</table>\n";
   if (!in.options.time_model.empty())
     out += "<p class=\"note\">time model: " + html_escaped(in.options.time_model) + "</p>\n";
@@ -90,10 +99,11 @@ void summary_section(const HtmlReportInput& in, std::string& out) {
 }
 
 void timeline_section(const HtmlReportInput& in, std::string& out) {
-  out += "<section id=\"timeline\"><h2>Timeline</h2>\n<p class=\"controls\"><button id=\"zoom-in\">zoom in</button>"
-         "<button id=\"zoom-out\">zoom out</button><button id=\"zoom-fit\">fit</button>"
-         "<span class=\"note\">Ctrl + wheel zooms too; hover a box for its action and times</span></p>\n"
-         "<div id=\"zoom\" data-zoom=\"1\">\n";
+  out +=
+      "<section id=\"timeline\"><h2>Timeline</h2>\n<p class=\"controls\"><button id=\"zoom-in\">zoom in</button>"
+      "<button id=\"zoom-out\">zoom out</button><button id=\"zoom-fit\">fit</button>"
+      "<span class=\"note\">Ctrl + wheel zooms too; hover a box for its action and times</span></p>\n"
+      "<div id=\"zoom\" data-zoom=\"1\">\n";
   SvgOptions svg;
   svg.time_unit = in.time_unit;
   svg.idle_causes = true;
@@ -149,36 +159,40 @@ void memory_section(const HtmlReportInput& in, std::string& out) {
     path += fmt::format(" {:.1f},{:.1f}", x(makespan), y(last));
     // Okabe-Ito hues in turn, so neighbouring ranks differ.
     static constexpr std::string_view kHue[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9"};
-    out += fmt::format("<polyline class=\"rank\" data-rank=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\" "
-                       "points=\"{}\"><title>rank {}: peak {}</title></polyline>\n",
-                       r, kHue[r % std::size(kHue)], path, r, amount(m.peak[r], m.in_bytes));
+    out += fmt::format(
+        "<polyline class=\"rank\" data-rank=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\" "
+        "points=\"{}\"><title>rank {}: peak {}</title></polyline>\n",
+        r, kHue[r % std::size(kHue)], path, r, amount(m.peak[r], m.in_bytes));
   }
   if (in.options.memory_cap > 0)
-    out += fmt::format("<line id=\"cap\" x1=\"{:g}\" x2=\"{:g}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#c00\" "
-                       "stroke-dasharray=\"6 4\"/><text x=\"{:g}\" y=\"{:.1f}\" fill=\"#c00\" font-size=\"12\">cap {}"
-                       "</text>\n",
-                       left, left + plot_w, y(in.options.memory_cap), y(in.options.memory_cap), left + 4,
-                       y(in.options.memory_cap) - 4, html_escaped(amount(in.options.memory_cap, m.in_bytes)));
+    out += fmt::format(
+        "<line id=\"cap\" x1=\"{:g}\" x2=\"{:g}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#c00\" "
+        "stroke-dasharray=\"6 4\"/><text x=\"{:g}\" y=\"{:.1f}\" fill=\"#c00\" font-size=\"12\">cap {}"
+        "</text>\n",
+        left, left + plot_w, y(in.options.memory_cap), y(in.options.memory_cap), left + 4, y(in.options.memory_cap) - 4,
+        html_escaped(amount(in.options.memory_cap, m.in_bytes)));
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", left - 6, top + 10,
                      html_escaped(amount(top_value, m.in_bytes)));
   out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" text-anchor=\"end\">0</text>\n", left - 6,
                      top + plot_h);
-  out += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">time{} from 0 to {}; {} per rank, a line each "
-                     "(hover one for its rank and peak)</text>\n",
-                     left,
-                     top + plot_h + 24, in.time_unit.empty() ? "" : " (" + html_escaped(in.time_unit) + ")",
-                     short_time_text(in.analysis.makespan), m.in_bytes ? "bytes" : "microbatches of activation");
+  out += fmt::format(
+      "<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">time{} from 0 to {}; {} per rank, a line each "
+      "(hover one for its rank and peak)</text>\n",
+      left, top + plot_h + 24, in.time_unit.empty() ? "" : " (" + html_escaped(in.time_unit) + ")",
+      short_time_text(in.analysis.makespan), m.in_bytes ? "bytes" : "microbatches of activation");
   out += "</svg></section>\n";
 }
 
 void bubbles_section(const HtmlReportInput& in, std::string& out) {
-  out += "<section id=\"bubbles\"><h2>Idle time by cause</h2>\n<table><tr><th>rank</th><th>busy</th><th>warm-up</th>"
-         "<th>cool-down</th><th>dependency</th><th>transfer</th><th>shared GPU</th></tr>\n";
+  out +=
+      "<section id=\"bubbles\"><h2>Idle time by cause</h2>\n<table><tr><th>rank</th><th>busy</th><th>warm-up</th>"
+      "<th>cool-down</th><th>dependency</th><th>transfer</th><th>shared GPU</th></tr>\n";
   RankUsage total;
   auto row = [&](const std::string& name, const RankUsage& u) {
-    out += fmt::format("<tr><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td>"
-                       "</tr>\n",
-                       name, u.busy, u.warmup, u.cooldown, u.dependency_wait, u.comm_wait, u.device_wait);
+    out += fmt::format(
+        "<tr><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td><td>{:g}</td>"
+        "</tr>\n",
+        name, u.busy, u.warmup, u.cooldown, u.dependency_wait, u.comm_wait, u.device_wait);
   };
   for (std::size_t r = 0; r < in.analysis.ranks.size(); ++r) {
     const RankUsage& u = in.analysis.ranks[r];
@@ -199,7 +213,8 @@ void bubbles_section(const HtmlReportInput& in, std::string& out) {
 void write_html_report(const HtmlReportInput& in, ByteSink& sink) {
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escaped(in.title) +
-         "</title>\n<style>" + std::string(kStyle) + "</style></head>\n<body>\n<h1>" + html_escaped(in.title) + "</h1>\n";
+         "</title>\n<style>" + std::string(kStyle) + "</style></head>\n<body>\n<h1>" + html_escaped(in.title) +
+         "</h1>\n";
   summary_section(in, out);
   timeline_section(in, out);
   memory_section(in, out);

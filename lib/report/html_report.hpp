@@ -8,9 +8,9 @@
 //   <section id="bubbles">   each rank's idle time by cause (bubble_view's split)
 //
 // The page's own script only zooms (a link ending in #zoom=4 opens it zoomed), and marks
-// <body data-ready="1"> once it has run (the browser test waits for that). Long runs stay bounded: the Gantt chart merges narrow boxes, and each
-// memory line keeps at most kMaxMemoryPoints points, the highest in each slice of time, so no
-// peak is lost.
+// <body data-ready="1"> once it has run (the browser test waits for that). Long runs stay bounded: the Gantt chart
+// merges narrow boxes, and each memory line keeps at most kMaxMemoryPoints points, the highest in each slice of time,
+// so no peak is lost.
 #pragma once
 
 #include <string>

@@ -21,7 +21,8 @@ nlohmann::ordered_json one(const ActivationLiveness& l) {
 std::string liveness_text(const LivenessReport& r) {
   std::string out = "activation liveness (PyTorch's analyze_pipeline_activation_liveness), slots per rank\n";
   out += fmt::format("{:<17} {:>5}", "granularity", "peak");
-  for (std::size_t i = 0; i < r.stage_microbatch.slots_per_rank.size(); ++i) out += fmt::format(" {:>6}", fmt::format("rank {}", i));
+  for (std::size_t i = 0; i < r.stage_microbatch.slots_per_rank.size(); ++i)
+    out += fmt::format(" {:>6}", fmt::format("rank {}", i));
   out += '\n';
   out += row(r.stage_microbatch);
   out += row(r.microbatch);

@@ -18,7 +18,7 @@ namespace ppsched {
 struct LivenessReport {
   ActivationLiveness stage_microbatch, microbatch;
   LivenessGranularity capped = LivenessGranularity::StageMicrobatch;  ///< which one --memory-cap limits
-  double cap = 0;  ///< slots; <= 0: none
+  double cap = 0;                                                     ///< slots; <= 0: none
   /// The peak the cap applies to.
   std::uint32_t capped_peak() const {
     return capped == LivenessGranularity::StageMicrobatch ? stage_microbatch.peak : microbatch.peak;

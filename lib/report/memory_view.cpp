@@ -15,8 +15,9 @@ std::string memory_text(const SimAnalysis& a, const SimReportOptions& opt) {
   std::string out = fmt::format("peak activation memory per rank ({})\nrank      peak    at time\n",
                                 m.in_bytes ? "bytes" : "microbatches");
   for (std::size_t r = 0; r < m.peak.size(); ++r)
-    out += fmt::format("{:>4} {:>9} {:>10g}{}\n", r, m.in_bytes ? human_bytes(m.peak[r]) : fmt::format("{:g}", m.peak[r]),
-                       m.peak_time[r], !fits_under_cap(m.peak[r], opt.memory_cap) ? "  over the cap" : "");
+    out +=
+        fmt::format("{:>4} {:>9} {:>10g}{}\n", r, m.in_bytes ? human_bytes(m.peak[r]) : fmt::format("{:g}", m.peak[r]),
+                    m.peak_time[r], !fits_under_cap(m.peak[r], opt.memory_cap) ? "  over the cap" : "");
   return out;
 }
 

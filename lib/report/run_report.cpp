@@ -19,8 +19,8 @@ std::uint64_t at_or_zero(const std::vector<std::uint64_t>& v, int ordinal) {
 }
 
 nlohmann::ordered_json stats_json(const run::SampleStats& s) {
-  return {{"count", s.count},   {"p50_us", s.median}, {"p99_us", s.p99},   {"min_us", s.min},
-          {"max_us", s.max},    {"avg_us", s.mean},   {"stdev_us", s.stdev}, {"cv_pct", s.cv_pct}};
+  return {{"count", s.count}, {"p50_us", s.median}, {"p99_us", s.p99},     {"min_us", s.min},
+          {"max_us", s.max},  {"avg_us", s.mean},   {"stdev_us", s.stdev}, {"cv_pct", s.cv_pct}};
 }
 
 nlohmann::ordered_json result_json(const run::RunResult& r) {
@@ -85,8 +85,8 @@ std::string processes_text(const run::BenchmarkReport& rep) {
                        p.process, p.rank >= 0 ? fmt::format("rank {}", p.rank) : std::string("no rank"), p.place.host,
                        p.place.node, p.place.local_rank, p.ordinal, p.device, p.discoveries, p.opens);
   for (const run::MeasuredLink& l : rep.links)
-    out += fmt::format("# link {} (processes {} and {}): {:.1f} us latency, {}\n", l.link, l.from, l.to,
-                       l.latency_us, gb_per_s(l.bytes_per_us));
+    out += fmt::format("# link {} (processes {} and {}): {:.1f} us latency, {}\n", l.link, l.from, l.to, l.latency_us,
+                       gb_per_s(l.bytes_per_us));
   return out;
 }
 
@@ -96,12 +96,21 @@ nlohmann::ordered_json processes_json(const run::BenchmarkReport& rep) {
   j["startup_s"] = rep.startup_s;
   auto& rows = j["processes"] = nlohmann::ordered_json::array();
   for (const run::ProcessRow& p : rep.processes)
-    rows.push_back({{"process", p.process}, {"rank", p.rank}, {"host", p.place.host}, {"node", p.place.node},
-                    {"local_rank", p.place.local_rank}, {"ordinal", p.ordinal}, {"device", p.device},
-                    {"discoveries", p.discoveries}, {"opens", p.opens}});
+    rows.push_back({{"process", p.process},
+                    {"rank", p.rank},
+                    {"host", p.place.host},
+                    {"node", p.place.node},
+                    {"local_rank", p.place.local_rank},
+                    {"ordinal", p.ordinal},
+                    {"device", p.device},
+                    {"discoveries", p.discoveries},
+                    {"opens", p.opens}});
   auto& links = j["links"] = nlohmann::ordered_json::array();
   for (const run::MeasuredLink& l : rep.links)
-    links.push_back({{"link", l.link}, {"from", l.from}, {"to", l.to}, {"latency_us", l.latency_us},
+    links.push_back({{"link", l.link},
+                     {"from", l.from},
+                     {"to", l.to},
+                     {"latency_us", l.latency_us},
                      {"bytes_per_us", l.bytes_per_us}});
   return j;
 }
@@ -126,10 +135,11 @@ std::string run_report_text(const RunReportConfig& config, const run::BenchmarkR
                        config.shape.hidden, config.shape.hidden, config.shape.tokens, config.dtype);
   else
     out += "# workload synthetic: each action spins for its cost (" + config.cost + ")\n";
-  out += fmt::format("# warm-up {}; stop: {}\n", config.warmup,
-                     stop.max_iters ? fmt::format("{} iterations", stop.max_iters)
-                                    : fmt::format(">= {} samples and {} s, then noise <= {}%, timeout {} s",
-                                                  stop.min_samples, stop.min_time_s, stop.max_noise_pct, stop.timeout_s));
+  out +=
+      fmt::format("# warm-up {}; stop: {}\n", config.warmup,
+                  stop.max_iters ? fmt::format("{} iterations", stop.max_iters)
+                                 : fmt::format(">= {} samples and {} s, then noise <= {}%, timeout {} s",
+                                               stop.min_samples, stop.min_time_s, stop.max_noise_pct, stop.timeout_s));
   bool shared = false;
   for (const run::RunResult& r : rep.results) shared |= r.shared_compute;
   out += fmt::format("# sim_us: {}{}; times per iteration in microseconds; p99 by nearest rank\n",
@@ -138,15 +148,15 @@ std::string run_report_text(const RunReportConfig& config, const run::BenchmarkR
                                   : "the simulator with this run's measured cost table"
                          : "the simulator with the given costs",
                      shared ? ", ranks that share a device taking turns on its compute" : "");
-  out += fmt::format("#{:>19} {:>5} {:>4} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>6} {:>11} {:>6}  {}\n",
-                     "schedule", "ranks", "mbs", "warmup", "iters", "median_us", "p99_us", "min_us", "max_us", "cv%",
-                     "sim_us", "ratio", "stop");
+  out += fmt::format("#{:>19} {:>5} {:>4} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>6} {:>11} {:>6}  {}\n", "schedule",
+                     "ranks", "mbs", "warmup", "iters", "median_us", "p99_us", "min_us", "max_us", "cv%", "sim_us",
+                     "ratio", "stop");
   for (const run::RunResult& r : rep.results) {
     const run::SampleStats& s = r.measured.iteration;
-    out += fmt::format(" {:>19} {:>5} {:>4} {:>6} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f} {:>6.2f} {:>11.1f} {:>6.3f}  {}\n",
-                       r.name, r.plan.device.device_of_rank.size(), r.microbatches,
-                       r.measured.warmup, s.count, s.median, s.p99, s.min, s.max, s.cv_pct, r.simulated_us, r.ratio(),
-                       run::stop_reason_name(r.measured.stop));
+    out += fmt::format(
+        " {:>19} {:>5} {:>4} {:>6} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f} {:>6.2f} {:>11.1f} {:>6.3f}  {}\n",
+        r.name, r.plan.device.device_of_rank.size(), r.microbatches, r.measured.warmup, s.count, s.median, s.p99, s.min,
+        s.max, s.cv_pct, r.simulated_us, r.ratio(), run::stop_reason_name(r.measured.stop));
   }
   out += fmt::format("# peak memory per {}, MiB: measured (buffers) / predicted (memory model) / fixed (weights)\n",
                      rep.processes.empty() ? "device" : "process");
@@ -188,7 +198,8 @@ std::string run_report_json(const RunReportConfig& config, const run::BenchmarkR
   auto& devs = j["devices"] = nlohmann::ordered_json::array();
   for (int o : rep.processes.empty() ? rep.ordinals : std::vector<int>{}) {
     const run::DeviceInfo& d = rep.discovery.devices.at(o);
-    devs.push_back({{"ordinal", o}, {"name", d.name}, {"total_memory_bytes", d.total_memory_bytes}, {"sm_count", d.sm_count}});
+    devs.push_back(
+        {{"ordinal", o}, {"name", d.name}, {"total_memory_bytes", d.total_memory_bytes}, {"sm_count", d.sm_count}});
   }
   if (!rep.processes.empty()) j["multi_process"] = processes_json(rep);
   auto& results = j["results"] = nlohmann::ordered_json::array();

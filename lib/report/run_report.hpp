@@ -29,15 +29,15 @@ namespace ppsched {
 
 /// What a run was asked to do, as its report states it.
 struct RunReportConfig {
-  std::string version;   ///< ppsched's
-  std::string backend;   ///< cuda or fake
-  std::string workload;  ///< gemm or synthetic
-  std::string dtype;     ///< gemm: bf16 or fp32
-  run::GemmShape shape;  ///< gemm: layers, hidden size, tokens
-  std::size_t warmup = 0;  ///< untimed iterations first
-  run::StopRule stop;      ///< when timing stops
-  std::string cost;        ///< the per-rank costs as given ("F=1,I=1,W=1,B=2 (unit)" when not)
-  std::string costs_file;  ///< "" when none
+  std::string version;                   ///< ppsched's
+  std::string backend;                   ///< cuda or fake
+  std::string workload;                  ///< gemm or synthetic
+  std::string dtype;                     ///< gemm: bf16 or fp32
+  run::GemmShape shape;                  ///< gemm: layers, hidden size, tokens
+  std::size_t warmup = 0;                ///< untimed iterations first
+  run::StopRule stop;                    ///< when timing stops
+  std::string cost;                      ///< the per-rank costs as given ("F=1,I=1,W=1,B=2 (unit)" when not)
+  std::string costs_file;                ///< "" when none
   bool sim_from_measured_costs = false;  ///< sim_us predicts from this run's own measured cost table
 };
 

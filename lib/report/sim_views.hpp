@@ -23,8 +23,8 @@
 
 #include "ir/schedule.hpp"
 #include "sim/analysis.hpp"
-#include "sim/runtime.hpp"
 #include "sim/memory.hpp"
+#include "sim/runtime.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched {
@@ -33,7 +33,7 @@ namespace ppsched {
 /// simulator knows nothing of a cap, the summary and memory views say which peaks are over it
 /// (by fits_under_cap, sim/memory.hpp: the same test as simulate's exit code).
 struct SimReportOptions {
-  double memory_cap = 0;  ///< per rank, in the memory model's unit; <= 0: none
+  double memory_cap = 0;   ///< per rank, in the memory model's unit; <= 0: none
   std::string time_model;  ///< what the times describe (the runtime model), for the summary; empty: not said
   Optimizer optimizer = Optimizer::Sync;  ///< which time one iteration costs (sim/runtime.hpp)
 };

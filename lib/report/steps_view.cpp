@@ -24,7 +24,8 @@ void add_steps_json(const Schedule& timeline, nlohmann::ordered_json& doc) {
   for (const auto& r : timeline.ranks) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();
     for (const Action& a : r.actions)
-      row.push_back(a.is_idle() ? nlohmann::ordered_json() : nlohmann::ordered_json(action_text(a, timeline.sub_actions)));
+      row.push_back(a.is_idle() ? nlohmann::ordered_json()
+                                : nlohmann::ordered_json(action_text(a, timeline.sub_actions)));
     ranks.push_back(std::move(row));
   }
 }

@@ -36,16 +36,24 @@ constexpr std::array<std::string_view, kColours> kLegend = {"F forward",
 
 int colour_of(ActionKind k) {
   switch (k) {
-    case ActionKind::F: return kF;
-    case ActionKind::B: return kB;
-    case ActionKind::I: return kI;
-    case ActionKind::W: return kW;
-    case ActionKind::OverlapFB: return kO;
+    case ActionKind::F:
+      return kF;
+    case ActionKind::B:
+      return kB;
+    case ActionKind::I:
+      return kI;
+    case ActionKind::W:
+      return kW;
+    case ActionKind::OverlapFB:
+      return kO;
     case ActionKind::Unshard:
     case ActionKind::Reshard:
-    case ActionKind::ReduceGrad: return kFsdp;
-    case ActionKind::Idle: return -1;
-    default: return kComm;
+    case ActionKind::ReduceGrad:
+      return kFsdp;
+    case ActionKind::Idle:
+      return -1;
+    default:
+      return kComm;
   }
 }
 
@@ -69,11 +77,21 @@ class SvgOut : public ChunkedOut {
   void text(std::string_view s) {
     for (char c : s) {
       switch (c) {
-        case '&': raw("&amp;"); break;
-        case '<': raw("&lt;"); break;
-        case '>': raw("&gt;"); break;
-        case '"': raw("&quot;"); break;
-        case '\'': raw("&apos;"); break;
+        case '&':
+          raw("&amp;");
+          break;
+        case '<':
+          raw("&lt;");
+          break;
+        case '>':
+          raw("&gt;");
+          break;
+        case '"':
+          raw("&quot;");
+          break;
+        case '\'':
+          raw("&apos;");
+          break;
         default:
           // XML 1.0 allows no control characters other than tab, newline and carriage return.
           if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
@@ -93,8 +111,8 @@ struct Lane {
 /// runs of narrow ones otherwise (see the header for why that bounds the size).
 class LanePainter {
  public:
-  LanePainter(SvgOut& out, const Schedule& s, const Timeline& t, const SvgOptions& opt, double x0,
-              double px_per_unit, double min_px, double label_font)
+  LanePainter(SvgOut& out, const Schedule& s, const Timeline& t, const SvgOptions& opt, double x0, double px_per_unit,
+              double min_px, double label_font)
       : out_(out),
         s_(s),
         t_(t),
@@ -166,7 +184,8 @@ class LanePainter {
     if (opt_.tooltips) {
       out_.raw("><title>");
       out_.text(text_);
-      out_.fmt(" (rank {}): {} to {}</title></rect>\n", rank_, short_time_text(t_.start[e]), short_time_text(t_.end[e]));
+      out_.fmt(" (rank {}): {} to {}</title></rect>\n", rank_, short_time_text(t_.start[e]),
+               short_time_text(t_.end[e]));
     } else {
       out_.raw("/>\n");
     }
@@ -312,7 +331,7 @@ struct Layout {
   double width = 0, height = 0;
   double left = 0, right = 16, top = 32;
   double chart_w = 0, chart_h = 0, axis_y = 0;
-  double pitch = 0;  ///< px per rank
+  double pitch = 0;    ///< px per rank
   bool lanes = false;  ///< send and recv lanes under each compute row
   double label_font = 0;
   double chunk_note_y = 0;  ///< the legend's line on chunks
@@ -366,8 +385,7 @@ Layout layout(const Schedule& s, const Timeline& t, const SvgOptions& opt) {
   g.left = std::max(60.0, 20.0 + 7.0 * static_cast<double>(5 + digits));
   g.width = std::max(opt.width, g.left + g.right + 50);
   g.chart_w = g.width - g.left - g.right;
-  g.pitch = opt.row_height > 0 ? opt.row_height
-                               : std::min(28.0, opt.max_chart_height / std::max<double>(1, g.ranks));
+  g.pitch = opt.row_height > 0 ? opt.row_height : std::min(28.0, opt.max_chart_height / std::max<double>(1, g.ranks));
   g.lanes = opt.comm_lanes.value_or(has_comm_streams && g.pitch >= 14);
   g.chart_h = g.pitch * static_cast<double>(g.ranks);
   const double compute_h = g.lane_of(0, 0).h;
@@ -512,7 +530,8 @@ void write_rank_labels(SvgOut& out, const Layout& g) {
 void write_lanes(SvgOut& out, const Layout& g, const Schedule& s, const Timeline& t, const SvgOptions& opt) {
   out.raw("<g class=\"g\">\n");
   LanePainter painter(out, s, t, opt, g.left, g.px_per_unit, g.min_px, g.label_font);
-  if (s.placement.num_stages() > 0) painter.rank_stages_ = s.placement.rank_to_stages(static_cast<std::uint32_t>(g.ranks));
+  if (s.placement.num_stages() > 0)
+    painter.rank_stages_ = s.placement.rank_to_stages(static_cast<std::uint32_t>(g.ranks));
   std::array<std::vector<std::uint32_t>, kStreamCount> lane_entries;
   for (std::size_t r = 0; r < g.ranks; ++r) {
     for (auto& l : lane_entries) l.clear();
@@ -574,8 +593,10 @@ void write_idle_causes(SvgOut& out, const Layout& g, const Schedule& s, const Ti
         int cause = 1;
         if (const std::uint32_t by = t.released_by[e]; by != Timeline::kNone) {
           const std::uint32_t br = t.rank_of(by);
-          if (!t.device_turn.empty() && t.device_turn[e]) cause = 3;
-          else if (is_comm(s.ranks[br].actions[t.step[by]].kind) || br != r) cause = 2;
+          if (!t.device_turn.empty() && t.device_turn[e])
+            cause = 3;
+          else if (is_comm(s.ranks[br].actions[t.step[by]].kind) || br != r)
+            cause = 2;
         }
         tint(r, end, start, cause);
       }
@@ -591,11 +612,11 @@ void write_idle_causes(SvgOut& out, const Layout& g, const Schedule& s, const Ti
 /// An arrow from each SEND to the end of its RECV (SvgOptions::transfers).
 void write_transfers(SvgOut& out, const Layout& g, const Schedule& s, const Timeline& t, const SvgOptions& opt) {
   std::size_t arrows = 0;
-  for (std::uint32_t e = 0; e < t.size(); ++e)
-    arrows += t.peer[e] != Timeline::kNone && t.stream[e] == Stream::Recv;
+  for (std::uint32_t e = 0; e < t.size(); ++e) arrows += t.peer[e] != Timeline::kNone && t.stream[e] == Stream::Recv;
   if (arrows == 0 || arrows > opt.max_arrows) return;
-  out.raw("<defs><marker id=\"head\" markerWidth=\"6\" markerHeight=\"6\" refX=\"5\" refY=\"3\" orient=\"auto\">"
-          "<path d=\"M0,0 L6,3 L0,6 z\" fill=\"#555\"/></marker></defs>\n<g class=\"transfers\">\n");
+  out.raw(
+      "<defs><marker id=\"head\" markerWidth=\"6\" markerHeight=\"6\" refX=\"5\" refY=\"3\" orient=\"auto\">"
+      "<path d=\"M0,0 L6,3 L0,6 z\" fill=\"#555\"/></marker></defs>\n<g class=\"transfers\">\n");
   for (std::uint32_t e = 0; e < t.size(); ++e) {
     const std::uint32_t p = t.peer[e];
     if (p == Timeline::kNone || t.stream[e] != Stream::Recv) continue;
@@ -659,8 +680,9 @@ void write_legend(SvgOut& out, const Layout& g) {
   out.num(g.left);
   out.raw("\" y=\"");
   out.num(g.chunk_note_y);
-  out.raw("\">lighter: a rank's second chunk (its later stage); striped: a box too narrow to draw alone, "
-          "each kind's height its share of the time</text>\n");
+  out.raw(
+      "\">lighter: a rank's second chunk (its later stage); striped: a box too narrow to draw alone, "
+      "each kind's height its share of the time</text>\n");
 }
 
 }  // namespace

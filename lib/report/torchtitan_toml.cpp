@@ -10,9 +10,12 @@ namespace {
 std::string toml_string(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += char(c);
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04X}", c);
-    else out += char(c);
+    if (c == '"' || c == '\\')
+      out += '\\', out += char(c);
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\u{:04X}", c);
+    else
+      out += char(c);
   }
   return out + "\"";
 }
@@ -31,9 +34,14 @@ std::vector<std::vector<std::string>> torchtitan_module_fqns(const NetworkModel&
     auto& names = out.emplace_back();
     for (std::uint32_t layer : stage) {
       switch (model.layers.at(layer).type) {
-        case LayerType::Embedding: names.push_back("tok_embeddings"); break;
-        case LayerType::Head: names.push_back("norm"), names.push_back("output"); break;
-        default: names.push_back("layers." + std::to_string(block_index[layer]));
+        case LayerType::Embedding:
+          names.push_back("tok_embeddings");
+          break;
+        case LayerType::Head:
+          names.push_back("norm"), names.push_back("output");
+          break;
+        default:
+          names.push_back("layers." + std::to_string(block_index[layer]));
       }
     }
   }

@@ -66,10 +66,17 @@ class JsonOut : public ChunkedOut {
         ch(c);
       } else if (u < 0x20) {
         switch (c) {
-          case '\n': raw("\\n"); break;
-          case '\t': raw("\\t"); break;
-          case '\r': raw("\\r"); break;
-          default: fmt("\\u{:04x}", u);
+          case '\n':
+            raw("\\n");
+            break;
+          case '\t':
+            raw("\\t");
+            break;
+          case '\r':
+            raw("\\r");
+            break;
+          default:
+            fmt("\\u{:04x}", u);
         }
       } else {
         ch(c);
@@ -108,8 +115,8 @@ struct Ctx {
   std::string describe(std::uint32_t e) const {
     const std::uint32_t r = rank_of(e);
     std::string text = action_text(action(r, e), s.sub_actions);
-    return fmt::format("entry {} (rank {} {}, {}, {} to {})", e, r, text,
-                       kStreamNames[static_cast<int>(t.stream[e])], t.start[e], t.end[e]);
+    return fmt::format("entry {} (rank {} {}, {}, {} to {})", e, r, text, kStreamNames[static_cast<int>(t.stream[e])],
+                       t.start[e], t.end[e]);
   }
 };
 
@@ -129,8 +136,8 @@ std::vector<std::uint8_t> check_timeline(const Ctx& c) {
     if (n != 0) bug("entries but no rank_begin");
   } else {
     if (t.rank_count() != c.s.rank_count())
-      throw std::invalid_argument(fmt::format("chrome trace: the timeline has {} ranks, the schedule {}",
-                                              t.rank_count(), c.s.rank_count()));
+      throw std::invalid_argument(
+          fmt::format("chrome trace: the timeline has {} ranks, the schedule {}", t.rank_count(), c.s.rank_count()));
     if (t.rank_begin.front() != 0 || t.rank_begin.back() != n ||
         !std::is_sorted(t.rank_begin.begin(), t.rank_begin.end()))
       bug("rank_begin is not a sorted offset array over the entries");
@@ -147,8 +154,7 @@ std::vector<std::uint8_t> check_timeline(const Ctx& c) {
       const auto stream = static_cast<unsigned>(t.stream[e]);
       if (stream >= kStreamCount) bug(fmt::format("entry {} has stream {}", e, stream));
       const double a = t.start[e] * c.ns_per_unit, b = t.end[e] * c.ns_per_unit;
-      if (!std::isfinite(a) || !std::isfinite(b) || std::abs(a) > kMaxNanoseconds ||
-          std::abs(b) > kMaxNanoseconds)
+      if (!std::isfinite(a) || !std::isfinite(b) || std::abs(a) > kMaxNanoseconds || std::abs(b) > kMaxNanoseconds)
         bug(c.describe(e) + " has a time that is not finite or too large to write");
       if (t.end[e] < t.start[e]) bug(c.describe(e) + " ends before it starts");
       if (t.released_by[e] != Timeline::kNone && t.released_by[e] >= n)
@@ -206,8 +212,7 @@ std::string process_name(const Schedule& s, std::size_t r, std::vector<bool>& se
   if (stages.empty()) return name;
   constexpr std::size_t kListed = 8;
   name += stages.size() == 1 ? " (stage " : " (stages ";
-  for (std::size_t i = 0; i < stages.size() && i < kListed; ++i)
-    name += (i ? ", " : "") + std::to_string(stages[i]);
+  for (std::size_t i = 0; i < stages.size() && i < kListed; ++i) name += (i ? ", " : "") + std::to_string(stages[i]);
   if (stages.size() > kListed) name += fmt::format(", ... {} in all", stages.size());
   name += ')';
   return name;
@@ -215,11 +220,9 @@ std::string process_name(const Schedule& s, std::size_t r, std::vector<bool>& se
 
 void check_options(const TraceOptions& opt) {
   if (!std::isfinite(opt.time_scale) || opt.time_scale <= 0)
-    throw std::invalid_argument(
-        fmt::format("chrome trace: time scale {} is not a positive number", opt.time_scale));
+    throw std::invalid_argument(fmt::format("chrome trace: time scale {} is not a positive number", opt.time_scale));
   if (opt.display_time_unit != "ms" && opt.display_time_unit != "ns")
-    throw std::invalid_argument("chrome trace: display time unit '" + opt.display_time_unit +
-                                "' is not 'ms' or 'ns'");
+    throw std::invalid_argument("chrome trace: display time unit '" + opt.display_time_unit + "' is not 'ms' or 'ns'");
 }
 
 /// Writes the trace's sections in order: the header, then per rank its metadata, its slices
@@ -453,7 +456,8 @@ class TraceWriter {
     return Timeline::kNone;
   }
   std::uint32_t lookup(int kind, std::uint32_t stage, std::uint32_t mb) const {
-    auto it = producers_.find((std::uint64_t{stage} << 33) | (std::uint64_t{mb} << 1) | static_cast<std::uint64_t>(kind));
+    auto it =
+        producers_.find((std::uint64_t{stage} << 33) | (std::uint64_t{mb} << 1) | static_cast<std::uint64_t>(kind));
     return it == producers_.end() ? Timeline::kNone : it->second;
   }
 
@@ -471,9 +475,9 @@ class TraceWriter {
           if (!x.has_stage() || !x.has_microbatch()) return;
           const int kind = x.kind == ActionKind::F ? 0 : (x.kind == ActionKind::I || x.kind == ActionKind::B) ? 1 : -1;
           if (kind < 0) return;
-          producers_.emplace((std::uint64_t{x.stage} << 33) | (std::uint64_t{x.microbatch()} << 1) |
-                                 static_cast<std::uint64_t>(kind),
-                             e);
+          producers_.emplace(
+              (std::uint64_t{x.stage} << 33) | (std::uint64_t{x.microbatch()} << 1) | static_cast<std::uint64_t>(kind),
+              e);
         };
         if (a.is_container())
           for (const Action& sub : c_.s.subs(a)) add(sub);
@@ -483,7 +487,6 @@ class TraceWriter {
   }
 
  private:
-
   // The slice's args: stage, microbatch, kind, program step and the entry that released it.
   void slice_args(std::size_t r, std::uint32_t e, const Action& a) {
     const Timeline& t = c_.t;

@@ -103,12 +103,13 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
       request.microbatches
           ? fmt::format("{} microbatches", request.microbatches)
           : fmt::format("global batch {} (every microbatch count that divides it)", request.global_batch);
-  const std::string unit = request.liveness ? fmt::format("PyTorch's activation slots per rank, {}",
-                                                          liveness_granularity_name(*request.liveness))
-                          : sources.memory_in_bytes ? "bytes per rank: weights, gradients, optimizer state and activations"
-                          : request.global_batch    ? "samples of activation per rank"
-                                                    : "microbatches of activation per rank";
-  std::string costs = !sources.model.empty()        ? "model " + sources.model_name +
+  const std::string unit =
+      request.liveness
+          ? fmt::format("PyTorch's activation slots per rank, {}", liveness_granularity_name(*request.liveness))
+      : sources.memory_in_bytes ? "bytes per rank: weights, gradients, optimizer state and activations"
+      : request.global_batch    ? "samples of activation per rank"
+                                : "microbatches of activation per rank";
+  std::string costs = !sources.model.empty() ? "model " + sources.model_name +
                                                    (sources.gpu.empty() ? " (measured times)" : " on " + sources.gpu)
                       : !sources.costs_file.empty() ? "costs " + sources.costs_file
                                                     : "costs " + sources.cost;
@@ -118,8 +119,8 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
   for (const std::string& note : sources.notes) out += "# note: " + note + "\n";
   out += "# bubble = 1 - busy / (ranks x time); b = samples per microbatch\n";
   const char* rate = sources.times_in_us ? "samples/s" : "samples/t";
-  out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", "rank", "schedule", "shape",
-                     "iteration", rate, "bubble", "peak", "verdict");
+  out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", "rank", "schedule", "shape", "iteration",
+                     rate, "bubble", "peak", "verdict");
   const TuneTrial& best = result.trials.front();
   const std::size_t shown = sources.top ? std::min(sources.top, result.trials.size()) : result.trials.size();
   for (std::size_t i = 0; i < shown; ++i) {
@@ -131,8 +132,8 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
                          shape(request, t), format_time(t.iteration_time, sources.times_in_us),
                          throughput(t, sources.times_in_us), 100 * t.bubble, mem(t.peak), verdict);
     else
-      out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", pos, t.family, shape(request, t),
-                         "-", "-", "-", "-", verdict);
+      out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", pos, t.family, shape(request, t), "-",
+                         "-", "-", "-", verdict);
   }
   if (shown < result.trials.size()) {
     std::size_t fit = 0, over = 0, cannot = 0;

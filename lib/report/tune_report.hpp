@@ -23,13 +23,13 @@ struct TuneSources {
   std::string costs_file;  ///< empty: none
   std::string topology;
   std::string stage_spec;
-  std::string model;       ///< model file; empty: none
-  std::string model_name;  ///< the model's own name
-  std::string gpu;         ///< accelerator of the roofline; empty: measured times only
-  std::string time_model;  ///< the runtime model's one-line summary
-  bool times_in_us = false;      ///< costs are microseconds (a model or a cost table): times and throughput get units
-  bool memory_in_bytes = false;  ///< peaks are bytes (a model or a stage spec, under the byte model)
-  std::size_t top = 10;          ///< rows of the text table; 0: all
+  std::string model;               ///< model file; empty: none
+  std::string model_name;          ///< the model's own name
+  std::string gpu;                 ///< accelerator of the roofline; empty: measured times only
+  std::string time_model;          ///< the runtime model's one-line summary
+  bool times_in_us = false;        ///< costs are microseconds (a model or a cost table): times and throughput get units
+  bool memory_in_bytes = false;    ///< peaks are bytes (a model or a stage spec, under the byte model)
+  std::size_t top = 10;            ///< rows of the text table; 0: all
   std::vector<std::string> notes;  ///< said in the header (shapes left out, and why)
 };
 

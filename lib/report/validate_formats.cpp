@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/json_text.hpp"
 #include "check/check.hpp"
 #include "diag/render.hpp"
+#include "report/json_text.hpp"
 
 namespace ppsched {
 
@@ -14,19 +14,26 @@ namespace {
 
 const char* sarif_level(Severity s) {
   switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Note:
+      return "note";
   }
   return "warning";
 }
 
 const char* rule_level(RuleLevel l) {
   switch (l) {
-    case RuleLevel::Error: return "error";
-    case RuleLevel::Warning: return "warning";
-    case RuleLevel::Note: return "note";
-    case RuleLevel::Off: return "none";
+    case RuleLevel::Error:
+      return "error";
+    case RuleLevel::Warning:
+      return "warning";
+    case RuleLevel::Note:
+      return "note";
+    case RuleLevel::Off:
+      return "none";
   }
   return "warning";
 }
@@ -60,12 +67,18 @@ nlohmann::ordered_json region(const SourceLoc& loc, const Snippet& snip) {
 std::string escape_workflow(std::string_view s, bool property) {
   std::string out;
   for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else if (property && c == ':') out += "%3A";
-    else if (property && c == ',') out += "%2C";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else if (property && c == ':')
+      out += "%3A";
+    else if (property && c == ',')
+      out += "%2C";
+    else
+      out += c;
   }
   return out;
 }
@@ -105,7 +118,9 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const SarifO
     rules.push_back({{"id", r.id},
                      {"shortDescription", {{"text", r.summary}}},
                      {"fullDescription", {{"text", fmt::format("{}. {}.", r.summary, r.help)}}},
-                     {"help", {{"text", r.help}, {"markdown", fmt::format("{}\n\nSee [{}]({}rules.md#{}).", r.help, r.id, opt.docs_url, r.id)}}},
+                     {"help",
+                      {{"text", r.help},
+                       {"markdown", fmt::format("{}\n\nSee [{}]({}rules.md#{}).", r.help, r.id, opt.docs_url, r.id)}}},
                      {"helpUri", fmt::format("{}rules.md#{}", opt.docs_url, r.id)},
                      {"defaultConfiguration", {{"level", rule_level(r.level)}}}});
   }
@@ -132,22 +147,28 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const SarifO
       for (std::size_t i = 0; i < d.notes.size(); ++i) {
         const Note& n = d.notes[i];
         if (n.loc.line) {
-          related.push_back({{"id", i + 1},
-                             {"message", {{"text", n.message}}},
-                             {"physicalLocation",
-                              {{"artifactLocation", artifact(f.file, opt.srcroot)}, {"region", region(n.loc, n.snippet)}}}});
+          related.push_back(
+              {{"id", i + 1},
+               {"message", {{"text", n.message}}},
+               {"physicalLocation",
+                {{"artifactLocation", artifact(f.file, opt.srcroot)}, {"region", region(n.loc, n.snippet)}}}});
         } else {
           message += " " + n.message;
         }
       }
       res["message"] = {{"text", message}};
       res["locations"] = nlohmann::ordered_json::array(
-          {{{"physicalLocation", {{"artifactLocation", artifact(f.file, opt.srcroot)}, {"region", region(d.loc, d.snippet)}}}}});
+          {{{"physicalLocation",
+             {{"artifactLocation", artifact(f.file, opt.srcroot)}, {"region", region(d.loc, d.snippet)}}}}});
       if (!related.empty()) res["relatedLocations"] = related;
       results.push_back(std::move(res));
     }
-  nlohmann::ordered_json run{
-      {"tool", {{"driver", {{"name", "ppsched"}, {"semanticVersion", opt.version}, {"informationUri", opt.docs_url + "manual.md"}, {"rules", rules}}}}}};
+  nlohmann::ordered_json run{{"tool",
+                              {{"driver",
+                                {{"name", "ppsched"},
+                                 {"semanticVersion", opt.version},
+                                 {"informationUri", opt.docs_url + "manual.md"},
+                                 {"rules", rules}}}}}};
   run["columnKind"] = "utf16CodeUnits";
   run["results"] = results;
   nlohmann::ordered_json doc{
@@ -172,7 +193,8 @@ std::string github_annotations(const std::vector<FileDiagnostics>& files) {
     std::string props = "file=" + escape_property(f.file);
     if (d.loc.line) props += fmt::format(",line={}", d.loc.line);
     if (d.loc.line && d.loc.column)
-      props += fmt::format(",col={},endColumn={}", d.loc.column, d.loc.column + std::max<std::uint32_t>(1, d.snippet.length));
+      props += fmt::format(",col={},endColumn={}", d.loc.column,
+                           d.loc.column + std::max<std::uint32_t>(1, d.snippet.length));
     props += ",title=";
     props += escape_property(fmt::format("ppsched {}", d.rule));
     std::string message = d.loc.path.empty() ? d.message : fmt::format("{}: {}", d.loc.path, d.message);
@@ -185,9 +207,10 @@ std::string github_annotations(const std::vector<FileDiagnostics>& files) {
     out += fmt::format("::{} {}::{}\n", cmd, props, escape_data(message));
   });
   if (over)
-    out += fmt::format("::notice title=ppsched::{} more finding(s) follow as plain lines: GitHub annotates 10 of each "
-                       "kind per step\n{}",
-                       over, rest);
+    out += fmt::format(
+        "::notice title=ppsched::{} more finding(s) follow as plain lines: GitHub annotates 10 of each "
+        "kind per step\n{}",
+        over, rest);
   return out;
 }
 
@@ -197,9 +220,12 @@ namespace {
 std::string cell(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += "<br>";
-    else if (c != '\r') out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += "<br>";
+    else if (c != '\r')
+      out += c;
   }
   return out;
 }
@@ -213,9 +239,10 @@ std::string github_step_summary(const std::vector<FileDiagnostics>& files, std::
     for (const Diagnostic& d : f.diagnostics)
       (d.severity == Severity::Error ? errors : d.severity == Severity::Warning ? warnings : notes) += 1;
   }
-  std::string out = fmt::format("### ppsched validate\n\n{} file{} checked, {} with findings: {} error(s), {} warning(s), "
-                                "{} note(s)\n",
-                                files.size(), files.size() == 1 ? "" : "s", with_findings, errors, warnings, notes);
+  std::string out = fmt::format(
+      "### ppsched validate\n\n{} file{} checked, {} with findings: {} error(s), {} warning(s), "
+      "{} note(s)\n",
+      files.size(), files.size() == 1 ? "" : "s", with_findings, errors, warnings, notes);
   if (errors + warnings + notes == 0) return out;
   out += "\n| file | line | column | severity | rule | message |\n|---|--:|--:|---|---|---|\n";
   std::size_t left_out = 0;
@@ -230,7 +257,9 @@ std::string github_step_summary(const std::vector<FileDiagnostics>& files, std::
     }
     out += row;
   });
-  if (left_out) out += fmt::format("\n{} more finding(s) left out here (GitHub keeps 1 MiB per step); the job log has them.\n", left_out);
+  if (left_out)
+    out += fmt::format("\n{} more finding(s) left out here (GitHub keeps 1 MiB per step); the job log has them.\n",
+                       left_out);
   return out;
 }
 

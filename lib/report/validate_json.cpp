@@ -9,12 +9,9 @@ namespace ppsched {
 namespace {
 
 nlohmann::ordered_json diagnostic_json(const Diagnostic& d) {
-  nlohmann::ordered_json j{{"rule", d.rule},
-                           {"severity", severity_name(d.severity)},
-                           {"message", d.message},
-                           {"file", d.loc.file},
-                           {"line", d.loc.line},
-                           {"column", d.loc.column}};
+  nlohmann::ordered_json j{{"rule", d.rule},       {"severity", severity_name(d.severity)},
+                           {"message", d.message}, {"file", d.loc.file},
+                           {"line", d.loc.line},   {"column", d.loc.column}};
   if (!d.loc.path.empty()) j["path"] = d.loc.path;
   auto& ns = j["notes"] = nlohmann::ordered_json::array();
   for (const Note& n : d.notes) ns.push_back({{"message", n.message}, {"line", n.loc.line}, {"column", n.loc.column}});

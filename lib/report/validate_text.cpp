@@ -10,10 +10,14 @@ namespace {
 
 std::string_view rule_level_name(RuleLevel l) {
   switch (l) {
-    case RuleLevel::Off: return "off";
-    case RuleLevel::Note: return "note";
-    case RuleLevel::Warning: return "warning";
-    case RuleLevel::Error: return "error";
+    case RuleLevel::Off:
+      return "off";
+    case RuleLevel::Note:
+      return "note";
+    case RuleLevel::Warning:
+      return "warning";
+    case RuleLevel::Error:
+      return "error";
   }
   return "error";
 }
@@ -39,7 +43,7 @@ std::string validate_text(const FileDiagnostics& f, bool color, bool quiet) {
                        f.inferred.size() == 1 ? "it" : "them");
   }
   out += fmt::format("{}: {}\n", f.file,
-                     !f.readable                ? "unreadable"
+                     !f.readable              ? "unreadable"
                      : f.errors || f.warnings ? fmt::format("{} error(s), {} warning(s)", f.errors, f.warnings)
                                               : std::string("ok"));
   return out;

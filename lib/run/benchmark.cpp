@@ -108,8 +108,8 @@ BenchmarkReport run_benchmarks(DeviceRuntime& runtime, std::vector<RunRequest> r
     if (std::string race = check_measured_order(res.plan, res.measured, 1.0); !race.empty())
       throw PlanError("'" + req.name + "' raced on the device: " + race);
     std::vector<std::uint32_t> devices(res.plan.device.device_of_rank.begin(), res.plan.device.device_of_rank.end());
-    res.shared_compute = report.discovery.compute_is_shared && req.plan.workload == Workload::Gemm &&
-                         shares_devices(devices);
+    res.shared_compute =
+        report.discovery.compute_is_shared && req.plan.workload == Workload::Gemm && shares_devices(devices);
     if (res.shared_compute) res.isolated = measure_isolated(*device, res.plan, kIsolatedIterations);
     predict(req, req.sim, visible, res);
     res.microbatches = stated_microbatches(req.schedule);

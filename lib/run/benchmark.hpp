@@ -28,8 +28,8 @@ struct RunRequest {
   std::string name;
   Schedule schedule;
   std::vector<std::uint32_t> stage_to_rank;
-  PlanOptions plan;   ///< workload, costs (expected durations), comm; device_of_rank is filled in
-  TimedOptions sim;   ///< what the simulator is given for the prediction
+  PlanOptions plan;  ///< workload, costs (expected durations), comm; device_of_rank is filled in
+  TimedOptions sim;  ///< what the simulator is given for the prediction
   /// Predict with the cost table this run measures instead of sim.costs (the GEMM workload
   /// without a given cost table: does the simulator, given real per-action times, predict the
   /// real iteration?).
@@ -49,8 +49,8 @@ struct RunResult {
   bool shared_compute = false;
   /// The durations a cost table of this run holds: the isolated ones where there are some.
   const std::vector<KindTiming>& cost_kinds() const { return isolated.empty() ? measured.kinds : isolated; }
-  double simulated_us = 0;                     ///< the timed simulator's makespan
-  std::vector<std::uint64_t> predicted_peak;   ///< per device: the memory model's peak
+  double simulated_us = 0;                    ///< the timed simulator's makespan
+  std::vector<std::uint64_t> predicted_peak;  ///< per device: the memory model's peak
   /// measured median / simulated; 0 when the simulation says 0.
   double ratio() const { return simulated_us > 0 ? measured.iteration.median / simulated_us : 0.0; }
 };
@@ -84,7 +84,7 @@ struct BenchmarkReport {
   std::vector<ProcessRow> processes;
   std::vector<MeasuredLink> links;
   std::optional<Topology> measured_topology;  ///< where the ranks ran, with the measured links
-  double startup_s = 0;  ///< joining the communicator and the ping-pong, the slowest process
+  double startup_s = 0;                       ///< joining the communicator and the ping-pong, the slowest process
 };
 
 /// Discovers devices once; when usable, opens them once and runs every request in turn (each

@@ -72,10 +72,10 @@ struct Work {
   std::uint32_t output = kNoBuffer;  ///< a Copy's destination
   std::uint32_t copy_from = 0;       ///< a Copy's source rank
   std::uint64_t copy_bytes = 0;
-  std::uint32_t peer = 0;            ///< Send, SendDone, Recv: the other rank
-  std::uint32_t label = 0;           ///< index into DevicePlan::labels (NVTX range name)
+  std::uint32_t peer = 0;   ///< Send, SendDone, Recv: the other rank
+  std::uint32_t label = 0;  ///< index into DevicePlan::labels (NVTX range name)
   std::uint8_t alloc_count = 0, free_count = 0;
-  std::uint32_t allocs[2] = {kNoBuffer, kNoBuffer};  ///< allocated before the work, on its stream
+  std::uint32_t allocs[2] = {kNoBuffer, kNoBuffer};            ///< allocated before the work, on its stream
   std::uint32_t frees[3] = {kNoBuffer, kNoBuffer, kNoBuffer};  ///< released after it, on its stream
 };
 
@@ -118,7 +118,7 @@ struct DevicePlan {
   std::uint32_t span_count = 0;              ///< timed launches per iteration
   std::vector<std::uint32_t> span_stream;    ///< the one stream each span is launched on
   std::vector<BufferSpec> buffers;
-  std::vector<std::string> labels;           ///< NVTX range names ("2F5"), indexed by Work::label
+  std::vector<std::string> labels;  ///< NVTX range names ("2F5"), indexed by Work::label
   /// Multi-process runs: the process of each rank and this process (empty: every rank is here).
   /// A device prepares streams, weights and buffers of its own ranks only.
   std::vector<std::int32_t> process_of_rank;

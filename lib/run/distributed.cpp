@@ -90,7 +90,8 @@ std::vector<std::int32_t> place_ranks(std::uint32_t ranks, int processes, const 
     if (static_cast<std::uint32_t>(processes) != ranks)
       throw std::invalid_argument("the schedule has " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") +
                                   " but the launcher started " + std::to_string(processes) + " process" +
-                                  (processes == 1 ? "" : "es") + ": start one process per rank, or place ranks "
+                                  (processes == 1 ? "" : "es") +
+                                  ": start one process per rank, or place ranks "
                                   "with --rank-map");
     for (std::uint32_t r = 0; r < ranks; ++r) out[r] = static_cast<std::int32_t>(r);
     return out;
@@ -197,7 +198,9 @@ Bytes pack_measurement(const RunPlan& local, const Measurement& m) {
     put_stats(w, k.stats);
   }
   const std::size_t device = local.device.device_of_rank.empty() ? 0 : local.device.device_of_rank.front();
-  auto of_device = [&](const std::vector<std::uint64_t>& v) { return device < v.size() ? v[device] : std::uint64_t{0}; };
+  auto of_device = [&](const std::vector<std::uint64_t>& v) {
+    return device < v.size() ? v[device] : std::uint64_t{0};
+  };
   w.put(of_device(m.memory.peak_buffer_bytes));
   w.put(of_device(m.memory.fixed_bytes));
   w.put(m.host_us_per_launch);

@@ -66,8 +66,8 @@ Measurement merge_measurements(const RunPlan& global, const Measurement& own, co
 
 /// What a multi-process run needs besides the single-process one.
 struct DistributedOptions {
-  std::vector<int> rank_map;  ///< empty: rank r on process r
-  double timeout_s = 60;      ///< every blocking wait on another process
+  std::vector<int> rank_map;            ///< empty: rank r on process r
+  double timeout_s = 60;                ///< every blocking wait on another process
   bool barrier_each_iteration = false;  ///< CUDA: align iteration starts
   /// Link ping-pong at start: small (latency) and large (bandwidth) messages, repeats each.
   std::uint64_t ping_small_bytes = 8, ping_large_bytes = 1u << 22;
@@ -94,8 +94,14 @@ BenchmarkReport run_distributed(DeviceRuntime& runtime, ProcessGroup& group, std
 class CountingRuntime final : public DeviceRuntime {
  public:
   explicit CountingRuntime(DeviceRuntime& inner) : inner_(inner) {}
-  Discovery discover() override { ++discoveries_; return inner_.discover(); }
-  std::unique_ptr<Device> open(const Discovery& d) override { ++opens_; return inner_.open(d); }
+  Discovery discover() override {
+    ++discoveries_;
+    return inner_.discover();
+  }
+  std::unique_ptr<Device> open(const Discovery& d) override {
+    ++opens_;
+    return inner_.open(d);
+  }
   Bytes new_comm_id() override { return inner_.new_comm_id(); }
   std::unique_ptr<Device> open_member(const Discovery& d, const GroupMembership& m) override {
     ++opens_;
@@ -125,8 +131,8 @@ std::string executable_digest();
 
 /// Whether every process may start.
 struct StartVerdict {
-  int exit_code = 0;  ///< 0: all ready; else what every process exits with
-  std::string why;    ///< when not ready: which processes, and why
+  int exit_code = 0;        ///< 0: all ready; else what every process exits with
+  std::string why;          ///< when not ready: which processes, and why
   bool first_ready = true;  ///< process 0 was ready (so the others' own messages are news)
 };
 

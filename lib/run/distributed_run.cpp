@@ -54,7 +54,8 @@ void measure_links(Device& device, ProcessGroup& group, std::vector<MeasuredLink
       const double small = device.ping_pong_us(peer, opt.ping_small_bytes, opt.ping_repeats);
       const double large = device.ping_pong_us(peer, opt.ping_large_bytes, opt.ping_repeats);
       l.latency_us = small;
-      if (large > small) l.bytes_per_us = static_cast<double>(opt.ping_large_bytes - opt.ping_small_bytes) / (large - small);
+      if (large > small)
+        l.bytes_per_us = static_cast<double>(opt.ping_large_bytes - opt.ping_small_bytes) / (large - small);
     }
     group.barrier(opt.timeout_s);
   }
@@ -72,7 +73,8 @@ Topology topology_of(const std::vector<ProcessPlace>& places, const std::vector<
     (l.link == "intra_node" ? t.intra_node : t.inter_node) = link;
   }
   // A class nothing crossed stays as measured for the other (no rank pair uses it).
-  if (links.size() == 1) (links[0].link == "intra_node" ? t.inter_node : t.intra_node) = Link{links[0].latency_us, links[0].bytes_per_us};
+  if (links.size() == 1)
+    (links[0].link == "intra_node" ? t.inter_node : t.intra_node) = Link{links[0].latency_us, links[0].bytes_per_us};
   t.inter_slice = t.inter_node;
   return t;
 }
@@ -92,7 +94,8 @@ std::vector<ProcessRow> gather_rows(ProcessGroup& group, const Discovery& discov
     std::size_t at = 0;
     for (int i = 0; i < 4; ++i) {
       const std::size_t tab = text.find('\t', at);
-      if (tab == std::string::npos) throw GroupError("process " + std::to_string(p) + " sent a row that does not parse");
+      if (tab == std::string::npos)
+        throw GroupError("process " + std::to_string(p) + " sent a row that does not parse");
       f.push_back(text.substr(at, tab - at));
       at = tab + 1;
     }

@@ -189,7 +189,7 @@ Timeline measured_timeline(const RunPlan& plan, const Measurement& m) {
     // The tracks simulate shows: sends and receives apart, though they share one comm stream.
     const HostOp& op = plan.ops[sp.first];
     const ActionKind k = op.work.action;
-    t.stream[e] = op.stream % 3 == 0                                ? Stream::Compute
+    t.stream[e] = op.stream % 3 == 0                                 ? Stream::Compute
                   : k == ActionKind::SendF || k == ActionKind::SendB ? Stream::Send
                                                                      : Stream::Recv;
     t.makespan = std::max(t.makespan, t.end[e]);

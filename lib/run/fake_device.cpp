@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <string>
 #include <limits>
+#include <string>
 
 namespace ppsched::run {
 
@@ -184,8 +184,8 @@ double FakeDevice::finish_send(const Work& work) {
   try {
     await(work.peer, kFakeAckTag, into);
   } catch (const GroupError& e) {
-    throw DeviceError("rank " + std::to_string(work.rank) + " ('" + plan_.labels.at(work.label) + "') waited for rank " +
-                      std::to_string(work.peer) + " to receive it: " + e.what());
+    throw DeviceError("rank " + std::to_string(work.rank) + " ('" + plan_.labels.at(work.label) +
+                      "') waited for rank " + std::to_string(work.peer) + " to receive it: " + e.what());
   }
   return ended;
 }
@@ -205,10 +205,11 @@ double FakeDevice::receive(const Work& work, double ready, double duration) {
   const auto want_kind = static_cast<std::uint32_t>(forward ? ActionKind::SendF : ActionKind::SendB);
   const std::uint32_t want_stage = forward ? work.stage - 1 : work.stage + 1;
   if (h.kind != want_kind || h.stage != want_stage || h.microbatch != work.microbatch || h.iteration != iteration_)
-    throw DeviceError(who + " expected rank " + std::to_string(work.peer) + "'s " +
-                      transfer_text(want_kind, want_stage, work.microbatch) + ", but its next transfer to rank " +
-                      std::to_string(work.rank) + " is " + transfer_text(h.kind, h.stage, h.microbatch) +
-                      ": the two ranks order their transfers differently (NCCL would hand over the wrong bytes or hang)");
+    throw DeviceError(
+        who + " expected rank " + std::to_string(work.peer) + "'s " +
+        transfer_text(want_kind, want_stage, work.microbatch) + ", but its next transfer to rank " +
+        std::to_string(work.rank) + " is " + transfer_text(h.kind, h.stage, h.microbatch) +
+        ": the two ranks order their transfers differently (NCCL would hand over the wrong bytes or hang)");
   if (work.copy_bytes > 0 && (message_[sizeof h] != pattern(h) || message_.back() != pattern(h)))
     throw DeviceError(who + " received bytes that are not the ones rank " + std::to_string(work.peer) + " sent");
   const double begin = std::max(ready, h.posted_us);
@@ -234,7 +235,8 @@ double FakeDevice::end_iteration(std::span<double> span_start_us, std::span<doub
   for (const MemEvent& e : mem_) {
     auto& l = live.at(e.device);
     l += e.delta;
-    memory_.peak_buffer_bytes[e.device] = std::max<std::uint64_t>(memory_.peak_buffer_bytes[e.device], static_cast<std::uint64_t>(std::max<std::int64_t>(l, 0)));
+    memory_.peak_buffer_bytes[e.device] = std::max<std::uint64_t>(
+        memory_.peak_buffer_bytes[e.device], static_cast<std::uint64_t>(std::max<std::int64_t>(l, 0)));
   }
   double latest = 0;
   for (double e : end_) latest = std::max(latest, e);

@@ -89,7 +89,7 @@ class FakeDevice : public Device {
   FakeOptions opt_;
   GroupMembership member_;
   DevicePlan plan_;
-  Bytes message_;  ///< reused for every transfer
+  Bytes message_;        ///< reused for every transfer
   double waited_s_ = 0;  ///< host time blocked in the group's recv
   std::uint64_t iteration_ = 0, unrecorded_waits_ = 0;
   std::vector<double> clock_, event_time_, start_, end_;

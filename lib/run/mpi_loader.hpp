@@ -17,7 +17,9 @@ namespace ppsched::run {
 /// Open MPI's mpirun (OMPI_COMM_WORLD_SIZE), MPICH's hydra and srun --mpi=pmi2 (PMI_SIZE),
 /// srun --mpi=pmix (PMIX_RANK, with Slurm's task count: PMIx exports no size; see the .cpp).
 /// 0 when no launcher started it, or its count is not a positive number.
-int launcher_world_size(const std::function<const char*(const char*)>& env = [](const char* n) { return std::getenv(n); });
+int launcher_world_size(const std::function<const char*(const char*)>& env = [](const char* n) {
+  return std::getenv(n);
+});
 
 /// Loads the MPI module and joins the job (MPI_Init; every process's place gathered). Throws
 /// GroupError saying why not: ppsched was built without MPI, the module cannot be loaded (its

@@ -186,9 +186,9 @@ class PlanBuilder {
     w.copy_from = from;
     w.copy_bytes = transfer_bytes(producer_stage, forward);
     w.expected_us = opt_.comm.transfer_time(producer_stage, forward, from, rank);
-    std::uint32_t copy = new_op(stream(rank, Stream::Recv), w,
-                                std::string(forward ? "copy F" : "copy B") + std::to_string(w.stage) + "," +
-                                    std::to_string(mb));
+    std::uint32_t copy =
+        new_op(stream(rank, Stream::Recv), w,
+               std::string(forward ? "copy F" : "copy B") + std::to_string(w.stage) + "," + std::to_string(mb));
     depend(copy, key(producer_kind, producer_stage, mb));
     std::uint32_t buffer = new_buffer(rank, w.copy_bytes);
     add_alloc(copy, buffer);
@@ -215,8 +215,10 @@ class PlanBuilder {
         if (rank_of(st + 1, rank) == rank) return depend(op, key(kBwd, st + 1, m));
         if (explicit_comms_) return depend(op, key(kRecvCopyB, st, m), true);
         return add_implicit_input(op, rank, kBwd, st + 1, m, false);
-      case ActionKind::W: return depend(op, key(kBwd, st, m));
-      default: return;
+      case ActionKind::W:
+        return depend(op, key(kBwd, st, m));
+      default:
+        return;
     }
   }
 
@@ -246,11 +248,16 @@ class PlanBuilder {
 
   static WorkKind work_kind(ActionKind k) {
     switch (k) {
-      case ActionKind::F: return WorkKind::Forward;
-      case ActionKind::I: return WorkKind::InputGrad;
-      case ActionKind::W: return WorkKind::WeightGrad;
-      case ActionKind::B: return WorkKind::FullBackward;
-      default: return WorkKind::None;
+      case ActionKind::F:
+        return WorkKind::Forward;
+      case ActionKind::I:
+        return WorkKind::InputGrad;
+      case ActionKind::W:
+        return WorkKind::WeightGrad;
+      case ActionKind::B:
+        return WorkKind::FullBackward;
+      default:
+        return WorkKind::None;
     }
   }
 
@@ -273,7 +280,7 @@ class PlanBuilder {
       std::uint32_t last = first;
       for (const Action& sub : s_.subs(a)) {
         std::uint32_t op = last = new_op(stream(rank, Stream::Compute), base_work(sub, rank, work_kind(sub.kind)),
-                                  label + ":" + action_text(sub, s_.sub_actions));
+                                         label + ":" + action_text(sub, s_.sub_actions));
         compute_deps(first, sub, rank);
         stash_use(op, sub, rank);
       }
@@ -332,7 +339,8 @@ class PlanBuilder {
       const auto kind = static_cast<KeyKind>(k >> 48);
       const std::uint64_t st = (k >> 32) & 0xFFFF, m = k & 0xFFFFFFFF;
       if (kind == kSendPostB && st == 0) return;
-      const std::uint32_t recv = entry_of_.get(kind == kSendPostF ? key(kRecvCopyF, st + 1, m) : key(kRecvCopyB, st - 1, m));
+      const std::uint32_t recv =
+          entry_of_.get(kind == kSendPostF ? key(kRecvCopyF, st + 1, m) : key(kRecvCopyB, st - 1, m));
       if (recv == KeyTable::kNoneValue || plan_.entry_peer[recv] != kNoEntry) return;
       plan_.entry_peer[send] = recv;
       plan_.entry_peer[recv] = send;
@@ -352,8 +360,8 @@ class PlanBuilder {
         const auto kind = static_cast<KeyKind>(d.key >> 48);
         static constexpr const char* kWhat[] = {"F", "backward", "SEND_F", "SEND_B", "RECV_F", "RECV_B", ""};
         throw PlanError(describe(d.op) + " needs " + kWhat[kind] + " of stage " +
-                        std::to_string((d.key >> 32) & 0xFFFF) + ", microbatch " +
-                        std::to_string(d.key & 0xFFFFFFFF) + ", which no rank runs");
+                        std::to_string((d.key >> 32) & 0xFFFF) + ", microbatch " + std::to_string(d.key & 0xFFFFFFFF) +
+                        ", which no rank runs");
       }
       ops_[d.op].deps.push_back(producer);
       if (d.frees_its_buffer) {
@@ -505,7 +513,8 @@ std::string check_host_order(const RunPlan& plan) {
     auto uses = [&](std::uint32_t b) -> std::string {
       if (b == kNoBuffer) return {};
       if (b >= dev.buffers.size()) return name(p) + " uses buffer " + std::to_string(b) + ", which does not exist";
-      if (free_at[b] != kNone) return name(p) + " uses buffer " + std::to_string(b) + " after " + name(free_at[b]) + " freed it";
+      if (free_at[b] != kNone)
+        return name(p) + " uses buffer " + std::to_string(b) + " after " + name(free_at[b]) + " freed it";
       return {};
     };
     for (std::uint8_t i = 0; i < work.alloc_count; ++i) {
@@ -535,8 +544,10 @@ std::string check_host_order(const RunPlan& plan) {
       free_at[b] = p;
     }
     if (op.record != kNoEvent) {
-      if (op.record >= dev.event_count) return name(p) + " records event " + std::to_string(op.record) + ", which does not exist";
-      if (recorded_at[op.record] != kNone) return name(p) + " records event " + std::to_string(op.record) + " a second time";
+      if (op.record >= dev.event_count)
+        return name(p) + " records event " + std::to_string(op.record) + ", which does not exist";
+      if (recorded_at[op.record] != kNone)
+        return name(p) + " records event " + std::to_string(op.record) + " a second time";
       if (dev.event_stream[op.record] != op.stream) return name(p) + " records an event on another stream than planned";
       recorded_at[op.record] = p;
     }

@@ -99,7 +99,8 @@ StartVerdict agree_to_start(ProcessGroup& group, int my_code, std::uint64_t fing
   std::vector<int> failed, differ;
   std::uint64_t first_print = 0;
   for (std::size_t p = 0; p < all.size(); ++p) {
-    if (all[p].size() != sizeof mine) throw GroupError("process " + std::to_string(p) + " sent a start check that does not parse");
+    if (all[p].size() != sizeof mine)
+      throw GroupError("process " + std::to_string(p) + " sent a start check that does not parse");
     std::int32_t c;
     std::uint64_t f;
     std::memcpy(&c, all[p].data(), 4);
@@ -120,9 +121,10 @@ StartVerdict agree_to_start(ProcessGroup& group, int my_code, std::uint64_t fing
   }
   if (!differ.empty()) {
     v.exit_code = 2;
-    v.why = fmt::format("process{} {} run{} other schedules, options or another ppsched than process 0 (the "
-                        "launcher started different commands, or their input files differ between nodes)",
-                        differ.size() == 1 ? "" : "es", fmt::join(differ, ", "), differ.size() == 1 ? "s" : "");
+    v.why = fmt::format(
+        "process{} {} run{} other schedules, options or another ppsched than process 0 (the "
+        "launcher started different commands, or their input files differ between nodes)",
+        differ.size() == 1 ? "" : "es", fmt::join(differ, ", "), differ.size() == 1 ? "s" : "");
   }
   return v;
 }

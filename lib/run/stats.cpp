@@ -31,11 +31,16 @@ SampleStats summarize(std::span<const double> samples) {
 
 std::string stop_reason_name(StopReason r) {
   switch (r) {
-    case StopReason::NotYet: return "not yet";
-    case StopReason::Converged: return "converged";
-    case StopReason::Iterations: return "iterations";
-    case StopReason::Timeout: return "timeout";
-    case StopReason::Interrupted: return "interrupted";
+    case StopReason::NotYet:
+      return "not yet";
+    case StopReason::Converged:
+      return "converged";
+    case StopReason::Iterations:
+      return "iterations";
+    case StopReason::Timeout:
+      return "timeout";
+    case StopReason::Interrupted:
+      return "interrupted";
   }
   return "?";
 }

@@ -62,7 +62,8 @@ class RankLiveness {
     // Stages in order, as PyTorch sorts its (stage, microbatch) keys.
     std::vector<std::uint32_t> by_stage(stages_.size());
     for (std::size_t k = 0; k < by_stage.size(); ++k) by_stage[k] = static_cast<std::uint32_t>(k);
-    std::sort(by_stage.begin(), by_stage.end(), [&](std::uint32_t x, std::uint32_t y) { return stages_[x] < stages_[y]; });
+    std::sort(by_stage.begin(), by_stage.end(),
+              [&](std::uint32_t x, std::uint32_t y) { return stages_[x] < stages_[y]; });
     missing(forward_, by_stage, "Forward actions do not match tracked activations; ");
     missing(release_, by_stage, "Backward release actions do not match tracked activations; ");
     std::vector<Key> w_without_i;
@@ -127,7 +128,8 @@ class RankLiveness {
         release_[i] = pos;
         if (a.kind == ActionKind::W) weight_[i] = 1;
         break;
-      default: break;
+      default:
+        break;
     }
   }
 

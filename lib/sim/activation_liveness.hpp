@@ -37,7 +37,7 @@ enum class LivenessGranularity : std::uint8_t { StageMicrobatch, Microbatch };
 std::string_view liveness_granularity_name(LivenessGranularity g);
 /// Both granularities, PyTorch's default (stage_microbatch) first.
 inline constexpr std::array<LivenessGranularity, 2> kLivenessGranularities = {LivenessGranularity::StageMicrobatch,
-                                                                             LivenessGranularity::Microbatch};
+                                                                              LivenessGranularity::Microbatch};
 /// The granularity PyTorch calls `name`; nullopt for another name.
 std::optional<LivenessGranularity> liveness_granularity_from_name(std::string_view name);
 

@@ -81,8 +81,8 @@ struct Stream {
   std::uint8_t head = kNew;                ///< the head's progress
   std::uint64_t waiting_on = kNoKey;       ///< the event it waits for, kPartner, or kNoKey
   double head_start = 0, head_end = 0;
-  By head_by;  ///< what released the head
-  double free_at = 0;  ///< when the previous action on this stream ended
+  By head_by;                                  ///< what released the head
+  double free_at = 0;                          ///< when the previous action on this stream ended
   ReleaseCause last_cls = ReleaseCause::None;  ///< that action as a releaser (None before the first)
 };
 
@@ -231,7 +231,8 @@ class AggregateRun {
       queue_of_[k] = kind == ActionKind::Idle ? 2 : (!opt_.blocking_comms && is_send_recv(kind)) ? 1 : 0;
     }
   }
-  [[gnu::always_inline]] inline std::uint32_t next_on_queue(const Stream& st, std::uint32_t q, std::uint32_t from) const {
+  [[gnu::always_inline]] inline std::uint32_t next_on_queue(const Stream& st, std::uint32_t q,
+                                                            std::uint32_t from) const {
     for (std::uint32_t i = from; i < st.size; ++i)
       if (queue_of_[static_cast<std::size_t>(st.program[i].kind)] == q) return i;
     return kNone;
@@ -348,16 +349,18 @@ class AggregateRun {
           return need(kBwd, s + 1, m, from, ReleaseCause::Other, transfer(s + 1, false, from, rank));
         return need(kRecvB, s, m, rank, ReleaseCause::Comm, 0.0);
       }
-      case ActionKind::W: return need(kBwd, s, m, rank, ReleaseCause::Other, 0.0);
-      default: return true;
+      case ActionKind::W:
+        return need(kBwd, s, m, rank, ReleaseCause::Other, 0.0);
+      default:
+        return true;
     }
   }
   // The same, folded into `r` (need_done records a missing event in missing_).
   [[gnu::always_inline]] inline bool compute_deps(Ready& r, const Action& a, std::uint32_t rank) {
-    return compute_deps(a, rank, [&](KeyKind kind, std::uint32_t stage, std::uint32_t m, std::uint32_t producer,
-                                     ReleaseCause cls, double extra) {
-      return need_done(r, kind, stage, m, producer, cls, extra);
-    });
+    return compute_deps(
+        a, rank,
+        [&](KeyKind kind, std::uint32_t stage, std::uint32_t m, std::uint32_t producer, ReleaseCause cls,
+            double extra) { return need_done(r, kind, stage, m, producer, cls, extra); });
   }
 
   [[gnu::always_inline]] inline void raise(KeyKind kind, std::uint32_t stage, std::uint32_t mb, double end) {
@@ -588,9 +591,9 @@ class AggregateRun {
     return true;
   }
 
-// A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
-  [[gnu::always_inline]] inline void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start, double end, const By& by,
-                                          bool first_fold) {
+  // A finished action, folded into analyze()'s and compute_memory()'s accounts in program order.
+  [[gnu::always_inline]] inline void fold(std::uint32_t rank, std::uint32_t q, const Action& a, double start,
+                                          double end, const By& by, bool first_fold) {
     release(a);
     RankFold& f = folds_[rank];
     if (first_fold) {  // each stream's first action; the rank's first is the earlier of two
@@ -675,7 +678,8 @@ class AggregateRun {
     while (lo_ < microbatches_ && remaining_[lo_] == 0) {
       // Microbatch lo_ is dead: empty its row for the microbatch that will reuse it.
       std::fill_n(ring_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * row_), row_, kAbsent);
-      if (eager_) std::fill_n(sent_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * sent_row()), sent_row(), kAbsent);
+      if (eager_)
+        std::fill_n(sent_.begin() + std::ptrdiff_t(std::size_t{lo_ & (window_ - 1)} * sent_row()), sent_row(), kAbsent);
       ++lo_;
     }
   }
@@ -712,7 +716,7 @@ class AggregateRun {
   const MemoryModel& memory_;
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
-  bool plain_ = true;  ///< no container and non-blocking comms: advance_compute() serves queue 0
+  bool plain_ = true;             ///< no container and non-blocking comms: advance_compute() serves queue 0
   bool in_order_memory_ = false;  ///< plain_ and every compute cost positive: memory events applied at once
   std::vector<std::uint32_t> remaining_;
   std::uint32_t lo_ = 0, window_ = 16;

@@ -36,7 +36,7 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
         double by_end = 0;
         if (by != Timeline::kNone) {
           const std::uint32_t br = t.rank_of(by);
-          cause = !t.device_turn.empty() && t.device_turn[e]            ? ReleaseCause::Device
+          cause = !t.device_turn.empty() && t.device_turn[e]           ? ReleaseCause::Device
                   : is_send_recv(s.ranks[br].actions[t.step[by]].kind) ? ReleaseCause::Comm
                                                                        : ReleaseCause::Other;
           by_other_rank = br != r;
@@ -57,14 +57,15 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
 
 bool same_aggregates(const SimAnalysis& a, const SimAnalysis& b) {
   if (a.makespan != b.makespan || a.bubble_global != b.bubble_global || a.bubble_per_stage != b.bubble_per_stage ||
-      a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak ||
-      a.memory.peak_time != b.memory.peak_time || a.memory.in_bytes != b.memory.in_bytes)
+      a.ranks.size() != b.ranks.size() || a.memory.peak != b.memory.peak || a.memory.peak_time != b.memory.peak_time ||
+      a.memory.in_bytes != b.memory.in_bytes)
     return false;
   for (std::size_t r = 0; r < a.ranks.size(); ++r) {
     const RankUsage &x = a.ranks[r], &y = b.ranks[r];
     if (x.busy != y.busy || x.first_start != y.first_start || x.last_end != y.last_end || x.warmup != y.warmup ||
-        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait || x.device_wait != y.device_wait ||
-        x.first_action_start != y.first_action_start || x.last_action_end != y.last_action_end)
+        x.cooldown != y.cooldown || x.dependency_wait != y.dependency_wait || x.comm_wait != y.comm_wait ||
+        x.device_wait != y.device_wait || x.first_action_start != y.first_action_start ||
+        x.last_action_end != y.last_action_end)
       return false;
   }
   return true;

@@ -13,7 +13,7 @@ namespace ppsched {
 
 /// What a rank's time went to; all in the timeline's unit.
 struct RankUsage {
-  double busy = 0;        ///< compute stream busy time
+  double busy = 0;                       ///< compute stream busy time
   double first_start = 0, last_end = 0;  ///< compute actions of non-zero cost
   double warmup = 0, cooldown = 0, dependency_wait = 0, comm_wait = 0;
   double device_wait = 0;  ///< waiting for its turn on a device it shares with other ranks

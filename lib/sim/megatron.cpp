@@ -218,8 +218,8 @@ class MegatronSim {
   std::string describe(std::uint32_t k) const {
     const auto stage = k / 2 / microbatches_;
     const auto mb = k / 2 % microbatches_;
-    return fmt::format("the {} of stage {}, microbatch {} (rank {} to rank {})",
-                       k % 2 == 0 ? "activation" : "gradient", stage, mb, messages_[k].from, messages_[k].to);
+    return fmt::format("the {} of stage {}, microbatch {} (rank {} to rank {})", k % 2 == 0 ? "activation" : "gradient",
+                       stage, mb, messages_[k].from, messages_[k].to);
   }
 
   // The local completion a compute (sub-)action needs on its own rank, or true when met.
@@ -238,13 +238,16 @@ class MegatronSim {
       return true;
     };
     switch (x.kind) {
-      case ActionKind::F: return st == 0 || need(std::int64_t(st) - 1, true);
+      case ActionKind::F:
+        return st == 0 || need(std::int64_t(st) - 1, true);
       case ActionKind::I:
       case ActionKind::B:
         if (!need(st, true)) return false;
         return st + 1 >= stages_ || need(std::int64_t(st) + 1, false);
-      case ActionKind::W: return need(st, false);
-      default: return true;
+      case ActionKind::W:
+        return need(st, false);
+      default:
+        return true;
     }
   }
 

@@ -50,11 +50,12 @@ MemoryModel MemoryModel::from_stage_spec(const std::vector<StageSpec>& spec,
       // alive with the graph until W (model/recompute.hpp). Stage 0 skips I: nothing recomputed.
       const double kept = r.kept_memory_bytes < 0 ? spec[st].activation_bytes : r.kept_memory_bytes;
       m.activation.push_back(kept);
-      const double held = r.held_for_weight_bytes >= 0 ? r.held_for_weight_bytes
-                                                       : std::min(std::max(m_b, kept), kept + m_w);
+      const double held =
+          r.held_for_weight_bytes >= 0 ? r.held_for_weight_bytes : std::min(std::max(m_b, kept), kept + m_w);
       m.weight_grad.push_back(st == 0 ? kept : held);
     }
-    if (st < stage_to_rank.size() && stage_to_rank[st] < ranks) m.fixed_per_rank[stage_to_rank[st]] += spec[st].weight_bytes;
+    if (st < stage_to_rank.size() && stage_to_rank[st] < ranks)
+      m.fixed_per_rank[stage_to_rank[st]] += spec[st].weight_bytes;
   }
   return m;
 }

@@ -20,10 +20,10 @@
 namespace ppsched {
 
 struct MemoryModel {
-  std::vector<double> activation;    ///< M_B per stage (held from F to its backward); empty: 1/v per stage
-  std::vector<double> weight_grad;   ///< M_W per stage (held from I to W); empty: equal to M_B
+  std::vector<double> activation;      ///< M_B per stage (held from F to its backward); empty: 1/v per stage
+  std::vector<double> weight_grad;     ///< M_W per stage (held from I to W); empty: equal to M_B
   std::vector<double> fixed_per_rank;  ///< parameters and optimizer state; empty: 0
-  bool in_bytes = false;             ///< true when the sizes are bytes (from a stage spec)
+  bool in_bytes = false;               ///< true when the sizes are bytes (from a stage spec)
 
   /// M_B of `stage` in a pipeline of `ranks` ranks and `stages` stages: the stated value, else
   /// the unit default (a rank's activation is 1, split evenly over its stages).
@@ -37,8 +37,8 @@ struct MemoryModel {
   /// The model a stage spec states, in bytes: each stage's M_B and M_W, and on each rank the
   /// weight_bytes of the stages `stage_to_rank` puts there. Every command that reads a stage spec
   /// builds its memory model here, so a peak means the same to each: weights plus live activations.
-  static MemoryModel from_stage_spec(const std::vector<StageSpec>& spec, const std::vector<std::uint32_t>& stage_to_rank,
-                                     std::uint32_t ranks);
+  static MemoryModel from_stage_spec(const std::vector<StageSpec>& spec,
+                                     const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t ranks);
 };
 
 /// Whether a peak fits under a memory cap (cap <= 0: no cap). The one test every command and the
@@ -58,11 +58,16 @@ struct MemoryDelta {
 };
 constexpr MemoryDelta memory_delta(ActionKind kind, double m_b, double m_w) {
   switch (kind) {
-    case ActionKind::F: return {m_b, MemoryDelta::AtStart};
-    case ActionKind::I: return {-(m_b - m_w), MemoryDelta::AtEnd};
-    case ActionKind::W: return {-m_w, MemoryDelta::AtEnd};
-    case ActionKind::B: return {-m_b, MemoryDelta::AtEnd};
-    default: return {};
+    case ActionKind::F:
+      return {m_b, MemoryDelta::AtStart};
+    case ActionKind::I:
+      return {-(m_b - m_w), MemoryDelta::AtEnd};
+    case ActionKind::W:
+      return {-m_w, MemoryDelta::AtEnd};
+    case ActionKind::B:
+      return {-m_b, MemoryDelta::AtEnd};
+    default:
+      return {};
   }
 }
 

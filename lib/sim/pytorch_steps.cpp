@@ -79,7 +79,10 @@ class DoneSet {
 class StepSimulator {
  public:
   StepSimulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages)
-      : s_(s), stage_to_rank_(stage_to_rank), last_stage_(static_cast<std::int64_t>(num_stages) - 1), done_(stage_to_rank) {}
+      : s_(s),
+        stage_to_rank_(stage_to_rank),
+        last_stage_(static_cast<std::int64_t>(num_stages) - 1),
+        done_(stage_to_rank) {}
 
   Schedule run(std::size_t max_cells) {
     const auto ranks = static_cast<std::uint32_t>(s_.rank_count());
@@ -257,7 +260,7 @@ class StepSimulator {
   }
 
   [[noreturn]] [[gnu::noinline]] void fail(const Lane& r, const Action& head, const Action& a, const std::string& why,
-                         const std::string& key_error) const {
+                                           const std::string& key_error) const {
     std::string msg = "simulate: rank " + std::to_string(r.rank) + ", action " + std::to_string(r.index()) + " (";
     append_action_text(msg, head, s_.sub_actions);
     msg += ")";

@@ -21,9 +21,12 @@ std::string lowercase(std::string_view name) {
 
 std::string_view runtime_name(Runtime r) {
   switch (r) {
-    case Runtime::PyTorch: return "pytorch";
-    case Runtime::Ideal: return "ideal";
-    case Runtime::Megatron: return "megatron";
+    case Runtime::PyTorch:
+      return "pytorch";
+    case Runtime::Ideal:
+      return "ideal";
+    case Runtime::Megatron:
+      return "megatron";
   }
   return "pytorch";
 }
@@ -42,7 +45,8 @@ std::string_view runtime_summary(Runtime r) {
     case Runtime::PyTorch:
       return "pytorch: PyTorch's _PipelineScheduleRuntime (compute-only schedules lowered with its runtime "
              "recipe; sends and receives in program order; compute waits for its receives)";
-    case Runtime::Ideal: return "ideal: the schedule as given, data moving as soon as it is produced (a lower bound)";
+    case Runtime::Ideal:
+      return "ideal: the schedule as given, data moving as soon as it is produced (a lower bound)";
     case Runtime::Megatron:
       return "megatron: Megatron-LM (fused backward under a sync optimizer: its own schedules, synchronous p2p "
              "calls; otherwise the Zero Bubble runtime, asynchronous calls; each call costs the compute stream "

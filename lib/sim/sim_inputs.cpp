@@ -4,8 +4,8 @@
 
 namespace ppsched {
 
-void apply_stage_spec(SimInputs& in, const std::vector<StageSpec>& spec, const std::vector<std::uint32_t>& stage_to_rank,
-                      std::uint32_t ranks) {
+void apply_stage_spec(SimInputs& in, const std::vector<StageSpec>& spec,
+                      const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t ranks) {
   in.sim.comm.stages = spec;
   in.memory = MemoryModel::from_stage_spec(spec, stage_to_rank, ranks);
   in.sim.costs = with_recompute(in.sim.costs, spec);

@@ -24,8 +24,8 @@ struct SimInputs {
 /// What a stage spec adds to `in`: the bytes each transfer carries, the memory model in bytes,
 /// and the recompute each checkpointed stage's backward costs. The one place a stage spec
 /// becomes simulator inputs (from a file or derived from a model).
-void apply_stage_spec(SimInputs& in, const std::vector<StageSpec>& spec, const std::vector<std::uint32_t>& stage_to_rank,
-                      std::uint32_t ranks);
+void apply_stage_spec(SimInputs& in, const std::vector<StageSpec>& spec,
+                      const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t ranks);
 
 SimInputs sim_inputs_from_stages(const StageModel& stages, const std::vector<std::uint32_t>& stage_to_rank,
                                  std::uint32_t ranks);

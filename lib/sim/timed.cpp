@@ -252,8 +252,10 @@ class Simulator {
           return need_done(r, key(kBwd, s + 1, m), transfer(s + 1, false, rank_of(s + 1), rank));
         return need_done(r, key(kRecvB, s, m));
       }
-      case ActionKind::W: return need_done(r, key(kBwd, s, m));
-      default: return true;
+      case ActionKind::W:
+        return need_done(r, key(kBwd, s, m));
+      default:
+        return true;
     }
   }
 
@@ -272,8 +274,8 @@ class Simulator {
   }
 
   // Completes a SEND/RECV pair once both have been reached on their streams.
-  void complete_pair(std::uint32_t send, std::uint32_t recv, std::uint32_t from, std::uint32_t to,
-                     std::uint32_t stage, bool forward) {
+  void complete_pair(std::uint32_t send, std::uint32_t recv, std::uint32_t from, std::uint32_t to, std::uint32_t stage,
+                     bool forward) {
     state_[send] = state_[recv] = kDone;
     if (times_) {
       double begin = std::max(t_.start[send], t_.start[recv]);
@@ -463,7 +465,7 @@ class Simulator {
       Key k = waiting_on_[id];
       if (k != kNoKey) {
         static constexpr const char* kNames[] = {"F", "I or B", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
-        static constexpr ActionKind kKinds[] = {ActionKind::F, ActionKind::I, ActionKind::SendF,
+        static constexpr ActionKind kKinds[] = {ActionKind::F,     ActionKind::I,     ActionKind::SendF,
                                                 ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
         const auto kind = static_cast<std::uint32_t>(k % kKeyKinds);
         const Key rest = k / kKeyKinds;
@@ -474,9 +476,8 @@ class Simulator {
       }
       stuck.push_back({rank, t_.step[e], why, waits, wstage, wmb});
     }
-    std::sort(stuck.begin(), stuck.end(), [](const auto& a, const auto& b) {
-      return a.rank < b.rank || (a.rank == b.rank && a.step < b.step);
-    });
+    std::sort(stuck.begin(), stuck.end(),
+              [](const auto& a, const auto& b) { return a.rank < b.rank || (a.rank == b.rank && a.step < b.step); });
     stuck.erase(std::unique(stuck.begin(), stuck.end(),
                             [](const auto& a, const auto& b) { return a.rank == b.rank && a.step == b.step; }),
                 stuck.end());
@@ -499,8 +500,8 @@ class Simulator {
     std::uint32_t waiters = kNone;  ///< streams waiting for it (intrusive list through wait_next_)
   };
   bool dense_ = true;
-  std::vector<Slot> slots_;                     ///< dense: indexed by key
-  std::unordered_map<Key, Slot> sparse_;        ///< sparse: only the keys touched
+  std::vector<Slot> slots_;               ///< dense: indexed by key
+  std::unordered_map<Key, Slot> sparse_;  ///< sparse: only the keys touched
   std::uint32_t partner_rank_ = 0;
   std::vector<std::uint32_t> wait_next_, last_, cursor_;
   std::vector<Key> waiting_on_;
@@ -510,8 +511,8 @@ class Simulator {
   // device its queue of ready compute, its end of work and the action that set it.
   struct Queued {
     double ready;
-    std::uint32_t entry;   ///< entries are numbered rank by rank: the lower entry is the lower rank
-    std::uint32_t by;      ///< what set `ready`
+    std::uint32_t entry;  ///< entries are numbered rank by rank: the lower entry is the lower rank
+    std::uint32_t by;     ///< what set `ready`
     std::uint32_t stream;
     bool operator>(const Queued& o) const { return ready > o.ready || (ready == o.ready && entry > o.entry); }
   };

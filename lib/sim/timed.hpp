@@ -27,7 +27,8 @@
 // (PyTorch's runtime: compute waits for its receive).
 //
 // Linear time: each stream waits on one missing dependency at a time and is woken when it
-// arrives (with shared devices, each device's queue adds a log factor). A schedule that cannot finish is reported as TimedDeadlock with the stuck heads.
+// arrives (with shared devices, each device's queue adds a log factor). A schedule that cannot finish is reported as
+// TimedDeadlock with the stuck heads.
 //
 // aggregate.cpp and synth/auto/greedy.cpp implement this same timed model: change them with it.
 // The per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp;
@@ -89,8 +90,7 @@ class TimedDeadlock : public std::runtime_error {
 };
 
 /// Simulates `s` with stage placement `stage_to_rank` (indexed by stage, covering every stage).
-Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                        const TimedOptions& opt);
+Timeline simulate_timed(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt);
 
 /// Whether `s` finishes, without computing a single time: the same run as simulate_timed with
 /// the timeline left out (whether an action can run depends on the order of events, never on

@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "ir/schedule.hpp"
-#include "sim/analysis.hpp"
 #include "model/costs.hpp"
+#include "sim/analysis.hpp"
 
 namespace ppsched {
 
@@ -36,10 +36,10 @@ constexpr double busy_time(ActionKind kind, double start, double end) {
 
 /// What released a compute action (Timeline::released_by), as far as the bubble split asks.
 enum class ReleaseCause : std::uint8_t {
-  None,   ///< nothing: the action waited for no event
-  Comm,   ///< a SEND or RECV
-  Other,  ///< a compute action (its own rank's, or another's under implicit comms)
-  Device, ///< the action its shared device ran before it (Timeline::device_turn)
+  None,    ///< nothing: the action waited for no event
+  Comm,    ///< a SEND or RECV
+  Other,   ///< a compute action (its own rank's, or another's under implicit comms)
+  Device,  ///< the action its shared device ran before it (Timeline::device_turn)
 };
 
 /// Adds the idle gap (> 0) before a compute action that starts at `start` to its rank's causes.

@@ -6,9 +6,12 @@ namespace ppsched {
 
 std::string_view stream_name(Stream s) {
   switch (s) {
-    case Stream::Compute: return "compute";
-    case Stream::Send: return "send";
-    case Stream::Recv: return "recv";
+    case Stream::Compute:
+      return "compute";
+    case Stream::Send:
+      return "send";
+    case Stream::Recv:
+      return "recv";
   }
   return "compute";
 }

@@ -30,9 +30,7 @@ class RankBuilder {
     weights_.emplace_back(stage, mb);
   }
 
-  void backward(std::uint32_t stage, bool zero_bubble) {
-    zero_bubble ? input_backward(stage) : full_backward(stage);
-  }
+  void backward(std::uint32_t stage, bool zero_bubble) { zero_bubble ? input_backward(stage) : full_backward(stage); }
 
   void overlap(std::uint32_t forward_stage, std::uint32_t backward_stage) {
     Action subs[] = {F(forward_stage, count(forward_stage, ActionKind::F)),
@@ -69,14 +67,14 @@ class RankBuilder {
 Schedule dualpipev(const SynthParams& p) {
   const std::uint32_t R = p.ranks, M = p.microbatches;
   if (M < 2 * R)
-    throw SynthError("DualPipeV requires at least as many microbatches as stages, but got " +
-                     std::to_string(M) + " microbatches and " + std::to_string(2 * R) + " stages.");
+    throw SynthError("DualPipeV requires at least as many microbatches as stages, but got " + std::to_string(M) +
+                     " microbatches and " + std::to_string(2 * R) + " stages.");
   Schedule s = make_schedule(p, 2, PlacementStyle::V);
   for (std::uint32_t r = 0; r < R; ++r) {
     RankBuilder b(s, s.ranks[r].actions);
     const std::uint32_t s0 = r, s1 = 2 * R - 1 - r;
     for (std::uint32_t i = 0; i < (R - r - 1) * 2; ++i) b.forward(s0);  // 1: F0
-    for (std::uint32_t i = 0; i < r + 1; ++i) {                        // 2: F0 F1
+    for (std::uint32_t i = 0; i < r + 1; ++i) {                         // 2: F0 F1
       b.forward(s0);
       b.forward(s1);
     }

@@ -7,21 +7,20 @@
 
 namespace ppsched::synth {
 
-InterleavedShape interleaved_shape(std::uint32_t ranks, std::uint32_t microbatches,
-                                   std::uint32_t local_stages, const char* what) {
+InterleavedShape interleaved_shape(std::uint32_t ranks, std::uint32_t microbatches, std::uint32_t local_stages,
+                                   const char* what) {
   InterleavedShape s{ranks, microbatches, local_stages, 0, 0};
   s.rounds = std::max<std::uint32_t>(1, microbatches / ranks);
   s.per_round = microbatches / s.rounds;
   if (microbatches % s.rounds != 0)
     throw SynthError(std::string(what) +
                      " requires the number of microbatches to be a multiple of the number of "
-                     "rounds (" + std::to_string(s.rounds) + "), but got " +
-                     std::to_string(microbatches) + ".");
+                     "rounds (" +
+                     std::to_string(s.rounds) + "), but got " + std::to_string(microbatches) + ".");
   return s;
 }
 
-std::vector<Action> interleaved_rank_ops(const InterleavedShape& sh, std::uint32_t rank,
-                                         bool zero_bubble) {
+std::vector<Action> interleaved_rank_ops(const InterleavedShape& sh, std::uint32_t rank, bool zero_bubble) {
   const std::int64_t R = sh.ranks, L = sh.local_stages, r = rank;
   const std::int64_t per_round = sh.per_round;
   // Forwards before the first backward: the last rank waits (L-1) rounds; each hop further
@@ -35,9 +34,7 @@ std::vector<Action> interleaved_rank_ops(const InterleavedShape& sh, std::uint32
   const std::int64_t total = warmup + fwd_bwd + cooldown;
   const std::int64_t post_warmup = zero_bubble ? R - r - 1 : (L * R + 2 * (R - 1 - r)) - (warmup + r);
 
-  auto forward_stage = [&](std::int64_t op) {
-    return static_cast<std::uint32_t>(((op / per_round) % L) * R + r);
-  };
+  auto forward_stage = [&](std::int64_t op) { return static_cast<std::uint32_t>(((op / per_round) % L) * R + r); };
   auto backward_stage = [&](std::int64_t op) {
     return static_cast<std::uint32_t>((L - 1 - ((op - warmup) / per_round) % L) * R + r);
   };

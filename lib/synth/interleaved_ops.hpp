@@ -17,11 +17,10 @@ struct InterleavedShape {
 
 /// Rounds and microbatches per round; throws SynthError when m is not a multiple of the rounds
 /// (`what` starts PyTorch's message: "Interleaved 1F1B" or "Zero bubble").
-InterleavedShape interleaved_shape(std::uint32_t ranks, std::uint32_t microbatches,
-                                   std::uint32_t local_stages, const char* what);
+InterleavedShape interleaved_shape(std::uint32_t ranks, std::uint32_t microbatches, std::uint32_t local_stages,
+                                   const char* what);
 
 /// Rank r's ops. zero_bubble: I instead of B, W after the first r steady ops, no cool-down idles.
-std::vector<Action> interleaved_rank_ops(const InterleavedShape& shape, std::uint32_t rank,
-                                         bool zero_bubble);
+std::vector<Action> interleaved_rank_ops(const InterleavedShape& shape, std::uint32_t rank, bool zero_bubble);
 
 }  // namespace ppsched::synth

@@ -11,8 +11,8 @@ namespace {
 // Lock-step re-timing. An F of stage s waits until the F of stage s-1 (same microbatch) ran in
 // an earlier step. (PyTorch also delays a full backward B on its successor, but this schedule
 // has no B.) An idle step is kept as idle.
-std::vector<std::vector<Action>> add_bubbles(const std::vector<std::vector<Action>>& ranks,
-                                             std::uint32_t num_stages, std::uint32_t microbatches) {
+std::vector<std::vector<Action>> add_bubbles(const std::vector<std::vector<Action>>& ranks, std::uint32_t num_stages,
+                                             std::uint32_t microbatches) {
   const std::size_t R = ranks.size();
   constexpr std::int64_t kNotYet = -1;
   // Step at which F(stage, mb) and B(stage, mb) ran.

@@ -15,8 +15,7 @@ namespace {
 void check(const SynthParams& p) {
   if (p.microbatches < p.ranks)
     throw SynthError("Number of microbatches (" + std::to_string(p.microbatches) +
-                     ") must be greater than or equal to the number of stages (" +
-                     std::to_string(p.ranks) + ").");
+                     ") must be greater than or equal to the number of stages (" + std::to_string(p.ranks) + ").");
 }
 
 Schedule runtime_order(const SynthParams& p) {

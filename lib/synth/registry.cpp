@@ -16,46 +16,43 @@ namespace {
 // search's order (0: not used; the one-chunk families ZB-H1, ZB-H2, 1F1B, GPipe, the two-chunk
 // ZBV, V-Half, V-Min).
 constexpr std::array<Family, 13> kFamilies = {{
-    {"GPipe", "ScheduleGPipe", "all forwards, then all backwards", PlacementStyle::Loop, 1, true,
-     "m", "(p-1)(T_F+T_B)", "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe, nullptr,
-     true, 4},
-    {"1F1B", "OneFOneB Schedule1F1B", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true,
-     "p", "(p-1)(T_F+T_B)", "Narayanan et al. 2021 (PipeDream-Flush); PyTorch Schedule1F1B",
-     "m >= p", &synth::one_f_one_b, nullptr, true, 3},
-    {"Interleaved1F1B", "ScheduleInterleaved1F1B", "1F1B over v looped stages per rank, depth first", PlacementStyle::Loop, 2,
-     false, "p + (p-1)/v when p divides m", "(p-1)(T_F+T_B)/v",
-     "Narayanan et al. 2021 (Megatron-LM); PyTorch ScheduleInterleaved1F1B",
-     "m a multiple of max(1, m div p)", &synth::interleaved_1f1b, nullptr, true, 0},
+    {"GPipe", "ScheduleGPipe", "all forwards, then all backwards", PlacementStyle::Loop, 1, true, "m", "(p-1)(T_F+T_B)",
+     "Huang et al. 2019; PyTorch ScheduleGPipe", "", &synth::gpipe, nullptr, true, 4},
+    {"1F1B", "OneFOneB Schedule1F1B", "one forward, one backward in steady state", PlacementStyle::Loop, 1, true, "p",
+     "(p-1)(T_F+T_B)", "Narayanan et al. 2021 (PipeDream-Flush); PyTorch Schedule1F1B", "m >= p", &synth::one_f_one_b,
+     nullptr, true, 3},
+    {"Interleaved1F1B", "ScheduleInterleaved1F1B", "1F1B over v looped stages per rank, depth first",
+     PlacementStyle::Loop, 2, false, "p + (p-1)/v when p divides m", "(p-1)(T_F+T_B)/v",
+     "Narayanan et al. 2021 (Megatron-LM); PyTorch ScheduleInterleaved1F1B", "m a multiple of max(1, m div p)",
+     &synth::interleaved_1f1b, nullptr, true, 0},
     {"LoopedBFS", "ScheduleLoopedBFS", "every microbatch of a stage before the next stage (breadth first)",
      PlacementStyle::Loop, 2, false, "m", "(p-1)(T_F+T_B)/v",
-     "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", "", &synth::looped_bfs, nullptr,
-     false, 0},
-    {"InterleavedZeroBubble", "InterleavedZB ZB1P ScheduleInterleavedZeroBubble", "interleaved 1F1B with I/W split, W filling bubbles",
-     PlacementStyle::Loop, 2, false, "p when p divides m", "(p-1)(T_F+T_I-T_W)/v",
-     "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble",
+     "Lamy-Poirier 2023 (Breadth-First PP); PyTorch ScheduleLoopedBFS", "", &synth::looped_bfs, nullptr, false, 0},
+    {"InterleavedZeroBubble", "InterleavedZB ZB1P ScheduleInterleavedZeroBubble",
+     "interleaved 1F1B with I/W split, W filling bubbles", PlacementStyle::Loop, 2, false, "p when p divides m",
+     "(p-1)(T_F+T_I-T_W)/v", "Qi et al. 2024 (ZB1P); PyTorch ScheduleInterleavedZeroBubble",
      "m a multiple of max(1, m div p)", &synth::interleaved_zero_bubble, nullptr, true, 0},
-    {"ZBVZeroBubble", "ZBV ZB-V ScheduleZBVZeroBubble", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V, 2,
-     true, "p", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W",
-     "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble", "", &synth::zbv_zero_bubble, nullptr, true, 1},
-    {"DualPipeV", "ScheduleDualPipeV", "DeepSeek's DualPipe folded into a V, overlapping F and B",
-     PlacementStyle::V, 2, true, "p+1/2", "(p/2-1)(T_F&B+T_B-3T_W)",
-     "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", "m >= 2p", &synth::dualpipev, nullptr, true, 0},
-    {"ZBH1", "ZB-H1", "1F1B with I/W split; W deferred by r to fill the cool-down",
-     PlacementStyle::Loop, 1, true, "p", "(p-1)(T_F+T_I-T_W)",
-     "Qi et al. 2024 (ZB-H1), handcrafted", "", &synth::zb_h1, nullptr, true, 1},
-    {"ZBH2", "ZB-H2", "ZB-H1 with 2(p-r)-1 warm-up forwards: no bubble in steady state",
-     PlacementStyle::Loop, 1, true, "2p-1", "(p-1)(T_F+T_I-2T_W)",
-     "Qi et al. 2024 (ZB-H2), handcrafted", "", &synth::zb_h2, nullptr, true, 2},
-    {"VHalf", "V-Half", "V-shaped building block at about half of 1F1B's activation memory",
-     PlacementStyle::V, 2, true, "about p/2+1", "no closed form (pattern)",
+    {"ZBVZeroBubble", "ZBV ZB-V ScheduleZBVZeroBubble", "V-shaped zero bubble, two chunks per rank", PlacementStyle::V,
+     2, true, "p", "(p-1)(T_F+T_I-2T_W)/2 when T_F=T_I=T_W", "Qi et al. 2024, section 6; PyTorch ScheduleZBVZeroBubble",
+     "", &synth::zbv_zero_bubble, nullptr, true, 1},
+    {"DualPipeV", "ScheduleDualPipeV", "DeepSeek's DualPipe folded into a V, overlapping F and B", PlacementStyle::V, 2,
+     true, "p+1/2", "(p/2-1)(T_F&B+T_B-3T_W)", "DeepSeek-V3 report 2024; PyTorch ScheduleDualPipeV", "m >= 2p",
+     &synth::dualpipev, nullptr, true, 0},
+    {"ZBH1", "ZB-H1", "1F1B with I/W split; W deferred by r to fill the cool-down", PlacementStyle::Loop, 1, true, "p",
+     "(p-1)(T_F+T_I-T_W)", "Qi et al. 2024 (ZB-H1), handcrafted", "", &synth::zb_h1, nullptr, true, 1},
+    {"ZBH2", "ZB-H2", "ZB-H1 with 2(p-r)-1 warm-up forwards: no bubble in steady state", PlacementStyle::Loop, 1, true,
+     "2p-1", "(p-1)(T_F+T_I-2T_W)", "Qi et al. 2024 (ZB-H2), handcrafted", "", &synth::zb_h2, nullptr, true, 2},
+    {"VHalf", "V-Half", "V-shaped building block at about half of 1F1B's activation memory", PlacementStyle::V, 2, true,
+     "about p/2+1", "no closed form (pattern)",
      "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Half pattern)", "", &synth::v_half,
      &synth::v_half_prefix, true, 2},
-    {"VMin", "V-Min", "V-shaped building block at about a third of 1F1B's activation memory",
-     PlacementStyle::V, 2, true, "about p/3+1", "no closed form (pattern)",
+    {"VMin", "V-Min", "V-shaped building block at about a third of 1F1B's activation memory", PlacementStyle::V, 2,
+     true, "about p/3+1", "no closed form (pattern)",
      "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (V-Min pattern)", "", &synth::v_min,
      &synth::v_min_prefix, true, 3},
-    {"VHalfReordered", "V-Half-Reordered", "V-Half repeated, squeezed and reordered by the controllable-memory framework",
-     PlacementStyle::V, 2, true, "at most V-Half's", "no closed form (reordered pattern)",
+    {"VHalfReordered", "V-Half-Reordered",
+     "V-Half repeated, squeezed and reordered by the controllable-memory framework", PlacementStyle::V, 2, true,
+     "at most V-Half's", "no closed form (reordered pattern)",
      "Qi et al. 2024, Pipeline Parallelism with Controllable Memory (framework over the V-Half block)", "p >= 2",
      &synth::v_half_reordered, nullptr, false, 0},
     {"VMinReordered", "V-Min-Reordered", "V-Min repeated, squeezed and reordered by the controllable-memory framework",
@@ -88,7 +85,8 @@ bool is_auto_schedule(std::string_view name) { return same_name(name, "auto"); }
 
 std::optional<RuntimeClass> runtime_class(std::string_view name) {
   if (same_name(name, "PipelineScheduleSingle")) return RuntimeClass::Single;
-  if (same_name(name, "PipelineScheduleMulti") || same_name(name, "_PipelineScheduleRuntime")) return RuntimeClass::Multi;
+  if (same_name(name, "PipelineScheduleMulti") || same_name(name, "_PipelineScheduleRuntime"))
+    return RuntimeClass::Multi;
   return std::nullopt;
 }
 
@@ -97,8 +95,9 @@ std::string unknown_schedule_message(std::string_view name) {
     // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on the chain of operator+ here.
     std::string msg = "'";
     msg.append(name);
-    msg.append("' is the class PyTorch runs a schedule file with, not a schedule: it names no actions to synthesize; "
-               "give a family (see `ppsched list`), or the schedule file itself");
+    msg.append(
+        "' is the class PyTorch runs a schedule file with, not a schedule: it names no actions to synthesize; "
+        "give a family (see `ppsched list`), or the schedule file itself");
     return msg;
   }
   std::vector<std::string_view> names;
@@ -159,8 +158,8 @@ const Family& checked_family(std::string_view name, SynthParams& params) {
   }
   std::uint64_t stages = std::uint64_t{params.ranks} * params.stages_per_rank;
   if (stages > Action::kMaxStage + 1u)
-    throw SynthError("ranks x stages per rank = " + std::to_string(stages) +
-                     " stages, beyond ppsched's limit of " + std::to_string(Action::kMaxStage + 1u));
+    throw SynthError("ranks x stages per rank = " + std::to_string(stages) + " stages, beyond ppsched's limit of " +
+                     std::to_string(Action::kMaxStage + 1u));
   if (params.microbatches > Action::kMaxMicrobatch)
     throw SynthError("--microbatches beyond ppsched's limit of " + std::to_string(Action::kMaxMicrobatch));
   return *family;

@@ -23,12 +23,18 @@ bool flows_down(int k) { return k == kF0 || k == kI1; }
 // turn of the V (last rank), and a weight gradient after its input gradient.
 int own_parent(int k) {
   switch (k) {
-    case kF1: return kF0;
-    case kI1: return kF1;
-    case kI0: return kI1;
-    case kW1: return kI1;
-    case kW0: return kI0;
-    default: return -1;
+    case kF1:
+      return kF0;
+    case kI1:
+      return kF1;
+    case kI0:
+      return kI1;
+    case kW1:
+      return kI1;
+    case kW0:
+      return kI0;
+    default:
+      return -1;
   }
 }
 
@@ -136,7 +142,8 @@ class Framework {
     work_ += static_cast<double>(length) * P_;
     for (std::uint32_t r = 0; r < P_; ++r)
       for (int k = 0; k < kPeriod; ++k)
-        for (std::uint32_t j = 0; j < M_; ++j) g[r][static_cast<std::size_t>(first[r][k]) + kPeriod * j] = static_cast<std::int8_t>(k);
+        for (std::uint32_t j = 0; j < M_; ++j)
+          g[r][static_cast<std::size_t>(first[r][k]) + kPeriod * j] = static_cast<std::int8_t>(k);
     const int initial_peak = peak(g);
     if (initial_peak > most_held(P_, m_, chunks_)) return std::nullopt;
     if (!squeeze(g, M_) || !warm_up(g) || !squeeze(g, M_) || peak(g) > initial_peak) return std::nullopt;
@@ -328,7 +335,8 @@ class Framework {
   bool cool_down(Grid& g) const {
     const int top = peak(g);
     const std::uint32_t want_i0 = std::min(static_cast<std::uint32_t>((top + 1) / 2), m_);
-    const std::uint32_t want_i1 = std::min(static_cast<std::uint32_t>(top) - std::min(static_cast<std::uint32_t>(top), want_i0), m_);
+    const std::uint32_t want_i1 =
+        std::min(static_cast<std::uint32_t>(top) - std::min(static_cast<std::uint32_t>(top), want_i0), m_);
     long start = -1;
     for (std::uint32_t r = 0; r < P_; ++r) {
       auto& row = g[r];
@@ -361,7 +369,8 @@ class Framework {
       if (start < 0) return false;
       for (std::uint32_t n = 0; n < i0; ++n) {
         const long slot = start - static_cast<long>(r) + 2L * P_ - 2L * n;
-        if (slot < 0 || slot >= static_cast<long>(row.size()) || row[static_cast<std::size_t>(slot)] != kBlank) return false;
+        if (slot < 0 || slot >= static_cast<long>(row.size()) || row[static_cast<std::size_t>(slot)] != kBlank)
+          return false;
         row[static_cast<std::size_t>(slot)] = kI0;
       }
       for (std::uint32_t n = 0; n < i1; ++n) {

@@ -88,7 +88,8 @@ Schedule v_reordered(const SynthParams& p, bool half) {
   for (std::uint32_t i = 0; i < R; ++i) {
     const auto offset = pattern_offsets(R, i, half);
     vblock::Row row{};
-    for (int k = 0; k < 4; ++k) row[static_cast<std::size_t>(k)] = static_cast<int>(offset[static_cast<std::size_t>(k)] % vblock::kPeriod);
+    for (int k = 0; k < 4; ++k)
+      row[static_cast<std::size_t>(k)] = static_cast<int>(offset[static_cast<std::size_t>(k)] % vblock::kPeriod);
     if (!vblock::fill_weight_grads(row)) throw SynthError(std::string(name) + ": the pattern leaves no slot for a W");
     rows.push_back(row);
   }

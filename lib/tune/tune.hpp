@@ -45,7 +45,7 @@ struct TuneRequest {
   std::uint32_t only_stages = 0;
   double time_budget_s = 1.0;  ///< of each automatic search
   Runtime runtime = Runtime::PyTorch;
-  Optimizer optimizer = Optimizer::Sync;                ///< which time one iteration costs
+  Optimizer optimizer = Optimizer::Sync;                  ///< which time one iteration costs
   RuntimeParams runtime_params = megatron_a100_params();  ///< the figures of --runtime megatron
   bool blocking_comms = false;
 };
@@ -56,8 +56,8 @@ struct TuneTrial {
   std::uint32_t stages_per_rank = 1;
   std::uint32_t microbatches = 0;
   std::uint32_t microbatch_size = 1;  ///< samples per microbatch
-  bool ran = false;   ///< synthesized and finished in simulation
-  bool fits = false;  ///< ran, and its peak fits under the cap
+  bool ran = false;                   ///< synthesized and finished in simulation
+  bool fits = false;                  ///< ran, and its peak fits under the cap
   /// What one iteration costs under the request's optimizer (the makespan, or the longest rank span).
   /// The peak is the highest rank's, in the request's unit (bytes or microbatches of the byte model,
   /// or PyTorch's activation slots).

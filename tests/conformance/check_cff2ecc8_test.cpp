@@ -122,8 +122,8 @@ TEST_CASE("the cff2ecc8 conformance corpus: every negative case is flagged by th
     if (auto it = kIssueStuckSends.find(mutation); it != kIssueStuckSends.end())
       for (std::size_t rank = 0; rank < it->second.size(); ++rank) CHECK(found.waits_at(rank, it->second[rank]));
   }
-  std::cout << "conformance (PyTorch cff2ecc8): " << flagged << "/" << total << " negative cases flagged, " << right_rule
-            << " by the expected rule (" << cases.size() << " stored of the full corpus's "
+  std::cout << "conformance (PyTorch cff2ecc8): " << flagged << "/" << total << " negative cases flagged, "
+            << right_rule << " by the expected rule (" << cases.size() << " stored of the full corpus's "
             << cff2ecc8_manifest()["counts"]["negative_files_in_full_corpus"] << ")\n";
   for (const auto& [m, count] : per_mutation)
     std::cout << "  " << m << ": " << count << " by " << expected_rule(m) << "\n";
@@ -176,11 +176,12 @@ TEST_CASE(
       CHECK(deadlock);
     }
   }
-  std::cout << "conformance (PyTorch cff2ecc8): deadlock rule vs the harness's dry runs: " << pair_flagged << "/" << pair_hangs
-            << " NCCL pair-stream hangs flagged (" << stricter << " more flagged, the rule being stricter); "
-            << rendezvous_flagged << "/" << rendezvous_hangs << " send-rendezvous hangs flagged, "
-            << rendezvous_send_before_compute << " reported as send-before-compute instead; " << early_recv_flagged
-            << "/" << early_recv_no_rendezvous_hang
+  std::cout << "conformance (PyTorch cff2ecc8): deadlock rule vs the harness's dry runs: " << pair_flagged << "/"
+            << pair_hangs << " NCCL pair-stream hangs flagged (" << stricter
+            << " more flagged, the rule being stricter); " << rendezvous_flagged << "/" << rendezvous_hangs
+            << " send-rendezvous hangs flagged, " << rendezvous_send_before_compute
+            << " reported as send-before-compute instead; " << early_recv_flagged << "/"
+            << early_recv_no_rendezvous_hang
             << " recv_before_send_deadlock cases that send_rendezvous finishes flagged deadlock\n";
   CHECK(pair_hangs > 0);
   CHECK(pair_flagged == pair_hangs);

@@ -7,9 +7,9 @@
 
 #include "check/check.hpp"
 #include "check/rules_impl.hpp"
+#include "parse/pytorch_csv.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/timed.hpp"
-#include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
 #include "support/corpus.hpp"
 #include "support/corpus_check.hpp"
@@ -83,8 +83,8 @@ TEST_CASE("every corpus schedule PyTorch generates correctly validates clean") {
       clean += ids.empty();
     }
   }
-  std::cout << "conformance: " << clean << "/" << total << " corpus schedules validate clean; " << flagged_1f1b
-            << "/" << invalid_1f1b << " invalid 1F1B pipeline_order files flagged\n";
+  std::cout << "conformance: " << clean << "/" << total << " corpus schedules validate clean; " << flagged_1f1b << "/"
+            << invalid_1f1b << " invalid 1F1B pipeline_order files flagged\n";
   CHECK(clean == total);
   CHECK(flagged_1f1b == invalid_1f1b);
 }
@@ -244,7 +244,8 @@ TEST_CASE("check_structure: validate's structural errors, counted alike, clean f
     for (const auto& [key, name] : c["files"].items())
       if (key.find("simulated") == std::string::npos) compare(corpus_dir() / "configs" / name.get<std::string>(), c);
   for (const auto& n : negative_cases())
-    if (n["mutation"] != "illegal_constructor_args") compare(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
+    if (n["mutation"] != "illegal_constructor_args")
+      compare(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
   std::cout << "conformance: check_structure agrees with validate on " << files << " files, " << proven
             << " proven clean in one pass\n";
   CHECK(proven > 0);

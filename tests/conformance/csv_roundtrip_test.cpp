@@ -37,8 +37,7 @@ TEST_CASE("every config CSV round-trips byte for byte (CRLF)") {
   REQUIRE(files.size() >= 300);
   std::size_t same = 0;
   for (const auto& f : files) same += roundtrips(f, LineEnding::Crlf);
-  std::cout << "conformance: " << same << "/" << files.size()
-            << " config CSV files round-trip byte for byte\n";
+  std::cout << "conformance: " << same << "/" << files.size() << " config CSV files round-trip byte for byte\n";
   CHECK(same == files.size());
 }
 

@@ -107,8 +107,7 @@ TEST_CASE("add_send_recv reproduces every send_recv file byte for byte") {
     INFO(id);
     const std::string expected = read_file(
         corpus_dir() / "configs" / files[runtime_order ? "runtime_order_send_recv" : "send_recv"].get<std::string>());
-    Schedule compute =
-        without_reduce_grad(load(files[runtime_order ? "runtime_order_compute_only" : "compute_only"]));
+    Schedule compute = without_reduce_grad(load(files[runtime_order ? "runtime_order_compute_only" : "compute_only"]));
     const auto num_stages = config["num_stages"].get<std::uint32_t>();
     std::string stated = attempt([&] { return add_send_recv(compute, stage_to_rank(config), num_stages); });
     std::string inferred = attempt([&] { return lower_send_recv(compute); });

@@ -68,8 +68,7 @@ TEST_CASE("every rejected_at_parse negative is rejected at its cell") {
   }
   std::cout << "conformance: " << ok / 2 << "/" << total
             << " rejected_at_parse negatives rejected at the right line and column (strict and lenient)\n";
-  CHECK(total == manifest_count({"malformed_0X1", "malformed_F0", "malformed_lowercase",
-                                 "malformed_overlap_type"}));
+  CHECK(total == manifest_count({"malformed_0X1", "malformed_F0", "malformed_lowercase", "malformed_overlap_type"}));
   CHECK(ok == 2 * total);
 }
 
@@ -97,16 +96,14 @@ TEST_CASE("noncanonical and trailing-junk negatives: strict rejects, lenient rea
     expected.replace(line_start + span.begin_col - 1, span.end_col - span.begin_col, mut.original);
     DiagnosticSink lenient;
     auto parsed = read_pytorch_csv(path.string(), {true}, lenient);
-    bool read_as_pytorch = parsed && !lenient.has_errors() && lenient.warning_count() == 1 &&
-                           to_pytorch_csv(parsed->schedule) == expected;
+    bool read_as_pytorch =
+        parsed && !lenient.has_errors() && lenient.warning_count() == 1 && to_pytorch_csv(parsed->schedule) == expected;
     CHECK(read_as_pytorch);
     lenient_ok += read_as_pytorch;
   }
-  std::cout << "conformance: " << strict_ok << "/" << total
-            << " non-canonical negatives rejected in strict mode; " << lenient_ok << "/" << total
-            << " accepted with one warning in lenient mode, read as PyTorch reads them\n";
-  CHECK(total == manifest_count({"noncanonical_leading_zero", "noncanonical_whitespace",
-                                 "malformed_trailing_junk"}));
+  std::cout << "conformance: " << strict_ok << "/" << total << " non-canonical negatives rejected in strict mode; "
+            << lenient_ok << "/" << total << " accepted with one warning in lenient mode, read as PyTorch reads them\n";
+  CHECK(total == manifest_count({"noncanonical_leading_zero", "noncanonical_whitespace", "malformed_trailing_junk"}));
   CHECK(strict_ok == total);
   CHECK(lenient_ok == total);
 }

@@ -55,7 +55,8 @@ std::vector<std::size_t> per_rank_len(const Schedule& timeline) {
 std::size_t idle_slots(const Schedule& timeline) {
   std::size_t n = 0;
   for (const auto& r : timeline.ranks)
-    n += static_cast<std::size_t>(std::count_if(r.actions.begin(), r.actions.end(), [](const Action& a) { return a.is_idle(); }));
+    n += static_cast<std::size_t>(
+        std::count_if(r.actions.begin(), r.actions.end(), [](const Action& a) { return a.is_idle(); }));
   return n;
 }
 
@@ -133,7 +134,8 @@ TEST_CASE("simulating every send_recv file reproduces PyTorch's simulated.csv by
     INFO(id);
     const auto& dir = corpus_dir() / "configs";
     const auto input = load(dir / files[runtime_order ? "runtime_order_send_recv" : "send_recv"].get<std::string>());
-    const std::string expected = read_file(dir / files[runtime_order ? "runtime_order_simulated" : "simulated"].get<std::string>());
+    const std::string expected =
+        read_file(dir / files[runtime_order ? "runtime_order_simulated" : "simulated"].get<std::string>());
     const auto& verdict = runtime_order ? config["runtime_order"]["simulate_send_recv"] : config["simulate_send_recv"];
     REQUIRE(verdict["ok"].get<bool>());
 
@@ -200,8 +202,8 @@ TEST_CASE("DualPipeV's send_recv files (PyTorch: KeyError -1 on OVERLAP_F_B) sim
     CHECK(config["simulate_send_recv"]["message"] == "-1");
     const Schedule input = load(corpus_dir() / "configs" / config["files"]["send_recv"].get<std::string>());
     Schedule timeline;
-    REQUIRE_NOTHROW(timeline = simulate_pytorch_steps(input, stage_to_rank(config),
-                                                      config["num_stages"].get<std::uint32_t>()));
+    REQUIRE_NOTHROW(
+        timeline = simulate_pytorch_steps(input, stage_to_rank(config), config["num_stages"].get<std::uint32_t>()));
     CHECK(busy_text(timeline) == busy_text(input));
     ++total;
   }
@@ -220,8 +222,8 @@ TEST_CASE("compute_comms files (PyTorch: Unsupported action type) simulate with 
     CHECK_FALSE(verdict["ok"].get<bool>());
     const Schedule input = load(corpus_dir() / "configs" / config["files"]["compute_comms"].get<std::string>());
     Schedule timeline;
-    REQUIRE_NOTHROW(timeline = simulate_pytorch_steps(input, stage_to_rank(config),
-                                                      config["num_stages"].get<std::uint32_t>()));
+    REQUIRE_NOTHROW(
+        timeline = simulate_pytorch_steps(input, stage_to_rank(config), config["num_stages"].get<std::uint32_t>()));
     CHECK(busy_text(timeline) == busy_text(input));
     ++total;
   }

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s TARGET PATH...\ntargets:\n", argv[0]);
     for (const auto& t : ppsched::fuzz::targets())
-      std::fprintf(stderr, "  %-14.*s %.*s\n", int(t.name.size()), t.name.data(), int(t.summary.size()), t.summary.data());
+      std::fprintf(stderr, "  %-14.*s %.*s\n", int(t.name.size()), t.name.data(), int(t.summary.size()),
+                   t.summary.data());
     return 2;
   }
   const auto* target = ppsched::fuzz::find_target(argv[1]);

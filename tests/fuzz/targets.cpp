@@ -1,10 +1,10 @@
 #include "targets.hpp"
 
-#include <functional>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -134,11 +134,11 @@ void model_file(const std::uint8_t* d, std::size_t n) {
 // Parse, write, parse again: the same IR; and writing it again gives the same bytes.
 void roundtrip(const std::uint8_t* d, std::size_t n) {
   std::string_view text = as_text(d, n);
-  const bool json = text.find_first_not_of(" \t\r\n") != std::string_view::npos &&
-                    text[text.find_first_not_of(" \t\r\n")] == '{';
+  const bool json =
+      text.find_first_not_of(" \t\r\n") != std::string_view::npos && text[text.find_first_not_of(" \t\r\n")] == '{';
   DiagnosticSink sink;
-  auto first = json ? read_json_schedule_text("fuzz.json", text, {}, sink)
-                    : read_pytorch_csv_text("fuzz.csv", text, {}, sink);
+  auto first =
+      json ? read_json_schedule_text("fuzz.json", text, {}, sink) : read_pytorch_csv_text("fuzz.csv", text, {}, sink);
   if (!first) return;
   std::string written = json ? to_json_schedule(first->schedule) : to_pytorch_csv(first->schedule);
   DiagnosticSink sink2;
@@ -213,11 +213,14 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   }
   // Both recipes, and the runtime one with PyTorch's lowering keywords (deferred RECVs, an
   // unbounded look-ahead).
-  const std::function<Schedule(const Schedule&)> passes[] = {
-      [](const Schedule& x) { return lower_runtime(x); },
-      [](const Schedule& x) { return lower_runtime(x, {3, true}); },
-      [](const Schedule& x) { return lower_runtime(x, {0, false}); },
-      [](const Schedule& x) { return lower_send_recv(x); }};
+  const std::function<Schedule(const Schedule&)> passes[] = {[](const Schedule& x) { return lower_runtime(x); },
+                                                             [](const Schedule& x) {
+                                                               return lower_runtime(x, {3, true});
+                                                             },
+                                                             [](const Schedule& x) {
+                                                               return lower_runtime(x, {0, false});
+                                                             },
+                                                             [](const Schedule& x) { return lower_send_recv(x); }};
   for (const auto& pass : passes) {
     try {
       Schedule lowered = pass(s);
@@ -339,7 +342,8 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
     c[static_cast<std::size_t>(ActionKind::F)] = (byte(at) % 16) / 4.0;
     c[static_cast<std::size_t>(ActionKind::I)] = (byte(at + 1) % 16) / 4.0;
     c[static_cast<std::size_t>(ActionKind::W)] = (byte(at + 2) % 16) / 4.0;
-    c[static_cast<std::size_t>(ActionKind::B)] = c[static_cast<std::size_t>(ActionKind::I)] + c[static_cast<std::size_t>(ActionKind::W)];
+    c[static_cast<std::size_t>(ActionKind::B)] =
+        c[static_cast<std::size_t>(ActionKind::I)] + c[static_cast<std::size_t>(ActionKind::W)];
     a.memory.activation.push_back(1.0 / a.stages_per_rank);
     a.memory.weight_grad.push_back(weight_share / a.stages_per_rank);
   }
@@ -373,8 +377,8 @@ void steady_state(const std::uint8_t* d, std::size_t n) {
       if (mark != auto_detail::kNever && !plain.finished) continue;
       const auto_detail::GreedyRun decided = auto_detail::greedy_run(shape, off, mark);
       const auto_detail::GreedyRun copied = auto_detail::greedy_run(shape, pol, mark);
-      if (copied.finished != decided.finished || copied.gave_up != decided.gave_up ||
-          copied.placed != decided.placed || copied.programs != decided.programs)
+      if (copied.finished != decided.finished || copied.gave_up != decided.gave_up || copied.placed != decided.placed ||
+          copied.programs != decided.programs)
         fuzz_fail("the steady-state copy built another schedule than deciding every step");
       if (copied.makespan != decided.makespan || copied.peak != decided.peak || copied.span != decided.span ||
           copied.same_with_shadow_lookahead != decided.same_with_shadow_lookahead)

@@ -26,7 +26,8 @@ const nlohmann::json& manifest() {
 std::vector<std::filesystem::path> config_csv_files() {
   std::vector<std::filesystem::path> out;
   for (const auto& c : manifest()["configs"])
-    for (const auto& [key, name] : c["files"].items()) out.push_back(corpus_dir() / "configs" / name.get<std::string>());
+    for (const auto& [key, name] : c["files"].items())
+      out.push_back(corpus_dir() / "configs" / name.get<std::string>());
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -36,7 +36,7 @@ std::vector<nlohmann::json> cff2ecc8_negative_cases();
 
 /// Byte range [begin, end) of cell `index` of 0-based row `row` in CSV text (no quoting).
 struct CellSpan {
-  std::size_t line = 0;  ///< 1-based
+  std::size_t line = 0;                    ///< 1-based
   std::size_t begin_col = 0, end_col = 0;  ///< 1-based, end exclusive
 };
 CellSpan locate_cell(const std::string& csv, std::size_t row, std::size_t index);

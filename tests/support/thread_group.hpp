@@ -8,14 +8,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <exception>
-#include <string>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>

@@ -46,10 +46,14 @@ inline constexpr std::array<Sched, 4> kScheds{Sched::ZB2p, Sched::ZB1p, Sched::O
 
 inline std::string_view name(Sched s) {
   switch (s) {
-    case Sched::ZB2p: return "ZB-2p";
-    case Sched::ZB1p: return "ZB-1p";
-    case Sched::OneFOneB: return "1F1B";
-    case Sched::Interleaved: return "1F1B-I";
+    case Sched::ZB2p:
+      return "ZB-2p";
+    case Sched::ZB1p:
+      return "ZB-1p";
+    case Sched::OneFOneB:
+      return "1F1B";
+    case Sched::Interleaved:
+      return "1F1B-I";
   }
   return "";
 }

@@ -15,9 +15,9 @@ namespace ppsched::run::cuda {
 /// Where a call ran, for its error message; nothing is formatted unless the call failed.
 struct Where {
   static constexpr std::uint32_t kNone = 0xFFFFFFFF;
-  std::string_view what;        ///< the action's label ("2F5"), or the step ("setup")
-  std::uint32_t rank = kNone;   ///< the rank it ran for, if any
-  int device = -1;              ///< else the CUDA device ordinal, if any
+  std::string_view what;       ///< the action's label ("2F5"), or the step ("setup")
+  std::uint32_t rank = kNone;  ///< the rank it ran for, if any
+  int device = -1;             ///< else the CUDA device ordinal, if any
 };
 
 /// "cudaErrorMemoryAllocation: out of memory"

@@ -36,8 +36,8 @@ class NvtxRange {
 }  // namespace
 
 struct CudaDevice::Operands {
-  char* stash;      // 2 x layers activations (X per layer, then dY per layer), or null
-  char* input;      // the received activation or gradient, or null
+  char* stash;  // 2 x layers activations (X per layer, then dY per layer), or null
+  char* input;  // the received activation or gradient, or null
   char* scratch[2];
   std::uint64_t act;
   std::uint32_t layers;
@@ -130,8 +130,8 @@ void CudaDevice::open_gpus(const std::vector<int>& ordinals) {
     // Reusing memory freed on another stream would make the pool insert waits the schedule does
     // not have, and so change its timing; reuse across streams only where an event orders them.
     int off = 0;
-    check(cudaMemPoolSetAttribute(g.pool, cudaMemPoolReuseAllowInternalDependencies, &off),
-          "cudaMemPoolSetAttribute", where);
+    check(cudaMemPoolSetAttribute(g.pool, cudaMemPoolReuseAllowInternalDependencies, &off), "cudaMemPoolSetAttribute",
+          where);
     // Peer access does not extend to pool memory: GPUs that map this one map its pool too, so a
     // copy reading another rank's buffer goes peer to peer.
     std::vector<cudaMemAccessDesc> access;
@@ -217,9 +217,8 @@ void CudaDevice::validate(const DevicePlan& plan) const {
       contract("setup: the plan places its ranks in several processes, but this device was opened for one");
     for (std::size_t r = 0; r < ranks; ++r)
       if (plan.device_of_rank[r] < 0 || static_cast<std::size_t>(plan.device_of_rank[r]) >= gpus_.size())
-        contract("setup: rank " + std::to_string(r) + " is placed on device " +
-                 std::to_string(plan.device_of_rank[r]) + ", but only " + std::to_string(gpus_.size()) +
-                 " were opened");
+        contract("setup: rank " + std::to_string(r) + " is placed on device " + std::to_string(plan.device_of_rank[r]) +
+                 ", but only " + std::to_string(gpus_.size()) + " were opened");
   }
   for (std::size_t s = 0; s < plan.rank_of_stage.size(); ++s)
     if (plan.rank_of_stage[s] >= ranks)
@@ -242,8 +241,8 @@ void CudaDevice::validate(const DevicePlan& plan) const {
   if (s.element_bytes != 2 && s.element_bytes != 4)
     contract("setup: element size " + std::to_string(s.element_bytes) + " bytes is neither bf16 (2) nor fp32 (4)");
   if (s.layers == 0 || s.hidden == 0 || s.tokens == 0 || s.hidden > kMaxDim || s.tokens > kMaxDim)
-    contract("setup: GEMM shape " + std::to_string(s.layers) + " layers x " + std::to_string(s.hidden) +
-             " hidden x " + std::to_string(s.tokens) + " tokens is empty or too large for cuBLAS");
+    contract("setup: GEMM shape " + std::to_string(s.layers) + " layers x " + std::to_string(s.hidden) + " hidden x " +
+             std::to_string(s.tokens) + " tokens is empty or too large for cuBLAS");
 }
 
 char* CudaDevice::device_alloc(int gpu, std::uint64_t bytes) {
@@ -404,8 +403,7 @@ void CudaDevice::begin_iteration() {
 void CudaDevice::wait(std::uint32_t stream, std::uint32_t event) {
   if (stream >= streams_.size() || event >= events_.size())
     contract("wait: stream " + std::to_string(stream) + " or event " + std::to_string(event) + " does not exist");
-  if (!streams_[stream])
-    contract("wait: stream " + std::to_string(stream) + " belongs to a rank of another process");
+  if (!streams_[stream]) contract("wait: stream " + std::to_string(stream) + " belongs to a rank of another process");
   // An event another process records is never recorded here, and waiting on it would be CUDA's
   // no-op; what orders the two processes is NCCL matching the Recv with the peer's Send.
   if (!events_[event]) return;
@@ -476,8 +474,7 @@ void CudaDevice::launch(std::uint32_t stream, const Work& work, std::uint32_t sp
     run_transfer(stream, work, where);
   } else if (plan_.workload == Workload::Synthetic) {
     if (work.expected_us > 0 && std::isfinite(work.expected_us))
-      check(spin(static_cast<std::uint64_t>(std::llround(work.expected_us * 1000.0)), st), "spin kernel launch",
-            where);
+      check(spin(static_cast<std::uint64_t>(std::llround(work.expected_us * 1000.0)), st), "spin kernel launch", where);
   } else if (work.kind != WorkKind::None) {
     run_gemms(stream, work, where);
   }
@@ -623,7 +620,8 @@ double CudaDevice::end_iteration(std::span<double> span_start_us, std::span<doub
       span_start_us[s] = span_end_us[s] = 0;
       continue;
     }
-    if (!span_launched_[s]) contract("end_iteration: span " + std::to_string(s) + " was not launched in this iteration");
+    if (!span_launched_[s])
+      contract("end_iteration: span " + std::to_string(s) + " was not launched in this iteration");
     const Gpu& g = gpus_[gpu_of_rank_[plan_.span_stream[s] / 3]];
     const Where where{"end_iteration", plan_.span_stream[s] / 3};
     float start_ms = 0, end_ms = 0;

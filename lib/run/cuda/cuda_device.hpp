@@ -43,9 +43,9 @@ class CudaDevice final : public Device {
   explicit CudaDevice(const std::vector<int>& ordinals);
   /// Multi-process mode: this process's part of the run.
   struct Member {
-    int device = 0;                 ///< its GPU's index into Discovery::devices
-    std::size_t device_count = 1;   ///< Discovery::devices.size(): MemoryUse is indexed like it
-    double timeout_s = 60;          ///< the deadline of every wait for the GPU or a peer
+    int device = 0;                ///< its GPU's index into Discovery::devices
+    std::size_t device_count = 1;  ///< Discovery::devices.size(): MemoryUse is indexed like it
+    double timeout_s = 60;         ///< the deadline of every wait for the GPU or a peer
   };
   /// Opens the GPU with CUDA ordinal `ordinal` as above, moving transfers over `comm`, which
   /// every process has joined. Throws DeviceError.
@@ -73,11 +73,11 @@ class CudaDevice final : public Device {
     std::vector<bool> peer;  ///< peer[j]: this GPU maps GPU j's memory (peer access enabled)
     // Per schedule:
     bool used = false;
-    std::int64_t first_stream = -1;          ///< the stream that records iteration_start
-    cudaEvent_t iteration_start = nullptr;   ///< what this GPU's span times are relative to
+    std::int64_t first_stream = -1;         ///< the stream that records iteration_start
+    cudaEvent_t iteration_start = nullptr;  ///< what this GPU's span times are relative to
   };
   struct Stage {
-    char* w = nullptr;   ///< layers x hidden x hidden
+    char* w = nullptr;  ///< layers x hidden x hidden
     char* dw = nullptr;
   };
   struct Rank {
@@ -130,7 +130,7 @@ class CudaDevice final : public Device {
   std::vector<Stage> stages_;
   std::vector<Rank> ranks_;
   std::vector<void*> allocations_;  ///< cudaMalloc'd for this schedule: weights, scratch, workspaces
-  std::vector<void*> buffer_;                     ///< the plan's buffers, while allocated
+  std::vector<void*> buffer_;       ///< the plan's buffers, while allocated
   std::vector<bool> buffer_live_;
   MemoryUse memory_;
 
@@ -138,7 +138,7 @@ class CudaDevice final : public Device {
   Member member_;
   std::unique_ptr<NcclComm> comm_;
   std::uint64_t transfer_piece_ = 0;           ///< the same on every process: see setup()
-  std::vector<LaunchRef> launched_;           ///< this iteration's launches, in launch order
+  std::vector<LaunchRef> launched_;            ///< this iteration's launches, in launch order
   std::vector<std::uint32_t> last_on_stream_;  ///< per stream, the span launched last (or kNone)
 };
 

@@ -28,8 +28,7 @@ std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::t
 // runtime, or a kernel module that does not match the user-space driver.
 bool is_driver_problem(cudaError_t e) {
   return e == cudaErrorInsufficientDriver || e == cudaErrorCallRequiresNewerDriver ||
-         e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice ||
-         e == cudaErrorNotSupported;
+         e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice || e == cudaErrorNotSupported;
 }
 
 class CudaRuntime final : public DeviceRuntime {
@@ -60,9 +59,9 @@ class CudaRuntime final : public DeviceRuntime {
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
-      d.status = is_driver_problem(e)       ? Discovery::Status::NoDriver
-                 : e == cudaErrorNoDevice   ? Discovery::Status::NoDevice
-                                            : Discovery::Status::Error;
+      d.status = is_driver_problem(e)     ? Discovery::Status::NoDriver
+                 : e == cudaErrorNoDevice ? Discovery::Status::NoDevice
+                                          : Discovery::Status::Error;
       d.message = failure("cudaGetDeviceCount", error_text(e), {}) + "; CUDA driver " + d.driver_version +
                   ", runtime " + d.runtime_version;
       return d;
@@ -113,8 +112,8 @@ class CudaRuntime final : public DeviceRuntime {
                         (discovery.message.empty() ? std::string() : " (" + discovery.message + ")"));
     if (!member.group) throw DeviceError("open: a multi-process run needs its process group");
     if (member.device < 0 || static_cast<std::size_t>(member.device) >= discovery.devices.size())
-      throw DeviceError("open: this process was given device " + std::to_string(member.device) + ", but discovery found " +
-                        std::to_string(discovery.devices.size()));
+      throw DeviceError("open: this process was given device " + std::to_string(member.device) +
+                        ", but discovery found " + std::to_string(discovery.devices.size()));
     const int ordinal = discovery.devices[member.device].ordinal;
     // NCCL binds the communicator to the device current when it is created.
     check(cudaSetDevice(ordinal), "cudaSetDevice", {"open", Where::kNone, ordinal});

@@ -39,8 +39,7 @@ __global__ void spin_kernel(std::uint64_t nanoseconds) {
 
 }  // namespace
 
-cudaError_t fill_small(void* data, std::uint64_t count, std::uint32_t element_bytes, float scale,
-                       cudaStream_t stream) {
+cudaError_t fill_small(void* data, std::uint64_t count, std::uint32_t element_bytes, float scale, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   constexpr unsigned kThreads = 256;
   // Grid-stride: a few blocks per SM's worth is plenty for a one-off fill of any size.

@@ -11,8 +11,7 @@ namespace ppsched::run::cuda {
 
 /// Fills `count` elements of `element_bytes` (2: bf16, 4: fp32) at `data` with small
 /// deterministic values (|x| <= scale), on `stream`. Returns the launch's error.
-cudaError_t fill_small(void* data, std::uint64_t count, std::uint32_t element_bytes, float scale,
-                       cudaStream_t stream);
+cudaError_t fill_small(void* data, std::uint64_t count, std::uint32_t element_bytes, float scale, cudaStream_t stream);
 
 /// Enqueues one thread on `stream` that busy-waits `nanoseconds` of the GPU's global timer: the
 /// synthetic workload's stand-in for a launch of known duration. Returns the launch's error.

@@ -49,12 +49,12 @@ Schedule schedule_of(const AutoParams& p, std::vector<std::vector<Action>>&& pro
 }
 
 void check_params(const AutoParams& p) {
-  if (p.ranks == 0 || p.microbatches == 0) throw std::invalid_argument("auto: ranks and microbatches must be at least 1");
+  if (p.ranks == 0 || p.microbatches == 0)
+    throw std::invalid_argument("auto: ranks and microbatches must be at least 1");
   if (p.stages_per_rank != 1 && p.stages_per_rank != 2)
     throw std::invalid_argument(fmt::format(
         "auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement), not {}", p.stages_per_rank));
-  if (p.ranks * p.stages_per_rank > Action::kMaxStage)
-    throw std::invalid_argument("auto: too many stages");
+  if (p.ranks * p.stages_per_rank > Action::kMaxStage) throw std::invalid_argument("auto: too many stages");
 }
 
 // No schedule of this shape can do better: a rank has all its own work to do, which bounds its
@@ -113,9 +113,13 @@ bool better(const AutoCandidate& a, const AutoCandidate& b, Optimizer objective)
 class Search {
  public:
   explicit Search(const AutoParams& p)
-      : p_(p), shape_(p), budget_(p.time_budget_s), local_left_(kLocalShare * p.time_budget_s * WorkBudget::kActionsPerSecond),
+      : p_(p),
+        shape_(p),
+        budget_(p.time_budget_s),
+        local_left_(kLocalShare * p.time_budget_s * WorkBudget::kActionsPerSecond),
         bound_(lower_bound(shape_, p.optimizer)),
-        cap_(auto_detail::target_caps(p, shape_).front()), policies_(auto_detail::greedy_variants(p, shape_)) {
+        cap_(auto_detail::target_caps(p, shape_).front()),
+        policies_(auto_detail::greedy_variants(p, shape_)) {
     sp_.ranks = p.ranks;
     sp_.microbatches = p.microbatches;
     families_ = search_families(p.stages_per_rank);
@@ -224,10 +228,11 @@ class Search {
   // implicit comms), so a finished run needs no second simulation.
   bool record_run(AutoCandidate c, const GreedyRun& run, std::string_view unfinished) {
     if (!run.finished) {
-      c.why_not = run.gave_up ? fmt::format("stopped early: cannot {} {:.6g}, the best so far",
-                                            p_.optimizer == Optimizer::Sync ? "finish by" : "keep every rank's span within",
-                                            best_time())
-                              : std::string(unfinished);
+      c.why_not = run.gave_up
+                      ? fmt::format("stopped early: cannot {} {:.6g}, the best so far",
+                                    p_.optimizer == Optimizer::Sync ? "finish by" : "keep every rank's span within",
+                                    best_time())
+                      : std::string(unfinished);
       result_.tried.push_back(std::move(c));
       return false;
     }
@@ -363,7 +368,10 @@ class Search {
         if (perfect() || budget_.spent()) return;
         AutoCandidate c;
         c.origin = fmt::format("rounds (W's filling {}, look {} ahead)",
-                               fill == 0 ? "gaps" : fill == 1 ? "gaps and before I" : fill == 2 ? "gaps and before F" : "gaps, before I and F",
+                               fill == 0   ? "gaps"
+                               : fill == 1 ? "gaps and before I"
+                               : fill == 2 ? "gaps and before F"
+                                           : "gaps, before I and F",
                                lookahead);
         // The order rides in the policy: an unguided run of run_greedy follows it all the same.
         run_greedy(std::move(c), GreedyPolicy{.target_cap = cap_, .guide = &order, .lookahead = lookahead});
@@ -408,9 +416,11 @@ class Search {
     for (std::size_t index = 0; index < guides_.size(); ++index)
       for (std::uint32_t lookahead : kUnitWindows) {
         if (perfect() || budget_.spent()) return;
-        if (!every_window && std::find(std::begin(kRareWindows), std::end(kRareWindows), lookahead) != std::end(kRareWindows))
+        if (!every_window &&
+            std::find(std::begin(kRareWindows), std::end(kRareWindows), lookahead) != std::end(kRareWindows))
           continue;
-        const GreedyPolicy pol{.target_cap = cap_, .guide = &whole(index), .lookahead = lookahead, .free_cooldown = true};
+        const GreedyPolicy pol{
+            .target_cap = cap_, .guide = &whole(index), .lookahead = lookahead, .free_cooldown = true};
         GreedyRun unit_run = greedy_run(unit_shape, pol, kNever, &buffers_);
         budget_.spend(static_cast<double>(unit_run.placed - unit_run.copied));
         if (!unit_run.finished) {
@@ -433,7 +443,8 @@ class Search {
     const double actions = 3.0 * shape_.stages * shape_.microbatches;
     if (!budget_.can_pay(10 * static_cast<double>(kMostBlocks) * actions)) return;  // as above
     double work = 0;
-    auto orders = auto_detail::v_block_orders(shape_, chunks_held(), kMostBlocks, kBlockWorkShare * budget_.left(), work);
+    auto orders =
+        auto_detail::v_block_orders(shape_, chunks_held(), kMostBlocks, kBlockWorkShare * budget_.left(), work);
     budget_.spend(work);
     for (std::size_t k = 0; k < orders.size(); ++k) {
       if (perfect() || budget_.spent()) return;
@@ -604,8 +615,9 @@ AutoResult auto_schedule(const AutoParams& p) {
     double need = shape.base[r];
     for (std::uint32_t s : shape.own[r]) need += shape.act[s];
     if (!fits_under_cap(need, p.memory_cap))
-      throw std::invalid_argument(fmt::format(
-          "auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})", p.memory_cap, r, need));
+      throw std::invalid_argument(
+          fmt::format("auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})",
+                      p.memory_cap, r, need));
   }
   return Search(p).run();
 }

@@ -91,8 +91,8 @@ struct AutoResult {
 struct GreedyPolicy {
   /// The memory it aims to stay under (<= the real cap; <= 0: none, as fits_under_cap reads a cap).
   double target_cap = 0;
-  bool weight_first = false;    ///< W before F when no I is ready
-  bool late_chunk_first = true; ///< V: the forward of the higher stage first
+  bool weight_first = false;     ///< W before F when no I is ready
+  bool late_chunk_first = true;  ///< V: the forward of the higher stage first
   /// V: a first-chunk forward keeps room for its own second-chunk forward (each microbatch in
   /// flight holds two chunks' worth), or, when false, only for one second-chunk forward at a time
   /// (enough to keep the pipeline moving; at tight caps it lets more microbatches into the rank)
@@ -171,9 +171,7 @@ bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& 
 
 /// What `c` costs per iteration under `o`: its makespan (sync) or its longest rank span
 /// (post-validated), the search's objective.
-inline double iteration_time(const AutoCandidate& c, Optimizer o) {
-  return o == Optimizer::Sync ? c.makespan : c.span;
-}
+inline double iteration_time(const AutoCandidate& c, Optimizer o) { return o == Optimizer::Sync ? c.makespan : c.span; }
 
 /// The search. Throws std::invalid_argument for impossible parameters (no ranks, a cap below
 /// one microbatch of activation, stages_per_rank other than 1 or 2).

@@ -101,12 +101,13 @@ class DecisionQueue {
   static void keep_lower(std::uint64_t& best, std::uint32_t& rank, std::uint64_t bar, std::uint64_t key,
                          std::uint32_t its_rank) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    __asm__("cmp %[bar], %[best]\n\t"
-            "cmovae %[key], %[best]\n\t"
-            "cmovae %[its_rank], %[rank]"
-            : [best] "+r"(best), [rank] "+r"(rank)
-            : [bar] "r"(bar), [key] "r"(key), [its_rank] "r"(its_rank)
-            : "cc");
+    __asm__(
+        "cmp %[bar], %[best]\n\t"
+        "cmovae %[key], %[best]\n\t"
+        "cmovae %[its_rank], %[rank]"
+        : [best] "+r"(best), [rank] "+r"(rank)
+        : [bar] "r"(bar), [key] "r"(key), [its_rank] "r"(its_rank)
+        : "cc");
 #else
     const std::uint64_t mask = 0 - static_cast<std::uint64_t>(best < bar);
     best = (best & mask) | (key & ~mask);
@@ -152,16 +153,16 @@ struct PeriodWatch {
     std::vector<std::size_t> lengths, cursors;  // programs' lengths, guide cursors
   };
   bool enabled = false;
-  std::uint32_t base = 0xFFFFFFFF;      // the last base watched
-  std::array<Point, kSlots> ring;       // short forms, by (base / kStride) % kSlots
-  bool pending = false;                 // a period to confirm: its start and length
+  std::uint32_t base = 0xFFFFFFFF;  // the last base watched
+  std::array<Point, kSlots> ring;   // short forms, by (base / kStride) % kSlots
+  bool pending = false;             // a period to confirm: its start and length
   Point start;
   std::vector<double> start_full;
   std::uint32_t period = 0;
-  std::vector<std::size_t> scan;        // per rank: the widest guide scan in the period
-  std::vector<double> bound;            // per rank: the highest give-up bound in the period
+  std::vector<std::size_t> scan;  // per rank: the widest guide scan in the period
+  std::vector<double> bound;      // per rank: the highest give-up bound in the period
   std::vector<double> scratch;
-  std::size_t copied = 0;               // actions copied rather than decided
+  std::size_t copied = 0;  // actions copied rather than decided
 
   void note_scan(std::uint32_t r, std::size_t width) {
     if (pending) scan[r] = std::max(scan[r], width);
@@ -346,7 +347,8 @@ class Greedy {
     const std::vector<Action>& prog = pol_.guide->ranks[r].actions;
     std::vector<std::uint8_t>& done = done_[r];
     std::size_t& first = cursor_[r];
-    for (; first < prog.size() && (done[first] != kNotRun || !ours(prog[first])); ++first) done_ahead_[r] -= done[first] == kRun;
+    for (; first < prog.size() && (done[first] != kNotRun || !ours(prog[first])); ++first)
+      done_ahead_[r] -= done[first] == kRun;
     double next = kNever;
     std::uint32_t seen = 0;
     std::size_t k = first;
@@ -724,15 +726,18 @@ class Greedy {
         prog[k].index += P;
       }
       rank_[r].forwards_left -= static_cast<std::uint32_t>(
-          n * static_cast<std::size_t>(std::count_if(prog.begin() + static_cast<std::ptrdiff_t>(from), prog.begin() + static_cast<std::ptrdiff_t>(to),
-                                                       [](const Action& a) { return a.kind == ActionKind::F; })));
+          n * static_cast<std::size_t>(std::count_if(prog.begin() + static_cast<std::ptrdiff_t>(from),
+                                                     prog.begin() + static_cast<std::ptrdiff_t>(to),
+                                                     [](const Action& a) { return a.kind == ActionKind::F; })));
       w.copied += n * len;
       rank_[r].free += shift_t;
     }
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {
       // Downwards, so that no end is overwritten before it is copied.
-      for (std::uint32_t m = stage_[s].next_f; m-- > oldest_forward_read(s);) f_end(s, m + shift_mb) = f_end(s, m) + shift_t;
-      for (std::uint32_t m = stage_[s].next_i; m-- > oldest_input_grad_read(s);) i_end(s, m + shift_mb) = i_end(s, m) + shift_t;
+      for (std::uint32_t m = stage_[s].next_f; m-- > oldest_forward_read(s);)
+        f_end(s, m + shift_mb) = f_end(s, m) + shift_t;
+      for (std::uint32_t m = stage_[s].next_i; m-- > oldest_input_grad_read(s);)
+        i_end(s, m + shift_mb) = i_end(s, m) + shift_t;
     }
     for (StageState& st : stage_) st.next_f += shift_mb, st.next_i += shift_mb, st.next_w += shift_mb;
     queue_.shift(shift_t);
@@ -785,9 +790,9 @@ class Greedy {
   // greedy's counters and ready times for it. One record per stage and per rank rather than a
   // vector per field: a decision touches a few records, not a dozen vectors.
   struct StageState {
-    double f, i, w;              // durations
-    double fwd_xfer, bwd_xfer;   // as Shape's
-    double act, held_i, held_w;  // M_B, and the memory an I and a W change
+    double f, i, w;                             // durations
+    double fwd_xfer, bwd_xfer;                  // as Shape's
+    double act, held_i, held_w;                 // M_B, and the memory an I and a W change
     double f_ready = kNever, i_ready = kNever;  // refresh_f_ready, refresh_i_ready
     double w_due = kNever;                      // refresh_w_due
     double after_f = 0, after_i = 0;            // last_microbatch_chain
@@ -795,11 +800,11 @@ class Greedy {
     std::uint32_t next_f = 0, next_i = 0, next_w = 0;  // the next microbatch of each kind
   };
   struct RankState {
-    double mem = 0, peak = 0;    // memory held now, and at most so far
-    double first_start = -1;     // when its first action started (-1: none yet)
-    double reserved = 0;         // second-chunk room kept (GreedyPolicy::reserve_each)
-    double free = 0;             // when its last action ends
-    double work_left = 0;        // a running total of the work it has left (occupy)
+    double mem = 0, peak = 0;         // memory held now, and at most so far
+    double first_start = -1;          // when its first action started (-1: none yet)
+    double reserved = 0;              // second-chunk room kept (GreedyPolicy::reserve_each)
+    double free = 0;                  // when its last action ends
+    double work_left = 0;             // a running total of the work it has left (occupy)
     std::uint32_t forwards_left = 0;  // GreedyPolicy::free_cooldown
     bool after_input_grad = false;    // its last F or I was an I (GreedyPolicy::forward_after_input_grad)
     double idle = 0;                  // time it has waited since its first action (GreedyPolicy::balance_idle)
@@ -812,7 +817,7 @@ class Greedy {
   const std::uint32_t M_;
   std::vector<StageState> stage_;
   std::vector<std::uint32_t> own_;  // rank r's stages at [r * v, (r + 1) * v), highest first
-  double* f_end_;  // GreedyBuffers: [stage * M_ + microbatch]
+  double* f_end_;                   // GreedyBuffers: [stage * M_ + microbatch]
   double* i_end_;
   std::vector<RankState> rank_;
   std::vector<std::vector<Action>> programs_;

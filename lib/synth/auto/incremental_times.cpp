@@ -50,8 +50,8 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
     for (std::size_t j = 0; j < ops.size(); ++j) {
       const Action& a = ops[j];
       if (a.is_idle()) continue;  // the simulator skips idle steps
-      const bool plain = a.kind == ActionKind::F || a.kind == ActionKind::I || a.kind == ActionKind::W ||
-                         a.kind == ActionKind::B;
+      const bool plain =
+          a.kind == ActionKind::F || a.kind == ActionKind::I || a.kind == ActionKind::W || a.kind == ActionKind::B;
       if (!plain || a.stage >= t.S_ || a.microbatch() >= t.M_ || t.rank_of_[a.stage] != r) return std::nullopt;
       const double cost = p.sim.costs.cost(a.stage, a.kind);
       const std::size_t k = t.key_of(a);
@@ -110,7 +110,7 @@ bool IncrementalTimes::can_start_sooner(std::uint32_t r, std::size_t from, std::
 bool IncrementalTimes::first_starts_stand(std::uint32_t r, std::size_t from, std::size_t to) const {
   const std::vector<Action>& ops = program(r);
   const std::size_t lo = std::min(from, to), first = next_busy(ops, lo);
-  if (first > std::max(from, to)) return true;  // idle steps only
+  if (first > std::max(from, to)) return true;   // idle steps only
   if (next_busy(ops, 0) == first) return false;  // the window holds rank r's first action
   const double since = start_[key_of(ops[first])];
   for (std::uint32_t q = 0; q < s_->ranks.size(); ++q)
@@ -146,7 +146,8 @@ void IncrementalTimes::begin_sweep(double since, std::uint32_t r, std::size_t lo
     const std::vector<Action>& ops = program(q);
     std::size_t j = next_busy(ops, std::min(hint_[q], ops.size()));
     while (j < ops.size() && start_[key_of(ops[j])] < since) j = next_busy(ops, j + 1);
-    for (std::size_t b = next_busy_back(ops, j); b != kNoKey && start_[key_of(ops[b])] >= since; b = next_busy_back(ops, b))
+    for (std::size_t b = next_busy_back(ops, j); b != kNoKey && start_[key_of(ops[b])] >= since;
+         b = next_busy_back(ops, b))
       j = b;
     next_[q] = hint_[q] = j;
   }

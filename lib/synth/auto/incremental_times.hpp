@@ -96,8 +96,12 @@ class IncrementalTimes {
   enum Class : std::uint32_t { kF = 0, kBwd = 1, kW = 2 };  // a B or an I is (s, m)'s backward
   IncrementalTimes() = default;
 
-  std::size_t key(std::uint32_t c, std::uint32_t s, std::uint32_t m) const { return (std::size_t{c} * S_ + s) * M_ + m; }
-  static std::uint32_t class_of(ActionKind kind) { return kind == ActionKind::F ? kF : kind == ActionKind::W ? kW : kBwd; }
+  std::size_t key(std::uint32_t c, std::uint32_t s, std::uint32_t m) const {
+    return (std::size_t{c} * S_ + s) * M_ + m;
+  }
+  static std::uint32_t class_of(ActionKind kind) {
+    return kind == ActionKind::F ? kF : kind == ActionKind::W ? kW : kBwd;
+  }
   std::size_t key_of(const Action& a) const { return key(class_of(a.kind), a.stage, a.microbatch()); }
   std::vector<Action>& program(std::uint32_t r) const { return s_->ranks[r].actions; }
   /// The first position from `j` on that holds no idle step (the simulator skips them), or the end.
@@ -129,12 +133,12 @@ class IncrementalTimes {
 
   Schedule* s_ = nullptr;
   std::uint32_t S_ = 0, M_ = 0;
-  std::vector<std::uint32_t> rank_of_;         // per stage
-  std::vector<double> fwd_in_, bwd_in_;        // transfer into stage s from s - 1, from s + 1
-  std::vector<double> act_, wgt_, base_;       // M_B and M_W per stage, fixed memory per rank
+  std::vector<std::uint32_t> rank_of_;    // per stage
+  std::vector<double> fwd_in_, bwd_in_;   // transfer into stage s from s - 1, from s + 1
+  std::vector<double> act_, wgt_, base_;  // M_B and M_W per stage, fixed memory per rank
   // Per key (class, stage, microbatch):
   std::vector<double> start_, end_, dur_;
-  std::vector<std::uint8_t> has_;              // the schedule has this action
+  std::vector<std::uint8_t> has_;  // the schedule has this action
   static constexpr std::uint32_t kNoInput = UINT32_MAX;
   struct Waits {
     std::uint32_t in[2] = {kNoInput, kNoInput};  // the keys of its inputs from other stages
@@ -148,10 +152,10 @@ class IncrementalTimes {
   std::vector<std::uint32_t> mark_;
   static constexpr std::uint32_t kFlagBits = 2, kChanged = 1, kSooner = 2, kFlags = 3;
   std::uint32_t stamp_ = 0;
-  std::vector<std::size_t> next_;              // per rank, in a sweep: the next action to time
-  std::vector<std::size_t> hint_;              // per rank: where the last sweep began
-  std::vector<std::size_t> blocked_on_;        // per rank, in a sweep: the key its next action waits for
-  std::vector<std::uint32_t> runnable_;        // in a sweep: ranks that may go on
+  std::vector<std::size_t> next_;        // per rank, in a sweep: the next action to time
+  std::vector<std::size_t> hint_;        // per rank: where the last sweep began
+  std::vector<std::size_t> blocked_on_;  // per rank, in a sweep: the key its next action waits for
+  std::vector<std::uint32_t> runnable_;  // in a sweep: ranks that may go on
   static constexpr std::size_t kNoKey = SIZE_MAX;
   // The sweep under way (begin_sweep): where the times stand, the window, and the waits on
   // changed and on sooner times that no action has read yet.
@@ -165,7 +169,7 @@ class IncrementalTimes {
   // Per rank, per position j of the kept order: the level before action j, the peak up to there
   // (the base included), and the highest level after action j or a later one.
   std::vector<std::vector<double>> levels_, peak_before_, peak_after_;
-  std::vector<Old> log_;                       // the times the last move changed, as they were
+  std::vector<Old> log_;  // the times the last move changed, as they were
   std::uint32_t moved_rank_ = 0;
   std::size_t moved_from_ = 0, moved_to_ = 0;
   bool has_move_ = false;

@@ -164,8 +164,8 @@ class MoveJudge {
 
 }  // namespace
 
-double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result,
-                       double most_work, bool incremental) {
+double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, AutoResult& result, double most_work,
+                       bool incremental) {
   constexpr std::ptrdiff_t kReach = 6;
   const double actions = static_cast<double>(best.action_count());
   // A pass tries up to 2 * kReach moves per action, each up to a whole simulation. When the budget
@@ -217,7 +217,8 @@ double improve_locally(const AutoParams& p, WorkBudget& budget, Schedule& best, 
   }
   if (moves == 0) return used();
   // Every kept move finished under the cap and was no slower, so the result is at least as good.
-  AutoCandidate c = simulate_candidate(fmt::format("{} + {} local move{}", result.best.origin, moves, moves == 1 ? "" : "s"), best, p);
+  AutoCandidate c = simulate_candidate(
+      fmt::format("{} + {} local move{}", result.best.origin, moves, moves == 1 ? "" : "s"), best, p);
   const double before = iteration_time(result.best, p.optimizer);
   if (!c.fits || !(iteration_time(c, p.optimizer) <= before + 1e-12 * std::max(1.0, before))) return used();
   result.best = c;

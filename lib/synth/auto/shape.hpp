@@ -40,7 +40,10 @@ struct Shape {
   bool span_objective = false;
 
   explicit Shape(const AutoParams& p)
-      : ranks(p.ranks), microbatches(p.microbatches), v(p.stages_per_rank), stages(p.ranks * p.stages_per_rank),
+      : ranks(p.ranks),
+        microbatches(p.microbatches),
+        v(p.stages_per_rank),
+        stages(p.ranks * p.stages_per_rank),
         span_objective(p.optimizer == Optimizer::PostValidated) {
     rank_of.resize(stages);
     own.resize(ranks);
@@ -74,7 +77,8 @@ struct Shape {
       }
     exact_times &= longest < std::ldexp(1.0, 40);
     base.assign(ranks, 0.0);
-    for (std::uint32_t r = 0; r < ranks && r < p.memory.fixed_per_rank.size(); ++r) base[r] = p.memory.fixed_per_rank[r];
+    for (std::uint32_t r = 0; r < ranks && r < p.memory.fixed_per_rank.size(); ++r)
+      base[r] = p.memory.fixed_per_rank[r];
   }
   // V placement: a rank's first chunk (stage < ranks) has a partner stage on the same rank whose
   // forward of the same microbatch must still fit when it arrives.

@@ -24,7 +24,8 @@ std::vector<std::vector<std::vector<Action>>> v_block_orders(const Shape& sh, st
     std::vector<std::uint64_t> key;
     for (const auto& program : programs) {
       for (const Action& a : program)
-        key.push_back((std::uint64_t{a.index} << 24) | (std::uint64_t{a.stage} << 8) | static_cast<std::uint64_t>(a.kind));
+        key.push_back((std::uint64_t{a.index} << 24) | (std::uint64_t{a.stage} << 8) |
+                      static_cast<std::uint64_t>(a.kind));
       key.push_back(~std::uint64_t{0});
     }
     return key;

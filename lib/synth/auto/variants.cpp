@@ -160,7 +160,9 @@ std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank) {
   return fmt::format("greedy (aim {:.4g}, {}{}{}{})", pol.target_cap, pol.weight_first ? "W before F" : "F before W",
                      stages_per_rank == 2 ? (pol.late_chunk_first ? ", late chunk first" : ", early chunk first") : "",
                      pol.reserve_each ? "" : ", second-chunk room as V-Min's",
-                     std::string(pol.wait_for_input_grad ? (pol.only_forwards_wait ? ", forwards wait for a due I" : ", waits for a due I") : "") +
+                     std::string(pol.wait_for_input_grad
+                                     ? (pol.only_forwards_wait ? ", forwards wait for a due I" : ", waits for a due I")
+                                     : "") +
                          (pol.balance_idle ? ", W's wait while the rank can afford it" : "") +
                          (pol.forward_after_input_grad ? ", F after each I" : "") +
                          (pol.wait_for_late_forward ? ", waits for a due second-chunk F" : "") +

@@ -19,7 +19,8 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh);
 /// The exploration round (auto_schedule.cpp runs it only when it is cheap against the budget):
 /// for V, every other combination of the greedy's switches, at the real cap, that `tried` does
 /// not hold; none for one chunk.
-std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh, const std::vector<GreedyPolicy>& tried);
+std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh,
+                                               const std::vector<GreedyPolicy>& tried);
 
 /// How a variant is named in AutoCandidate::origin, e.g. "greedy (aim 8, F before W)".
 std::string describe(const GreedyPolicy& pol, std::uint32_t stages_per_rank);

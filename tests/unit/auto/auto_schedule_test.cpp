@@ -237,7 +237,8 @@ TEST_CASE("at the V-Half and V-Min caps, auto is never slower than those pattern
 // these configurations (measured: 44.5 vs 46.5, 80.5 vs 82.5, 37 vs 37.5, 61 vs 61.5, 109 vs 109.5,
 // 56.5 vs 58.5, 92.5 vs 94.5); at p = 4 and 16 it ties (docs/bench.md).
 TEST_CASE("at V-Min's cap with M_W = M_B/2 auto beats the V-Min pattern for p = 6, 8 and 12") {
-  const std::pair<std::uint32_t, std::uint32_t> configs[] = {{6, 12}, {6, 24}, {8, 8}, {8, 16}, {8, 32}, {12, 12}, {12, 24}};
+  const std::pair<std::uint32_t, std::uint32_t> configs[] = {{6, 12}, {6, 24},  {8, 8},  {8, 16},
+                                                             {8, 32}, {12, 12}, {12, 24}};
   for (auto [p, m] : configs) {
     const double cap = (p + 4) / 3;
     AutoParams a = unit_params(p, m, 2, cap);
@@ -305,13 +306,29 @@ TEST_CASE("with two chunks at cap p auto is never slower than the Zero Bubble au
     double t_f, t_i, t_w, theirs;
   };
   const Case cases[] = {
-      {3, 3, 2, 3, 1, 21.5},  {3, 6, 2, 3, 1, 39.5},  {4, 4, 2, 3, 1, 29.5},   {4, 8, 2, 3, 1, 53.5},
-      {5, 5, 2, 3, 1, 37.5},  {5, 10, 2, 3, 1, 67.5}, {6, 6, 2, 3, 1, 45.5},   {6, 12, 2, 3, 1, 81.5},
-      {8, 8, 2, 3, 1, 61.5},  {8, 16, 2, 3, 1, 109.5}, {3, 3, 3, 4, 2, 31},    {3, 6, 3, 4, 2, 58},
-      {4, 4, 3, 4, 2, 42},    {4, 8, 3, 4, 2, 78},    {5, 5, 3, 4, 2, 53},     {5, 10, 3, 4, 2, 98},
-      {6, 6, 3, 4, 2, 64},    {6, 12, 3, 4, 2, 118},  {8, 8, 3, 4, 2, 86},     {8, 16, 3, 4, 2, 158},
+      {3, 3, 2, 3, 1, 21.5},
+      {3, 6, 2, 3, 1, 39.5},
+      {4, 4, 2, 3, 1, 29.5},
+      {4, 8, 2, 3, 1, 53.5},
+      {5, 5, 2, 3, 1, 37.5},
+      {5, 10, 2, 3, 1, 67.5},
+      {6, 6, 2, 3, 1, 45.5},
+      {6, 12, 2, 3, 1, 81.5},
+      {8, 8, 2, 3, 1, 61.5},
+      {8, 16, 2, 3, 1, 109.5},
+      {3, 3, 3, 4, 2, 31},
+      {3, 6, 3, 4, 2, 58},
+      {4, 4, 3, 4, 2, 42},
+      {4, 8, 3, 4, 2, 78},
+      {5, 5, 3, 4, 2, 53},
+      {5, 10, 3, 4, 2, 98},
+      {6, 6, 3, 4, 2, 64},
+      {6, 12, 3, 4, 2, 118},
+      {8, 8, 3, 4, 2, 86},
+      {8, 16, 3, 4, 2, 158},
       // the two where auto was slower until the first-chunk-I-first variant (zb_compare.py --grid small)
-      {12, 12, 3, 4, 2, 130}, {16, 16, 3, 4, 2, 174},
+      {12, 12, 3, 4, 2, 130},
+      {16, 16, 3, 4, 2, 174},
   };
   for (const Case& c : cases) {
     AutoParams a = v_params(c.p, c.m, c.p, c.t_f, c.t_i, c.t_w);
@@ -424,7 +441,8 @@ TEST_CASE("the greedy's own makespan is the timed simulator's, for every policy,
     a.sim.comm.topology = pairs_on_nodes(p, cost(rng));
     for (double cap : {double(p) * 2, double(p), 1.0 + p / 2})
       for (bool weight_first : {false, true}) {
-        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
+        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first "
+                      << weight_first);
         Schedule s;
         double makespan = 0;
         a.memory_cap = cap;
@@ -463,7 +481,8 @@ TEST_CASE("a greedy given a mark gives up exactly when it cannot finish by it") 
     const std::uint32_t p = a.ranks, m = a.microbatches, v = a.stages_per_rank;
     for (double cap : {double(p) * 2, 1.0 + p / 2})
       for (bool weight_first : {false, true}) {
-        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first " << weight_first);
+        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " W first "
+                      << weight_first);
         a.memory_cap = cap;
         const GreedyPolicy pol{.target_cap = cap, .weight_first = weight_first, .late_chunk_first = true};
         check_gives_up_exactly(a, pol, [](const Schedule&, double makespan) { return makespan; });
@@ -484,7 +503,8 @@ TEST_CASE("under post-validated a greedy given a mark gives up exactly when a ra
         INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << cap << " waits " << wait);
         a.memory_cap = cap;
         const GreedyPolicy pol{.target_cap = cap, .late_chunk_first = true, .wait_for_input_grad = wait};
-        check_gives_up_exactly(a, pol, [&](const Schedule& full, double) { return remeasure(full, a).longest_rank_span; });
+        check_gives_up_exactly(a, pol,
+                               [&](const Schedule& full, double) { return remeasure(full, a).longest_rank_span; });
       }
   }
 }
@@ -637,8 +657,9 @@ TEST_CASE("two chunks at m = p + 1: the rounds' order makes auto no slower than 
     std::uint32_t p;
     double t_f, t_i, t_w, comm, m_w, zbv;
   };
-  for (const Case c : {Case{12, 11.325, 11.308, 8.109, 0, 1.0, 470.769}, Case{5, 18.546, 18.097, 9.321, 0.762, 0.5, 328.116},
-                       Case{16, 18.513, 18.086, 9.331, 0, 1.0, 957.378}}) {
+  for (const Case c :
+       {Case{12, 11.325, 11.308, 8.109, 0, 1.0, 470.769}, Case{5, 18.546, 18.097, 9.321, 0.762, 0.5, 328.116},
+        Case{16, 18.513, 18.086, 9.331, 0, 1.0, 957.378}}) {
     INFO("p=" << c.p);
     AutoParams a = v_params(c.p, c.p + 1, c.p, c.t_f, c.t_i, c.t_w);
     if (c.comm > 0) {
@@ -748,7 +769,8 @@ TEST_CASE("V-Half and V-Min reordered are valid, hold no more than the patterns,
   // V-Min 61.5 either way (its pattern leaves no hole the framework can fill there).
   for (std::uint32_t p : {2u, 3u, 4u, 5u, 6u, 8u, 12u, 16u})
     for (std::uint32_t m : {p, p + 1, 2 * p, 4 * p})
-      for (const auto& [plain, reordered] : {std::pair{"VHalf", "VHalfReordered"}, std::pair{"VMin", "VMinReordered"}}) {
+      for (const auto& [plain, reordered] :
+           {std::pair{"VHalf", "VHalfReordered"}, std::pair{"VMin", "VMinReordered"}}) {
         INFO(reordered << " p=" << p << " m=" << m);
         SynthParams sp;
         sp.ranks = p;

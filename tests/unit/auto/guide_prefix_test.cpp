@@ -55,9 +55,9 @@ TEST_CASE("a run on a cut guide stops or builds what the run on the whole guide 
           CHECK_FALSE(full.guide_exhausted);
           // Cuts in the warm-up, where the search cuts, anywhere, and around the last forwards
           // (after which a squeeze leaves the guide, but may still have looked past the cut).
-          for (std::uint64_t slots : {std::uint64_t{1} + rng() % (6 * p), std::uint64_t{6} * (p + 8),
-                                      std::uint64_t{6} * (rng() % (m + 2 * p + 2)),
-                                      std::uint64_t{6} * (m - 1) + rng() % (4 * p)}) {
+          for (std::uint64_t slots :
+               {std::uint64_t{1} + rng() % (6 * p), std::uint64_t{6} * (p + 8),
+                std::uint64_t{6} * (rng() % (m + 2 * p + 2)), std::uint64_t{6} * (m - 1) + rng() % (4 * p)}) {
             INFO("trial " << trial << " p=" << p << " m=" << m << " " << family << " lookahead " << pol.lookahead
                           << " mark " << mark << " slots " << slots);
             bool complete = false;

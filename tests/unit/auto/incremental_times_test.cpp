@@ -175,7 +175,8 @@ TEST_CASE("schedules outside the incremental timeline's model are left to the si
 
 // The local search skips the moves that can_start_sooner rules out: check that none of them
 // lets a rank end sooner, or (when every first start stands too) lets a rank's span shrink.
-TEST_CASE("a move that can start nothing sooner ends no rank sooner, and with the first starts standing shrinks no span") {
+TEST_CASE(
+    "a move that can start nothing sooner ends no rank sooner, and with the first starts standing shrinks no span") {
   std::mt19937 rng(77);
   int ruled_out = 0, gains = 0;
   for (int trial = 0; trial < 16; ++trial) {

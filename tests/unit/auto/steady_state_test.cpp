@@ -82,8 +82,8 @@ TEST_CASE("copying the steady state builds what deciding every step builds, for 
       if (free_run.finished)
         for (double f : {0.95, 0.999, 1.0, 1.02}) marks.push_back(free_run.makespan * f);
       for (double mark : marks) {
-        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << a.memory_cap << " policy "
-                      << k << " mark " << mark);
+        INFO("trial " << trial << " p=" << p << " m=" << m << " v=" << v << " cap=" << a.memory_cap << " policy " << k
+                      << " mark " << mark);
         const auto_detail::GreedyRun decided = auto_detail::greedy_run(shape, off, mark);
         const auto_detail::GreedyRun fast = auto_detail::greedy_run(shape, on, mark);
         check_same(fast, decided);

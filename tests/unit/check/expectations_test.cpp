@@ -113,7 +113,8 @@ TEST_CASE("parse_placement: loop, v, a list of ranks, and the errors") {
       {"0,x", "--placement: 'x' is not a rank (give loop, v, or a list like 0,1,1,0)"},
       {",", "--placement: '' is not a rank (give loop, v, or a list like 0,1,1,0)"},
       {"V", "--placement: 'V' is not a rank (give loop, v, or a list like 0,1,1,0)"},
-      {"99999999999999999999", "--placement: '99999999999999999999' is not a rank (give loop, v, or a list like 0,1,1,0)"},
+      {"99999999999999999999",
+       "--placement: '99999999999999999999' is not a rank (give loop, v, or a list like 0,1,1,0)"},
   };
   for (const auto& [text, message] : errors) {
     INFO(text);

@@ -3,9 +3,9 @@
 
 #include "check/check.hpp"
 #include "check/rules_impl.hpp"
-#include "synth/synth.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
+#include "synth/synth.hpp"
 
 using namespace ppsched;
 
@@ -109,7 +109,8 @@ TEST_CASE("the PyTorch version of --pytorch-version is read as a release line an
   CHECK_FALSE(parse_pytorch_version("2.13x"));
   CHECK_FALSE(parse_pytorch_version("123456.1"));
   // The boundary the rule uses: 2.12 fails, 2.13 filters.
-  CHECK(*parse_pytorch_version("2.12") < std::pair{ppsched::kPytorchFiltersNonGradInputs[0], ppsched::kPytorchFiltersNonGradInputs[1]});
+  CHECK(*parse_pytorch_version("2.12") <
+        std::pair{ppsched::kPytorchFiltersNonGradInputs[0], ppsched::kPytorchFiltersNonGradInputs[1]});
 }
 
 namespace {

@@ -34,7 +34,8 @@ TEST_CASE("max-memory under pytorch-liveness: a rank over the cap in slots, name
   const Schedule s = zbv(4, 8);
   CheckContext ctx = context_for(s, s.placement.stage_to_rank, "zbv.csv");
   ctx.memory_liveness = LivenessGranularity::StageMicrobatch;
-  const ActivationLiveness live = activation_liveness(s, s.placement.stage_to_rank, 8, LivenessGranularity::StageMicrobatch);
+  const ActivationLiveness live =
+      activation_liveness(s, s.placement.stage_to_rank, 8, LivenessGranularity::StageMicrobatch);
   REQUIRE(live.peak == 8);  // ZBV holds 2p stage-microbatch activations on rank 0
   ctx.max_memory = live.peak;
   CHECK(max_memory_findings(ctx).empty());
@@ -77,8 +78,9 @@ TEST_CASE("max-memory under pytorch-liveness: the microbatch granularity counts 
             "rank 1 holds 9 activation slots (PyTorch's liveness, stage_microbatch), over --max-memory 8"});
   CHECK(messages(context(8, LivenessGranularity::Microbatch)).empty());
   CHECK(messages(context(7.5, LivenessGranularity::Microbatch)) ==
-        std::vector<std::string>{"rank 0 holds 8 activation slots (PyTorch's liveness, microbatch), over --max-memory 7.5",
-                                 "rank 1 holds 8 activation slots (PyTorch's liveness, microbatch), over --max-memory 7.5"});
+        std::vector<std::string>{
+            "rank 0 holds 8 activation slots (PyTorch's liveness, microbatch), over --max-memory 7.5",
+            "rank 1 holds 8 activation slots (PyTorch's liveness, microbatch), over --max-memory 7.5"});
 }
 
 TEST_CASE("max-memory under pytorch-liveness: an order PyTorch cannot analyse is an error with its message and rank") {

@@ -31,6 +31,5 @@ TEST_CASE("standard input is named <stdin> in messages") {
 }
 
 TEST_CASE("opening a missing file says why") {
-  CHECK_THROWS_WITH(open_input("/nonexistent/in.csv"),
-                    "/nonexistent/in.csv: cannot open: No such file or directory");
+  CHECK_THROWS_WITH(open_input("/nonexistent/in.csv"), "/nonexistent/in.csv: cannot open: No such file or directory");
 }

@@ -19,9 +19,9 @@ std::string reprint(std::string_view cell, bool lenient = false) {
 }  // namespace
 
 TEST_CASE("canonical cells print back unchanged") {
-  for (const char* cell : {"0F0", "12B3", "1I0", "4W99", "3SEND_F2", "2RECV_F2", "1SEND_B0",
-                           "0RECV_B7", "0UNSHARD", "5RESHARD", "65534REDUCE_GRAD",
-                           "(0F7;7B3)OVERLAP_F_B", "(1F0)OVERLAP_F_B", "0F4294967294", ""}) {
+  for (const char* cell :
+       {"0F0", "12B3", "1I0", "4W99", "3SEND_F2", "2RECV_F2", "1SEND_B0", "0RECV_B7", "0UNSHARD", "5RESHARD",
+        "65534REDUCE_GRAD", "(0F7;7B3)OVERLAP_F_B", "(1F0)OVERLAP_F_B", "0F4294967294", ""}) {
     INFO(cell);
     SubActionTable subs;
     CellParse p = parse_action_cell(cell, false, subs);
@@ -46,9 +46,15 @@ TEST_CASE("lenient mode reads cells the way PyTorch's prefix match does") {
 }
 
 TEST_CASE("strict mode rejects every non-canonical cell, and says how PyTorch reads it") {
-  for (auto [cell, reading] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"0F0x", "0F0"}, {"00F01", "0F1"}, {"0BW0", "0B"}, {"1F", "1F"}, {" 0F0", "0F0"},
-           {"0UNSHARD5", "0UNSHARD5"}, {"()OVERLAP_F_B", "-1OVERLAP_F_B"}, {"(0F1)F", "(0F1)F"}}) {
+  for (auto [cell, reading] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"0F0x", "0F0"},
+                                                                  {"00F01", "0F1"},
+                                                                  {"0BW0", "0B"},
+                                                                  {"1F", "1F"},
+                                                                  {" 0F0", "0F0"},
+                                                                  {"0UNSHARD5", "0UNSHARD5"},
+                                                                  {"()OVERLAP_F_B", "-1OVERLAP_F_B"},
+                                                                  {"(0F1)F", "(0F1)F"}}) {
     INFO(cell);
     SubActionTable subs;
     CellParse p = parse_action_cell(cell, false, subs);
@@ -61,8 +67,8 @@ TEST_CASE("strict mode rejects every non-canonical cell, and says how PyTorch re
 }
 
 TEST_CASE("cells PyTorch rejects are errors in both modes") {
-  for (const char* cell : {"F0", "0f0", "0X1", "-1F0", "0", "(0F0;1B0)FOO", "(0F0;1B0)",
-                           "(0F0;(1F0)OVERLAP_F_B", "(0F0", "0OVERLAP_F_B", "x"}) {
+  for (const char* cell : {"F0", "0f0", "0X1", "-1F0", "0", "(0F0;1B0)FOO", "(0F0;1B0)", "(0F0;(1F0)OVERLAP_F_B",
+                           "(0F0", "0OVERLAP_F_B", "x"}) {
     INFO(cell);
     SubActionTable subs;
     for (bool lenient : {false, true}) {
@@ -85,8 +91,7 @@ TEST_CASE("numbers beyond the IR limits are errors with the limit named") {
   CHECK(huge.issue->rule == "action-limit");
   CellParse big_mb = parse_action_cell("0F99999999999", true, subs);
   REQUIRE(big_mb.issue);
-  CHECK(big_mb.issue->message ==
-        "microbatch index 99999999999 is beyond ppsched's limit of 4294967294");
+  CHECK(big_mb.issue->message == "microbatch index 99999999999 is beyond ppsched's limit of 4294967294");
   CHECK(big_mb.issue->offset == 2);
 }
 
@@ -120,7 +125,8 @@ namespace {
 // 1 to 10 digits without a leading zero (at most 4294967294).
 bool canonical_by_regex(const std::string& cell) {
   static const std::regex grammar(
-      "(0|[1-9][0-9]{0,4})(F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B)(0|[1-9][0-9]{0,9})|(0|[1-9][0-9]{0,4})(UNSHARD|RESHARD|REDUCE_GRAD)");
+      "(0|[1-9][0-9]{0,4})(F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B)(0|[1-9][0-9]{0,9})|(0|[1-9][0-9]{0,4})(UNSHARD|RESHARD|"
+      "REDUCE_GRAD)");
   std::smatch m;
   if (!std::regex_match(cell, m, grammar)) return false;
   const std::string stage = m[1].matched ? m[1].str() : m[4].str();
@@ -134,15 +140,17 @@ TEST_CASE("the one-pass prefix parser accepts exactly the canonical cells, where
   // Cells built from the grammar's own pieces and near misses, each followed by what a row may hold
   // next; parse_canonical_plain and parse_canonical_prefix must agree with the regex and each other.
   const std::vector<std::string> stages = {"0", "1", "7", "00", "01", "65534", "65535", "123456", ""};
-  const std::vector<std::string> kinds = {"F",      "I",       "B",    "W",           "SEND_F", "RECV_B", "SEND_X", "RECV_",
-                                          "UNSHARD", "RESHARD", "RESH", "REDUCE_GRAD", "REDUCE", "f",      ""};
-  const std::vector<std::string> microbatches = {"0",          "1",          "42",          "4294967294", "4294967295",
-                                                 "9999999999", "12345678901", "01",         "00",         ""};
+  const std::vector<std::string> kinds = {"F",      "I",           "B",      "W",       "SEND_F",
+                                          "RECV_B", "SEND_X",      "RECV_",  "UNSHARD", "RESHARD",
+                                          "RESH",   "REDUCE_GRAD", "REDUCE", "f",       ""};
+  const std::vector<std::string> microbatches = {"0",          "1",           "42", "4294967294", "4294967295",
+                                                 "9999999999", "12345678901", "01", "00",         ""};
   const std::vector<std::string> noise = {" ", "_", "(", "x", "F", "0"};
   std::mt19937 rng(5);
   std::size_t canonical = 0;
   for (int trial = 0; trial < 60000; ++trial) {
-    std::string cell = stages[rng() % stages.size()] + kinds[rng() % kinds.size()] + microbatches[rng() % microbatches.size()];
+    std::string cell =
+        stages[rng() % stages.size()] + kinds[rng() % kinds.size()] + microbatches[rng() % microbatches.size()];
     if (rng() % 4 == 0) cell.insert(rng() % (cell.size() + 1), noise[rng() % noise.size()]);
     if (cell.empty()) continue;  // an idle step: the reader's business, not the action grammar's
     INFO("cell '" << cell << "'");

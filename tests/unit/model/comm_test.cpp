@@ -4,7 +4,8 @@
 
 using namespace ppsched;
 
-TEST_CASE("a transfer takes its link's latency plus bytes over bandwidth, and nothing on one rank or without a topology") {
+TEST_CASE(
+    "a transfer takes its link's latency plus bytes over bandwidth, and nothing on one rank or without a topology") {
   CommModel m;
   CHECK(m.transfer_time(0, true, 0, 1) == 0);  // no topology: free
   Topology t;

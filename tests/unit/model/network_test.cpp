@@ -109,7 +109,7 @@ TEST_CASE("activation memory per recompute policy, and M_W the linear layers' in
   CHECK(selective.f_us == none.f_us);
   CHECK(none.recompute_us == 0);
   CHECK(selective.all_activation_bytes == none.activation_bytes);
-  CHECK(none.weight_groups == 9);  // wq wk wv wo w1 w2 w3 and two norms
+  CHECK(none.weight_groups == 9);       // wq wk wv wo w1 w2 w3 and two norms
   m.recompute = Recompute::Mode::Full;  // the block input only; the whole F runs again
   const LayerCost full = layer_cost(m, m.layers[1], &h100(), 1);
   CHECK(full.activation_bytes == tokens * d * h);

@@ -1,8 +1,8 @@
 // Recompute: how often PyTorch re-runs a checkpointed stage's forward under each backward, and
 // what that adds to the cost model.
+#include "model/recompute.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
-#include "model/recompute.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;

@@ -50,8 +50,9 @@ TEST_CASE("errors: the shorthand names the bad item") {
   CHECK(shorthand_error("F") == "'F': expected KIND=VALUE, e.g. F=1");
   CHECK(shorthand_error("F=1,Q=2") ==
         "'Q=2': unknown kind 'Q' (F, B, I, W, UNSHARD, RESHARD, REDUCE_GRAD, SEND_F, RECV_F, SEND_B, RECV_B)");
-  CHECK(shorthand_error("OVERLAP_F_B=1") == "'OVERLAP_F_B=1': unknown kind 'OVERLAP_F_B' (F, B, I, W, UNSHARD, "
-                                            "RESHARD, REDUCE_GRAD, SEND_F, RECV_F, SEND_B, RECV_B)");
+  CHECK(shorthand_error("OVERLAP_F_B=1") ==
+        "'OVERLAP_F_B=1': unknown kind 'OVERLAP_F_B' (F, B, I, W, UNSHARD, "
+        "RESHARD, REDUCE_GRAD, SEND_F, RECV_F, SEND_B, RECV_B)");
   CHECK(shorthand_error("W=-1") == "'W=-1': the cost must be a finite number >= 0");
   CHECK(shorthand_error("W=inf") == "'W=inf': the cost must be a finite number >= 0");
   CHECK(shorthand_error("W=") == "'W=': the cost must be a finite number >= 0");
@@ -99,14 +100,16 @@ TEST_CASE("errors: a JSON cost table reports the path of each bad cost") {
         "\"kind\", \"time_us\"}, ...] [cost-file]\n");
   CHECK(table_errors("c.json", "{\"schema_version\": \"1\", \"costs\": []}") ==
         "c.json: error: $.schema_version: schema_version must be 1 [cost-file]\n");
-  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\"}, "
-                               "{\"stage\": 2, \"kind\": \"F\", \"time_us\": 1}, "
-                               "{\"stage\": 1, \"kind\": \"F\", \"time_us\": -2}]}") ==
+  CHECK(table_errors("c.json",
+                     "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\"}, "
+                     "{\"stage\": 2, \"kind\": \"F\", \"time_us\": 1}, "
+                     "{\"stage\": 1, \"kind\": \"F\", \"time_us\": -2}]}") ==
         "c.json: error: $.costs[0]: each cost needs an integer \"stage\", a string \"kind\" and a number "
         "\"time_us\" [cost-file]\n"
         "c.json: error: $.costs[1]: stage 2 is out of range: the schedule has stages 0 to 1 [cost-file]\n"
         "c.json: error: $.costs[2]: time_us must be a finite number >= 0, got -2 [cost-file]\n");
-  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 1e999}]}")
+  CHECK(table_errors("c.json",
+                     "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 1e999}]}")
             .starts_with("c.json: error: invalid JSON: "));
 }
 
@@ -178,10 +181,13 @@ TEST_CASE("errors: a cost table that leaves out a stage or a kind the schedule r
   CHECK(coverage("stage,kind,time_us\n0,F,1\n0,B,2\n1,F,1\n1,I,1\n", {kFIW, kFIW}, false, &ok) ==
         "costs.csv: error: the cost table gives stage 0 no time for I, which the schedule runs there [cost-file]\n"
         "note: add the missing rows, or pass --fill unit to take the unit costs for what the table leaves out\n");
-  CHECK(coverage("stage,kind,time_us\n0,F,1\n", {kFIW}, false, &ok, false).starts_with(
-        "costs.csv: error: the cost table gives stage 0 no time for I, which the schedules tried may run there"));
-  CHECK(coverage("stage,kind,time_us\n0,F,1\n0,I,1\n0,W,1\n", {kFIW, kFIW}, false, &ok, false).starts_with(
-        "costs.csv: error: the cost table gives no costs for stage 1; the pipeline has 2 stages (0-1)"));
+  CHECK(
+      coverage("stage,kind,time_us\n0,F,1\n", {kFIW}, false, &ok, false)
+          .starts_with(
+              "costs.csv: error: the cost table gives stage 0 no time for I, which the schedules tried may run there"));
+  CHECK(
+      coverage("stage,kind,time_us\n0,F,1\n0,I,1\n0,W,1\n", {kFIW, kFIW}, false, &ok, false)
+          .starts_with("costs.csv: error: the cost table gives no costs for stage 1; the pipeline has 2 stages (0-1)"));
   // Covered: nothing to say.
   CHECK(coverage(eight_stages, std::vector<KindSet>(8, kFIW), false, &ok).empty());
   CHECK(ok);

@@ -6,7 +6,8 @@ using namespace ppsched;
 
 TEST_CASE("locate_json_path finds values by key and index") {
   const std::string_view text =
-      "\xEF\xBB\xBF{ \"a\": {\"x\": \"}]\\\"\", \"b\": [1, [2, 3], {\"k\": null}]},\n  \"p\": [[\"0F0\"], [\"1F0\", \"1Q0\"]] }";
+      "\xEF\xBB\xBF{ \"a\": {\"x\": \"}]\\\"\", \"b\": [1, [2, 3], {\"k\": null}]},\n  \"p\": [[\"0F0\"], [\"1F0\", "
+      "\"1Q0\"]] }";
   auto at = [&](std::string_view path) -> std::string_view {
     auto i = locate_json_path(text, path);
     return i ? text.substr(*i, 5) : std::string_view("none");

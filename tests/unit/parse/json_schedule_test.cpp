@@ -53,9 +53,8 @@ TEST_CASE("placement styles are read and expanded") {
   REQUIRE(v);
   CHECK(v->schedule.placement.stage_to_rank == std::vector<std::uint32_t>{0, 1, 1, 0});
   auto e = read_json_schedule_text(
-      "s.json",
-      R"({"schema_version":1,"placement":{"style":"explicit","stage_to_rank":[1,0]},"programs":[[],[]]})",
-      {}, sink);
+      "s.json", R"({"schema_version":1,"placement":{"style":"explicit","stage_to_rank":[1,0]},"programs":[[],[]]})", {},
+      sink);
   REQUIRE(e);
   CHECK(e->schedule.placement.style == PlacementStyle::Explicit);
   std::string again = to_json_schedule(e->schedule);
@@ -77,20 +76,22 @@ TEST_CASE("errors: JSON problems name the place") {
   CHECK(first_error(R"({"schema_version":1})") ==
         "s.json: error: $.programs: missing 'programs': an array with one array of actions per "
         "rank [json-schema]\n");
-  CHECK(first_error(R"({"schema_version":1,"ranks":3,"programs":[[]]})").starts_with(
-        "s.json:1:29: error: $.ranks: 'ranks' is 3 but 'programs' has 1 row(s) [json-schema]\n"));
-  CHECK(first_error(R"({"schema_version":1,"programs":[["0F0", 7]]})").starts_with(
-        "s.json:1:41: error: $.programs[0][1]: an action must be a string such as \"0F0\", or "
-        "null for an idle step [json-schema]\n"));
+  CHECK(first_error(R"({"schema_version":1,"ranks":3,"programs":[[]]})")
+            .starts_with("s.json:1:29: error: $.ranks: 'ranks' is 3 but 'programs' has 1 row(s) [json-schema]\n"));
+  CHECK(first_error(R"({"schema_version":1,"programs":[["0F0", 7]]})")
+            .starts_with("s.json:1:41: error: $.programs[0][1]: an action must be a string such as \"0F0\", or "
+                         "null for an idle step [json-schema]\n"));
   // The caret is on the bad character inside the string, not on its quote.
-  CHECK(first_error(R"({"schema_version":1,"programs":[["0F0"],["1Q0"]]})").starts_with(
-        "s.json:1:44: error: $.programs[1][0]: unknown action kind 'Q' in '1Q0' [action-syntax]\n"
-        "{\"schema_version\":1,\"programs\":[[\"0F0\"],[\"1Q0\"]]}\n" + std::string(43, ' ') + "^\n"));
+  CHECK(first_error(R"({"schema_version":1,"programs":[["0F0"],["1Q0"]]})")
+            .starts_with("s.json:1:44: error: $.programs[1][0]: unknown action kind 'Q' in '1Q0' [action-syntax]\n"
+                         "{\"schema_version\":1,\"programs\":[[\"0F0\"],[\"1Q0\"]]}\n" +
+                         std::string(43, ' ') + "^\n"));
   CHECK(first_error(R"({"schema_version":1,"stages":3,"placement":{"style":"v"},"programs":[[],[]]})")
             .starts_with("s.json:1:44: error: $.placement: a 'v' placement needs stages (3) to be a "
                          "multiple of ranks (2) [json-schema]\n"));
-  CHECK(first_error(R"({"schema_version":1,"stages":-1,"programs":[]})").starts_with(
-        "s.json:1:30: error: $.stages: 'stages' must be an integer from 0 to 65535, got -1 [json-schema]\n"));
+  CHECK(first_error(R"({"schema_version":1,"stages":-1,"programs":[]})")
+            .starts_with(
+                "s.json:1:30: error: $.stages: 'stages' must be an integer from 0 to 65535, got -1 [json-schema]\n"));
 }
 
 TEST_CASE("unknown keys are warnings, not errors") {

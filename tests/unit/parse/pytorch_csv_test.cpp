@@ -10,8 +10,7 @@ using namespace ppsched;
 
 namespace {
 
-std::optional<ParsedSchedule> parse(std::string_view text, bool lenient = false,
-                                    DiagnosticSink* out_sink = nullptr) {
+std::optional<ParsedSchedule> parse(std::string_view text, bool lenient = false, DiagnosticSink* out_sink = nullptr) {
   DiagnosticSink local;
   DiagnosticSink& sink = out_sink ? *out_sink : local;
   return read_pytorch_csv_text("s.csv", text, {lenient}, sink);
@@ -50,7 +49,8 @@ TEST_CASE("rows are ranks, ragged, with idle cells and blank lines") {
 TEST_CASE("LF, CRLF, a BOM and a missing final newline read the same") {
   const std::string expected = "0F0,0B0\r\n1F0,1B0\r\n";
   for (std::string text : {"0F0,0B0\n1F0,1B0\n", "0F0,0B0\r\n1F0,1B0\r\n", "0F0,0B0\n1F0,1B0",
-                           "\xEF\xBB\xBF" "0F0,0B0\r\n1F0,1B0"}) {
+                           "\xEF\xBB\xBF"
+                           "0F0,0B0\r\n1F0,1B0"}) {
     auto p = parse(text);
     REQUIRE(p);
     CHECK(to_pytorch_csv(p->schedule) == expected);
@@ -107,24 +107,28 @@ TEST_CASE("errors: each malformed cell or line with its exact message and caret"
       {"0F0,0X1\n",
        "s.csv:1:6: error: unknown action kind 'X' in '0X1' [action-syntax]\n0F0,0X1\n     ^\n"
        "note: action kinds are F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, "
-       "REDUCE_GRAD and OVERLAP_F_B\n" + std::string(kGrammarNote)},
+       "REDUCE_GRAD and OVERLAP_F_B\n" +
+           std::string(kGrammarNote)},
       {"0F0\n1SEND_X0\n",
        "s.csv:2:2: error: unknown action kind 'SEND_X' in '1SEND_X0'; did you mean 'SEND_F'? "
-       "[action-syntax]\n1SEND_X0\n ^~~~~~\n" + std::string(kGrammarNote)},
-      {"F0\n",
-       "s.csv:1:1: error: missing stage index before 'F0' [action-syntax]\nF0\n^\n" +
+       "[action-syntax]\n1SEND_X0\n ^~~~~~\n" +
            std::string(kGrammarNote)},
+      {"F0\n",
+       "s.csv:1:1: error: missing stage index before 'F0' [action-syntax]\nF0\n^\n" + std::string(kGrammarNote)},
       {"0f0\n",
        "s.csv:1:2: error: action kinds are upper case: did you mean '0F0'? [action-syntax]\n"
-       "0f0\n ^\n" + std::string(kGrammarNote)},
+       "0f0\n ^\n" +
+           std::string(kGrammarNote)},
       {"(0F0;1B0)FOO\n",
        "s.csv:1:10: error: unknown computation type 'FOO' after ')' [action-syntax]\n"
        "(0F0;1B0)FOO\n         ^~~\nnote: action kinds are F, B, I, W, SEND_F, RECV_F, SEND_B, "
-       "RECV_B, UNSHARD, RESHARD, REDUCE_GRAD and OVERLAP_F_B\n" + std::string(kGrammarNote)},
+       "RECV_B, UNSHARD, RESHARD, REDUCE_GRAD and OVERLAP_F_B\n" +
+           std::string(kGrammarNote)},
       {"((0F0;1B0)OVERLAP_F_B;2F0)OVERLAP_F_B\n",
        "s.csv:1:2: error: nested '(' in '((0F0;1B0)OVERLAP_F_B;2F0)OVERLAP_F_B': a container holds "
        "plain actions, e.g. '(0F7;7B3)OVERLAP_F_B' [action-syntax]\n"
-       "((0F0;1B0)OVERLAP_F_B;2F0)OVERLAP_F_B\n ^\n" + std::string(kGrammarNote)},
+       "((0F0;1B0)OVERLAP_F_B;2F0)OVERLAP_F_B\n ^\n" +
+           std::string(kGrammarNote)},
       {"0F0x\n",
        "s.csv:1:4: error: unexpected 'x' after action '0F0' [action-noncanonical]\n0F0x\n   ^\n"
        "note: PyTorch reads this cell as '0F0'; write it that way, or pass --lenient to accept it\n"},
@@ -146,15 +150,18 @@ TEST_CASE("errors: each malformed cell or line with its exact message and caret"
        "to accept it as PyTorch does\n"},
       {"2W\n",
        "s.csv:1:2: error: '2W' has no microbatch index; W needs one, e.g. '2W0' [action-noncanonical]\n"
-       "2W\n ^\n" "note: PyTorch reads this cell as '2W', which is not a valid action either; pass --lenient "
+       "2W\n ^\n"
+       "note: PyTorch reads this cell as '2W', which is not a valid action either; pass --lenient "
        "to accept it as PyTorch does\n"},
       {"()OVERLAP_F_B\n",
        "s.csv:1:1: error: container '()OVERLAP_F_B' has no sub-actions [action-noncanonical]\n"
-       "()OVERLAP_F_B\n^~~~~~~~~~~~~\n" "note: PyTorch reads this cell as '-1OVERLAP_F_B', which is not a valid action either; pass --lenient "
+       "()OVERLAP_F_B\n^~~~~~~~~~~~~\n"
+       "note: PyTorch reads this cell as '-1OVERLAP_F_B', which is not a valid action either; pass --lenient "
        "to accept it as PyTorch does\n"},
       {"0F99999999999\n",
        "s.csv:1:3: error: microbatch index 99999999999 is beyond ppsched's limit of 4294967294 "
-       "[action-limit]\n0F99999999999\n  ^~~~~~~~~~~\n" + std::string(kGrammarNote)},
+       "[action-limit]\n0F99999999999\n  ^~~~~~~~~~~\n" +
+           std::string(kGrammarNote)},
       {"0F0,\"1F0\n",
        "s.csv:1:5: error: unterminated quoted cell (a quoted cell cannot span lines) [csv-syntax]\n"
        "0F0,\"1F0\n    ^\n"},

@@ -20,7 +20,8 @@ std::string errors(std::string_view text) {
 TEST_CASE("runtime parameters: every field comes from the file") {
   DiagnosticSink sink;
   auto p = read_runtime_params_text("r.json", R"({"schema_version": 1, "runtime": "megatron",
- "hardware": "H100 SXM, 8 per node", "source": "measured", "p2p_call_overhead_us": 412.5})", sink);
+ "hardware": "H100 SXM, 8 per node", "source": "measured", "p2p_call_overhead_us": 412.5})",
+                                    sink);
   REQUIRE(p);
   CHECK_FALSE(sink.has_errors());
   CHECK(p->runtime == "megatron");
@@ -32,7 +33,8 @@ TEST_CASE("runtime parameters: every field comes from the file") {
 TEST_CASE("runtime parameters: hardware and source are optional and default to empty, 0 us is allowed") {
   DiagnosticSink sink;
   auto p = read_runtime_params_text("r.json", R"({"schema_version": 1, "runtime": "megatron",
- "p2p_call_overhead_us": 0})", sink);
+ "p2p_call_overhead_us": 0})",
+                                    sink);
   REQUIRE(p);
   CHECK(sink.diagnostics().empty());
   CHECK(p->runtime == "megatron");

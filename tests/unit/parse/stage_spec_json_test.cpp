@@ -22,7 +22,8 @@ TEST_CASE("a stage spec's optional sizes default to the activation") {
   auto spec = read_stage_spec_text("s.json", R"({"schema_version": 1, "stages": [
   {"activation_bytes": 1048576, "weight_bytes": 2e9},
   {"activation_bytes": 1000, "gradient_bytes": 500, "activation_memory_bytes": 4e6, "weight_grad_memory_bytes": 2e6,
-   "inputs": [{"name": "x"}, {"name": "mask", "keyword": true, "requires_grad": false, "tensor": false}]}]})", 2, sink);
+   "inputs": [{"name": "x"}, {"name": "mask", "keyword": true, "requires_grad": false, "tensor": false}]}]})",
+                                   2, sink);
   REQUIRE(spec);
   CHECK_FALSE(sink.has_errors());
   REQUIRE(spec->size() == 2);
@@ -78,7 +79,8 @@ TEST_CASE("a stage spec states each stage's recompute: a mode, or a mode with it
   {"activation_bytes": 10, "recompute": {"mode": "selective", "cost": 0.25, "kept_memory_bytes": 40,
                                          "weight_groups": 9}},
   {"activation_bytes": 10, "recompute": "none"},
-  {"activation_bytes": 10}]})", 4, sink);
+  {"activation_bytes": 10}]})",
+                                   4, sink);
   REQUIRE(spec);
   CHECK_FALSE(sink.has_errors());
   const Recompute& full = (*spec)[0].recompute;

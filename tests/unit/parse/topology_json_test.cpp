@@ -40,7 +40,8 @@ TEST_CASE("without slices every node is in slice 0: ranks on two nodes use the i
   DiagnosticSink sink;
   auto t = read_topology_text("t.json", R"({"schema_version": 1, "nodes": [[1], [0]],
    "links": {"intra_node": {"latency_us": 0, "bandwidth_gbps": 1}, "inter_node": {"latency_us": 5, "bandwidth_gbps": 1},
-             "inter_slice": {"latency_us": 9, "bandwidth_gbps": 1}}})", 2, sink);
+             "inter_slice": {"latency_us": 9, "bandwidth_gbps": 1}}})",
+                              2, sink);
   REQUIRE(t);
   CHECK(t->node_of_rank == std::vector<std::uint32_t>{1, 0});
   CHECK(t->slice_of_rank == std::vector<std::uint32_t>{0, 0});

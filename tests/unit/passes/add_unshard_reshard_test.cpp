@@ -57,7 +57,8 @@ TEST_CASE("add_unshard_reshard: with a limit of 0 only an OVERLAP_F_B ends the l
 TEST_CASE("add_unshard_reshard: a negative limit or None looks ahead as far as PyTorch does") {
   CHECK(lowered("0F0,1F0,(2F0;3B0)OVERLAP_F_B,4F0\n", -1) == lowered("0F0,1F0,(2F0;3B0)OVERLAP_F_B,4F0\n", 0));
   const char* no_overlap = "0F0,1F0,2F0,0B0,1B0,4F0\n";
-  const char* pytorch = "0UNSHARD,1UNSHARD,2UNSHARD,4UNSHARD,0F0,1F0,2F0,2RESHARD,0B0,0RESHARD,1B0,1RESHARD,4F0,4RESHARD\n";
+  const char* pytorch =
+      "0UNSHARD,1UNSHARD,2UNSHARD,4UNSHARD,0F0,1F0,2F0,2RESHARD,0B0,0RESHARD,1B0,1RESHARD,4F0,4RESHARD\n";
   CHECK(lowered(no_overlap, std::nullopt) == pytorch);
   CHECK(lowered(no_overlap, -2) == pytorch);
   CHECK_THROWS_WITH(lowered("0F0,1F0,2F0,0B0,(2F0;3B0)OVERLAP_F_B,4F0\n", std::nullopt),

@@ -27,8 +27,7 @@ TEST_CASE("key set: agrees with std::set through growth") {
     CHECK(s.insert(k) == ref.insert(k).second);
   }
   CHECK(s.size() == ref.size());
-  for (std::uint64_t k = 0; k < 5000; ++k)
-    CHECK(s.contains(k * 0x100000001ULL) == (ref.count(k * 0x100000001ULL) > 0));
+  for (std::uint64_t k = 0; k < 5000; ++k) CHECK(s.contains(k * 0x100000001ULL) == (ref.count(k * 0x100000001ULL) > 0));
 }
 
 TEST_CASE("key set: actions are keys, and a container never equals a plain action") {

@@ -1,6 +1,6 @@
 #include "passes/passes.hpp"
-#include "support/schedule_text.hpp"
 #include "support/corpus.hpp"
+#include "support/schedule_text.hpp"
 
 using namespace ppsched;
 using namespace ppsched::test;

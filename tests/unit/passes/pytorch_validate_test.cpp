@@ -67,8 +67,7 @@ TEST_CASE("pytorch_validate: a stage on two ranks") {
 TEST_CASE("pytorch_validate: counts are of distinct microbatches, checked stage by stage") {
   // A duplicate passes: the counts are set sizes.
   CHECK(verdict("0F0,0F0,0B0,0B0\n", 1, 1, 1) == "valid");
-  CHECK(verdict("0F0,0F1,0B0,0B1\n", 1, 1, 1) ==
-        "Got 2 _ComputationType.FORWARD microbatches for stage 0, expected 1");
+  CHECK(verdict("0F0,0F1,0B0,0B1\n", 1, 1, 1) == "Got 2 _ComputationType.FORWARD microbatches for stage 0, expected 1");
   CHECK(verdict("0F0,0I0,0W0,0I0\n", 1, 1, 1) == "valid");
   CHECK(verdict("0F0,0F1,0I0,0W0,0I1\n", 1, 1, 2) ==
         "Invalid backward microbatches for stage 0: I and W must have equal counts,             but got I=2, W=1");

@@ -85,8 +85,7 @@ TEST_CASE("ascii gantt: I, W, OVERLAP_F_B and non-compute kinds on the compute s
 
 TEST_CASE("ascii gantt: a hundred columns by default, rank numbers aligned, deterministic") {
   Built b(11);
-  for (std::size_t r = 0; r < 11; ++r)
-    b.run(r, F(static_cast<std::uint16_t>(r), 0), static_cast<double>(r), r + 1.0);
+  for (std::size_t r = 0; r < 11; ++r) b.run(r, F(static_cast<std::uint16_t>(r), 0), static_cast<double>(r), r + 1.0);
   const Timeline t = b.build(11);
   const std::string chart = ascii_gantt(b.s, t);
   CHECK(chart == ascii_gantt(b.s, t));

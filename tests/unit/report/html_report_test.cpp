@@ -37,7 +37,7 @@ TEST_CASE("html report: one page with its four sections, nothing fetched, text e
   CHECK(page.find("time model: time &lt;model&gt;") != std::string::npos);
   CHECK(page.find("src=\"http") == std::string::npos);
   CHECK(page.find("href=\"http") == std::string::npos);
-  CHECK(page.find("id=\"cap\"") != std::string::npos);  // ZB-H1 holds 4 on rank 0: over the cap of 3
+  CHECK(page.find("id=\"cap\"") != std::string::npos);                   // ZB-H1 holds 4 on rank 0: over the cap of 3
   CHECK(page.find("document.body.dataset.ready") != std::string::npos);  // what the browser test waits for
 }
 

@@ -56,8 +56,8 @@ TEST_CASE("memory-timeline view: each rank's step function, only where asked for
 TEST_CASE("memory view: the ranks over the cap are marked, in text and JSON") {
   const SimAnalysis a = one_f_one_b();
   CHECK(memory_text(a, {1.5, "", Optimizer::Sync}) == std::string(kHead) +
-                                     "   0         2          1  over the cap\n"
-                                     "   1         1          1\n");
+                                                          "   0         2          1  over the cap\n"
+                                                          "   1         1          1\n");
   const nlohmann::ordered_json j = memory_json(a, {1.5, "", Optimizer::Sync});
   CHECK(j["ranks"][0]["over_cap"] == true);
   CHECK(j["ranks"][1]["over_cap"] == false);

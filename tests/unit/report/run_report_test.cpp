@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "io/byte_sink.hpp"
+#include "model/costs.hpp"
 #include "passes/passes.hpp"
 #include "run/fake_device.hpp"
-#include "model/costs.hpp"
 #include "support/catch.hpp"
 #include "synth/synth.hpp"
 
@@ -94,15 +94,16 @@ TEST_CASE("run report json: config, env, devices and each result's statistics, t
   CHECK(j["config"]["cost"] == "F=100,B=200");
   CHECK(j["config"]["p99_method"] == "nearest-rank");
   CHECK(j["env"]["ppsched_version"] == "1.2.3");
-  CHECK(j["devices"] == nlohmann::ordered_json::parse(R"json([{"ordinal": 0, "name": "fake device 0 (replays the cost table)",
+  CHECK(j["devices"] ==
+        nlohmann::ordered_json::parse(R"json([{"ordinal": 0, "name": "fake device 0 (replays the cost table)",
                                                               "total_memory_bytes": 0, "sm_count": 0}])json"));
   REQUIRE(j["results"].size() == 1);
   const auto& r = j["results"][0];
   std::vector<std::string> keys;
   for (const auto& [k, v] : r.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schedule", "ranks", "microbatches", "device_of_rank", "warmup", "stop",
-                                         "iteration", "times_us", "simulated_us", "shared_compute", "measured_over_simulated",
-                                         "host_us_per_launch", "memory", "actions"});
+                                         "iteration", "times_us", "simulated_us", "shared_compute",
+                                         "measured_over_simulated", "host_us_per_launch", "memory", "actions"});
   CHECK(r["device_of_rank"] == nlohmann::ordered_json::parse("[0, 0]"));
   CHECK(r["iteration"]["p50_us"] == 900.0);
   CHECK(r["iteration"]["count"] == 3);
@@ -124,8 +125,9 @@ TEST_CASE("run report json: config, env, devices and each result's statistics, t
   CHECK(js["results"][0]["isolated_actions"][0]["p50_us"] == 41.0);
   RunReportConfig measured = config();
   measured.sim_from_measured_costs = true;
-  CHECK(run_report_text(measured, shared).find("each kind timed alone on its device, ranks that share a device taking "
-                                               "turns on its compute") != std::string::npos);
+  CHECK(run_report_text(measured, shared)
+            .find("each kind timed alone on its device, ranks that share a device taking "
+                  "turns on its compute") != std::string::npos);
 }
 
 TEST_CASE("run report of a multi-process run: the launcher, a row per process, the links, memory per process") {

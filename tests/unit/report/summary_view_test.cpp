@@ -32,8 +32,7 @@ constexpr const char* kRanks =
 
 TEST_CASE("summary view: makespan, both bubble ratios, the peak and each rank's busy time") {
   const SimAnalysis a = one_f_one_b();
-  CHECK(summary_text(a) ==
-        std::string(kHead) + "peak memory        2 microbatches (rank 0 at t=1)\n" + kRanks);
+  CHECK(summary_text(a) == std::string(kHead) + "peak memory        2 microbatches (rank 0 at t=1)\n" + kRanks);
   const nlohmann::ordered_json j = summary_json(a);
   CHECK(j["makespan"] == 12.0);
   CHECK(j["iteration_time"] == 12.0);
@@ -49,7 +48,8 @@ TEST_CASE("summary view: makespan, both bubble ratios, the peak and each rank's 
 TEST_CASE("summary view: a peak over the cap EXCEEDS it, in text and JSON") {
   const SimAnalysis a = one_f_one_b();
   CHECK(summary_text(a, {1.5, "", Optimizer::Sync}) ==
-        std::string(kHead) + "peak memory        2 microbatches (rank 0 at t=1)  EXCEEDS the cap of 1.5 microbatches\n" + kRanks);
+        std::string(kHead) +
+            "peak memory        2 microbatches (rank 0 at t=1)  EXCEEDS the cap of 1.5 microbatches\n" + kRanks);
   const nlohmann::ordered_json j = summary_json(a, {1.5, "", Optimizer::Sync});
   CHECK(j["memory_cap"] == 1.5);
   CHECK(j["memory_cap_exceeded"] == true);
@@ -67,7 +67,8 @@ TEST_CASE("summary view: a peak within rounding of the cap fits, as simulate's e
 
 TEST_CASE("summary view: the time model, when stated, is the first line") {
   const SimAnalysis a = one_f_one_b();
-  CHECK(summary_text(a, {0, "ideal: as given", Optimizer::Sync}).rfind("time model         ideal: as given\nmakespan", 0) == 0);
+  CHECK(summary_text(a, {0, "ideal: as given", Optimizer::Sync})
+            .rfind("time model         ideal: as given\nmakespan", 0) == 0);
   CHECK(summary_text(a).rfind("makespan", 0) == 0);
 }
 

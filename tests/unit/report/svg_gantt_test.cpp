@@ -97,8 +97,7 @@ XmlShape check_xml(std::string_view x) {
   while (i < x.size()) {
     if (x[i] != '<') {
       if (x[i] == '&' && !entity_ok(i)) return fail("bad entity", i);
-      if (open.empty() && !std::isspace(static_cast<unsigned char>(x[i])))
-        return fail("text outside the root", i);
+      if (open.empty() && !std::isspace(static_cast<unsigned char>(x[i]))) return fail("text outside the root", i);
       ++i;
       continue;
     }
@@ -117,8 +116,7 @@ XmlShape check_xml(std::string_view x) {
     const bool closing = x.substr(i, 2) == "</";
     std::size_t j = i + (closing ? 2 : 1);
     const std::size_t name_begin = j;
-    while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == ':' || x[j] == '-'))
-      ++j;
+    while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == ':' || x[j] == '-')) ++j;
     const std::string name(x.substr(name_begin, j - name_begin));
     if (name.empty()) return fail("tag without a name", i);
     if (closing) {
@@ -142,8 +140,7 @@ XmlShape check_xml(std::string_view x) {
         break;
       }
       const std::size_t attr = j;
-      while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' || x[j] == ':'))
-        ++j;
+      while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' || x[j] == ':')) ++j;
       if (j == attr || j + 1 >= x.size() || x[j] != '=' || (x[j + 1] != '"' && x[j + 1] != '\''))
         return fail("bad attribute in <" + name + ">", j);
       const char quote = x[j + 1];
@@ -335,7 +332,8 @@ TEST_CASE("svg gantt: a merged box of several kinds is striped by their shares o
   const std::string text = svg(b.s, b.build());
   check_well_formed(text);
   CHECK(count(text, "<g><title>") > 100);
-  const std::regex stripe("<rect class=\"k([FIW]) m\" x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"[0-9.]+\" height=\"([0-9.]+)\"/>");
+  const std::regex stripe(
+      "<rect class=\"k([FIW]) m\" x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"[0-9.]+\" height=\"([0-9.]+)\"/>");
   std::map<std::string, double> height;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), stripe); it != std::sregex_iterator(); ++it)
     height[(*it)[1]] = std::max(height[(*it)[1]], std::stod((*it)[2]));
@@ -381,7 +379,7 @@ TEST_CASE("svg gantt: idle stretches tinted by cause, and transfer arrows that g
   Built b = test::small_pipeline();
   Timeline t = b.build();
   t.released_by[t.rank_begin[1] + 1] = t.rank_begin[1];  // 1F0 released by 1RECV_F0
-  t.released_by[3] = 2;                                   // 0B0 released by 0RECV_B0
+  t.released_by[3] = 2;                                  // 0B0 released by 0RECV_B0
   SvgOptions opt;
   opt.idle_causes = true;
   opt.transfers = true;

@@ -39,7 +39,8 @@ TEST_CASE("torchtitan_toml: the class gives the placement, paths are TOML string
   s.schedule_class = "1F1B";
   s.csv_path = "C:\\runs\\\"best\"/schedule.csv";
   const std::string toml = torchtitan_toml(s);
-  CHECK(toml.find("pipeline_parallel_schedule_csv = \"C:\\\\runs\\\\\\\"best\\\"/schedule.csv\"\n") != std::string::npos);
+  CHECK(toml.find("pipeline_parallel_schedule_csv = \"C:\\\\runs\\\\\\\"best\\\"/schedule.csv\"\n") !=
+        std::string::npos);
   CHECK(toml.find("module_fqns_per_model_part") == std::string::npos);  // unknown without a model: left to torchtitan
 }
 
@@ -51,11 +52,15 @@ namespace {
 
 TEST_CASE("torchtitan_toml: module names follow the partition, blocks numbered from 0, the head as norm and output") {
   NetworkModel m;
-  m.layers = {{LayerType::Embedding, {}}, {LayerType::Block, {}}, {LayerType::MoeBlock, {}}, {LayerType::Block, {}},
+  m.layers = {{LayerType::Embedding, {}},
+              {LayerType::Block, {}},
+              {LayerType::MoeBlock, {}},
+              {LayerType::Block, {}},
               {LayerType::Head, {}}};
   const Partition p{{{0, 1}, {2}, {3, 4}}};
-  CHECK(torchtitan_module_fqns(m, p) == std::vector<std::vector<std::string>>{
-                                           {"tok_embeddings", "layers.0"}, {"layers.1"}, {"layers.2", "norm", "output"}});
+  CHECK(torchtitan_module_fqns(m, p) == std::vector<std::vector<std::string>>{{"tok_embeddings", "layers.0"},
+                                                                              {"layers.1"},
+                                                                              {"layers.2", "norm", "output"}});
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ std::string partial_overlap(const json& trace) {
   std::map<std::pair<long long, long long>, std::vector<std::tuple<double, double, std::string>>> tracks;
   for (const json& e : events(trace, "X")) {
     const double ts = e.at("ts").get<double>(), dur = e.at("dur").get<double>();
-    tracks[{e.at("pid").get<long long>(), e.at("tid").get<long long>()}].emplace_back(
-        ts, ts + dur, e.at("name").get<std::string>());
+    tracks[{e.at("pid").get<long long>(), e.at("tid").get<long long>()}].emplace_back(ts, ts + dur,
+                                                                                      e.at("name").get<std::string>());
   }
   for (auto& [track, slices] : tracks) {
     std::sort(slices.begin(), slices.end(),
@@ -138,8 +138,7 @@ TEST_CASE("chrome trace: processes per rank, threads per used stream, sorted") {
   CHECK(process == std::map<long long, std::string>{{1, "rank 0 (stage 0)"}, {2, "rank 1 (stage 1)"}});
   CHECK(process_sort == std::map<long long, long long>{{1, 0}, {2, 1}});
   const std::map<std::pair<long long, long long>, std::string> names = {
-      {{1, 1}, "compute"}, {{1, 2}, "send"}, {{1, 3}, "recv"},
-      {{2, 1}, "compute"}, {{2, 2}, "send"}, {{2, 3}, "recv"}};
+      {{1, 1}, "compute"}, {{1, 2}, "send"}, {{1, 3}, "recv"}, {{2, 1}, "compute"}, {{2, 2}, "send"}, {{2, 3}, "recv"}};
   CHECK(thread == names);
   for (const auto& [key, index] : thread_sort) CHECK(index == key.second);
   CHECK(thread_sort.size() == 6);
@@ -231,7 +230,8 @@ TEST_CASE("chrome trace: a memory counter track per rank, one point per change")
   std::map<long long, std::vector<std::pair<double, double>>> by_pid;
   for (const json& c : counters) {
     CHECK(c.at("name") == "memory");
-    by_pid[c.at("pid")].emplace_back(c.at("ts").get<double>(), c.at("args").at("activations_microbatches").get<double>());
+    by_pid[c.at("pid")].emplace_back(c.at("ts").get<double>(),
+                                     c.at("args").at("activations_microbatches").get<double>());
   }
   CHECK(by_pid[1] == std::vector<std::pair<double, double>>{{0, 1}, {6, 0}});
   CHECK(by_pid[2] == std::vector<std::pair<double, double>>{{0, 0}, {1.5, 0.5}, {3.5, 0}});
@@ -436,8 +436,7 @@ TEST_CASE("chrome trace: a compute-only timeline gets an arrow per transfer betw
   const auto s = events(trace, "s"), f = events(trace, "f");
   REQUIRE(s.size() == 4);
   REQUIRE(f.size() == 4);
-  const std::map<std::string, std::string> pairs = {
-      {"0F0", "1F0"}, {"0F1", "1F1"}, {"1B0", "0B0"}, {"1B1", "0B1"}};
+  const std::map<std::string, std::string> pairs = {{"0F0", "1F0"}, {"0F1", "1F1"}, {"1B0", "0B0"}, {"1B1", "0B1"}};
   for (const auto& [from, to] : pairs) {
     const json producer = slice(trace, from), consumer = slice(trace, to);
     const json* start = nullptr;
@@ -468,7 +467,8 @@ TEST_CASE("chrome trace: bound arrows (v2) never point back in time: a RECV's wa
   TraceOptions v2;
   v2.flows = TraceFlows::V2;
   const json trace = json::parse(write(b.s, b.build(), nullptr, v2));
-  const json send = slice(trace, "0SEND_F0"), recv = slice(trace, "1RECV_F0"), wait = slice(trace, "1RECV_F0 (waiting)");
+  const json send = slice(trace, "0SEND_F0"), recv = slice(trace, "1RECV_F0"),
+             wait = slice(trace, "1RECV_F0 (waiting)");
   CHECK(wait.at("cat") == "wait");
   CHECK(wait.at("ts").get<double>() == 0);
   CHECK(wait.at("dur").get<double>() == 3);

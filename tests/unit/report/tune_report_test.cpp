@@ -62,12 +62,15 @@ TEST_CASE("tune_report: the text table ranks only what fits and gives each row i
                    "activation per rank)\n# costs F=1,I=1,W=1,B=2 (unit); time model: ideal: test\n",
                    0) == 0);
   // 8 samples per time unit over 24 units: throughput 0.3333.
-  CHECK(text.find("\n   1  auto                   v=1 m=8                      24      0.3333    0.0%           4  best\n") !=
+  CHECK(text.find(
+            "\n   1  auto                   v=1 m=8                      24      0.3333    0.0%           4  best\n") !=
         std::string::npos);
-  CHECK(text.find("\n   2  ZBH1                   v=1 m=8                      27      0.2963   11.1%           4  +12.5% "
-                  "time, more bubble (11.1% vs 0.0%)\n") != std::string::npos);
-  CHECK(text.find("\n   -  ZBH2                   v=1 m=8                      24      0.3333    0.0%           7  over "
-                  "the cap: peak 7 > 4\n") != std::string::npos);
+  CHECK(text.find(
+            "\n   2  ZBH1                   v=1 m=8                      27      0.2963   11.1%           4  +12.5% "
+            "time, more bubble (11.1% vs 0.0%)\n") != std::string::npos);
+  CHECK(
+      text.find("\n   -  ZBH2                   v=1 m=8                      24      0.3333    0.0%           7  over "
+                "the cap: peak 7 > 4\n") != std::string::npos);
   CHECK(text.find("\n   -  DualPipeV              v=2 m=8                       -           -       -           -  "
                   "cannot run: DualPipeV needs at least 8 microbatches\n") != std::string::npos);
   CHECK(text.find("# auto's schedule came from: greedy cap=4\n") != std::string::npos);
@@ -78,7 +81,8 @@ TEST_CASE("tune_report: --top shows the first rows and counts the rest by kind")
   src.top = 1;
   const std::string text = tune_text(request(), src, ranked());
   CHECK(text.find("ZBH1") == std::string::npos);
-  CHECK(text.find("# 3 more not shown (1 slower, 1 over the cap, 1 cannot run); --top 0 shows all\n") != std::string::npos);
+  CHECK(text.find("# 3 more not shown (1 slower, 1 over the cap, 1 cannot run); --top 0 shows all\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("tune_report: with times in microseconds, iteration time has a unit and throughput is samples per second") {

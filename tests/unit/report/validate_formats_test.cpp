@@ -113,9 +113,12 @@ TEST_CASE("GitHub annotations stop at 10 per kind, the rest follow as plain line
     CHECK(out.find("s.csv:" + std::to_string(line) + ":1: error: dup [duplicate-action]") != std::string::npos);
   CHECK(out.find("s.csv:10:1: error") == std::string::npos);  // annotated, not repeated
   const std::string summary = github_step_summary({many, FileDiagnostics{"clean.csv", {}}});
-  CHECK(summary.rfind("### ppsched validate\n\n2 files checked, 1 with findings: 13 error(s), 0 warning(s), 0 note(s)\n", 0) == 0);
+  CHECK(summary.rfind(
+            "### ppsched validate\n\n2 files checked, 1 with findings: 13 error(s), 0 warning(s), 0 note(s)\n", 0) ==
+        0);
   std::size_t rows = 0;
-  for (std::size_t p = summary.find("\n| s.csv |"); p != std::string::npos; p = summary.find("\n| s.csv |", p + 1)) ++rows;
+  for (std::size_t p = summary.find("\n| s.csv |"); p != std::string::npos; p = summary.find("\n| s.csv |", p + 1))
+    ++rows;
   CHECK(rows == 13);
   CHECK(summary.find("| s.csv | 13 | 1 | error | duplicate-action | dup |") != std::string::npos);
   // Over GitHub's 1 MiB, rows stop and the count of the rest is said.

@@ -3,8 +3,8 @@
 #include "report/validate_text.hpp"
 
 #include "check/expectations.hpp"
-#include "parse/pytorch_csv.hpp"
 #include "diag/source_snippets.hpp"
+#include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
@@ -103,9 +103,11 @@ TEST_CASE("validate text: ok, unreadable, and warnings counted apart from errors
   w.message = "a warning";
   warned.diagnostics = {w};
   count_findings(warned, false);
-  CHECK(validate_text(warned) == "s.csv: warning: a warning [input-grad-without-requires-grad]\ns.csv: 0 error(s), 1 warning(s)\n");
+  CHECK(validate_text(warned) ==
+        "s.csv: warning: a warning [input-grad-without-requires-grad]\ns.csv: 0 error(s), 1 warning(s)\n");
   count_findings(warned, true);  // --werror
-  CHECK(validate_text(warned) == "s.csv: warning: a warning [input-grad-without-requires-grad]\ns.csv: 1 error(s), 0 warning(s)\n");
+  CHECK(validate_text(warned) ==
+        "s.csv: warning: a warning [input-grad-without-requires-grad]\ns.csv: 1 error(s), 0 warning(s)\n");
 }
 
 TEST_CASE("validate text: --list-rules has a line per rule, --explain says how to fix one") {

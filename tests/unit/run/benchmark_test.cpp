@@ -109,9 +109,8 @@ TEST_CASE("an interrupt stops at an iteration boundary and is reported") {
   m.rule.max_iters = 0;
   m.rule.min_samples = 1000;
   m.rule.min_time_s = 0;
-  BenchmarkReport report =
-      run_benchmarks(runtime, {request("1F1B", 2, 4, uneven_costs(2, 1)), request("1F1B", 2, 4, uneven_costs(2, 1))},
-                     {}, m);
+  BenchmarkReport report = run_benchmarks(
+      runtime, {request("1F1B", 2, 4, uneven_costs(2, 1)), request("1F1B", 2, 4, uneven_costs(2, 1))}, {}, m);
   CHECK(report.interrupted);
   REQUIRE(report.results.size() == 1);  // the second schedule never starts
   CHECK(report.results[0].measured.stop == StopReason::Interrupted);
@@ -172,7 +171,7 @@ TEST_CASE("the isolated pass runs a device's launches one at a time and times ea
     for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W})
       total += 8 * truth.cost(static_cast<std::uint16_t>(s), k);
   CHECK(in_run.iteration.median < total);
-  measure_isolated(device, plan, 1);       // leaves the device usable for the next schedule
+  measure_isolated(device, plan, 1);  // leaves the device usable for the next schedule
   CHECK(measure(device, plan, once).iteration.median == Approx(in_run.iteration.median));
 }
 

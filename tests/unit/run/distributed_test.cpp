@@ -183,53 +183,57 @@ TEST_CASE("a rank map places ranks on chosen processes, and the other processes 
   REQUIRE(together.measured_topology);
   CHECK(together.measured_topology->node_of_rank == std::vector<std::uint32_t>{0, 1});
   FakeRuntime single({1, 0, 1});
-  CHECK(together.results[0].measured.iteration.median == run_benchmarks(single, {req}, {}, quick()).results[0].measured.iteration.median);
+  CHECK(together.results[0].measured.iteration.median ==
+        run_benchmarks(single, {req}, {}, quick()).results[0].measured.iteration.median);
 }
 
 TEST_CASE("transfers the two ranks order differently are named, not silently matched") {
   // Rank 0 sends microbatch 1 first; rank 1 expects microbatch 0.
   const DevicePlan plan = two_process_plan({"0SEND_F1", "1RECV_F0"}, 0);
   test::ThreadWorld world(2);
-  CHECK_THROWS_WITH(test::run_processes(world, [&](run::ProcessGroup& group) {
-                      FakeRuntime fake({1, 0, 1});
-                      const Discovery d = fake.discover();
-                      auto device = fake.open_member(d, {&group, 0, {}, 5});
-                      DevicePlan mine = plan;
-                      mine.process = group.rank();
-                      device->setup(mine);
-                      device->begin_iteration();
-                      Work w;
-                      w.copy_bytes = 64;
-                      if (group.rank() == 0) {
-                        w.kind = WorkKind::Send, w.action = ActionKind::SendF, w.rank = 0, w.stage = 0;
-                        w.microbatch = 1, w.peer = 1, w.label = 0;
-                      } else {
-                        w.kind = WorkKind::Recv, w.action = ActionKind::RecvF, w.rank = 1, w.stage = 1;
-                        w.microbatch = 0, w.peer = 0, w.label = 1;
-                      }
-                      device->launch(1, w, 0);
-                    }),
-                    Catch::Contains("expected rank 0's SEND_F of stage 0, microbatch 0") &&
-                        Catch::Contains("is SEND_F of stage 0, microbatch 1"));
+  CHECK_THROWS_WITH(
+      test::run_processes(world,
+                          [&](run::ProcessGroup& group) {
+                            FakeRuntime fake({1, 0, 1});
+                            const Discovery d = fake.discover();
+                            auto device = fake.open_member(d, {&group, 0, {}, 5});
+                            DevicePlan mine = plan;
+                            mine.process = group.rank();
+                            device->setup(mine);
+                            device->begin_iteration();
+                            Work w;
+                            w.copy_bytes = 64;
+                            if (group.rank() == 0) {
+                              w.kind = WorkKind::Send, w.action = ActionKind::SendF, w.rank = 0, w.stage = 0;
+                              w.microbatch = 1, w.peer = 1, w.label = 0;
+                            } else {
+                              w.kind = WorkKind::Recv, w.action = ActionKind::RecvF, w.rank = 1, w.stage = 1;
+                              w.microbatch = 0, w.peer = 0, w.label = 1;
+                            }
+                            device->launch(1, w, 0);
+                          }),
+      Catch::Contains("expected rank 0's SEND_F of stage 0, microbatch 0") &&
+          Catch::Contains("is SEND_F of stage 0, microbatch 1"));
 }
 
 TEST_CASE("a receive whose sender never sends fails within the timeout, naming the rank and the launch") {
   const DevicePlan plan = two_process_plan({"1RECV_F0"}, 3);
   test::ThreadWorld world(2);
   const auto began = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH(test::run_processes(world, [&](run::ProcessGroup& group) {
-                      if (group.rank() == 0) return;  // process 0 has died
-                      FakeRuntime fake({1, 0, 1});
-                      auto device = fake.open_member(fake.discover(), {&group, 0, {}, 0.2});
-                      DevicePlan mine = plan;
-                      mine.process = 1;
-                      device->setup(mine);
-                      device->begin_iteration();
-                      Work w;
-                      w.kind = WorkKind::Recv, w.action = ActionKind::RecvF, w.rank = 1, w.stage = 1, w.peer = 0;
-                      device->launch(4, w, 0);
-                    }),
-                    Catch::Contains("rank 1 ('1RECV_F0') waited for rank 0's send") &&
-                        Catch::Contains("no message from process 0"));
+  CHECK_THROWS_WITH(
+      test::run_processes(world,
+                          [&](run::ProcessGroup& group) {
+                            if (group.rank() == 0) return;  // process 0 has died
+                            FakeRuntime fake({1, 0, 1});
+                            auto device = fake.open_member(fake.discover(), {&group, 0, {}, 0.2});
+                            DevicePlan mine = plan;
+                            mine.process = 1;
+                            device->setup(mine);
+                            device->begin_iteration();
+                            Work w;
+                            w.kind = WorkKind::Recv, w.action = ActionKind::RecvF, w.rank = 1, w.stage = 1, w.peer = 0;
+                            device->launch(4, w, 0);
+                          }),
+      Catch::Contains("rank 1 ('1RECV_F0') waited for rank 0's send") && Catch::Contains("no message from process 0"));
   CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(5));
 }

@@ -78,7 +78,8 @@ TEST_CASE("a fake run of every family measures exactly what the timed simulator 
         for (std::size_t e = 0; e < got.size(); ++e) {
           INFO("entry " << e);
           REQUIRE(got.end[e] == Approx(expected.end[e]).epsilon(1e-12));
-          if (got.stream[e] == Stream::Compute && !blocking) REQUIRE(got.start[e] == Approx(expected.start[e]).epsilon(1e-12));
+          if (got.stream[e] == Stream::Compute && !blocking)
+            REQUIRE(got.start[e] == Approx(expected.start[e]).epsilon(1e-12));
         }
         ++checked;
       }
@@ -128,8 +129,8 @@ TEST_CASE("buffers: the stash lives from F to the last backward piece, received 
     if (b.bytes == opt.shape.stash_bytes()) ++stashes;
     if (b.bytes == opt.shape.boundary_bytes()) ++boundaries;
   }
-  CHECK(stashes == 4 * 8);          // one per (stage, microbatch)
-  CHECK(boundaries == 2 * 3 * 8);   // one per RECV_F and RECV_B
+  CHECK(stashes == 4 * 8);         // one per (stage, microbatch)
+  CHECK(boundaries == 2 * 3 * 8);  // one per RECV_F and RECV_B
   for (const HostOp& op : plan.ops) {
     if (op.work.action == ActionKind::F) CHECK(op.work.alloc_count == 1);
     if (op.work.action == ActionKind::I) CHECK(op.work.alloc_count == 0);

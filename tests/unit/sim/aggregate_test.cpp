@@ -211,6 +211,5 @@ TEST_CASE("aggregates: a duplicated action falls back and still agrees, and a de
   Schedule lowered = lower_send_recv(synthesize("1F1B", p));
   auto& r1 = lowered.ranks[1].actions;
   r1.erase(std::find_if(r1.begin(), r1.end(), [](const Action& a) { return a.kind == ActionKind::RecvF; }));
-  CHECK_THROWS_AS(simulate_aggregates(lowered, lowered.placement.stage_to_rank, unit.opt, unit.memory),
-                  TimedDeadlock);
+  CHECK_THROWS_AS(simulate_aggregates(lowered, lowered.placement.stage_to_rank, unit.opt, unit.memory), TimedDeadlock);
 }

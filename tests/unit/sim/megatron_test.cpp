@@ -89,10 +89,8 @@ TEST_CASE("megatron: interleaved steps share one call, so each call's overhead i
   const Schedule s = synthesize("Interleaved1F1B", {2, 4, 2});
   TimedOptions opt = two_ranks();
   opt.costs = CostModel::uniform(4, 2, unit_costs());
-  const double base =
-      simulate_megatron(s, s.placement.stage_to_rank, opt, overhead(0), Optimizer::Sync).makespan;
-  const double with =
-      simulate_megatron(s, s.placement.stage_to_rank, opt, overhead(1), Optimizer::Sync).makespan;
+  const double base = simulate_megatron(s, s.placement.stage_to_rank, opt, overhead(0), Optimizer::Sync).makespan;
+  const double with = simulate_megatron(s, s.placement.stage_to_rank, opt, overhead(1), Optimizer::Sync).makespan;
   const std::size_t computes = s.ranks[0].actions.size();  // 16 on each rank
   CHECK(with > base);
   CHECK(with - base < double(computes));
@@ -116,9 +114,9 @@ TEST_CASE("megatron: SEND and RECV are Megatron's to place, schedule_as_run leav
   const Schedule compute = synthesize("1F1B", {2, 4});
   const Schedule lowered = lower_send_recv(compute);
   REQUIRE(has_comms(lowered));
-  CHECK_THROWS_AS(simulate_megatron(lowered, lowered.placement.stage_to_rank, two_ranks(), overhead(0.1),
-                                    Optimizer::Sync),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      simulate_megatron(lowered, lowered.placement.stage_to_rank, two_ranks(), overhead(0.1), Optimizer::Sync),
+      std::invalid_argument);
   const Schedule run = schedule_as_run(lowered, Runtime::Megatron);
   CHECK_FALSE(has_comms(run));
   CHECK(simulate_megatron(run, run.placement.stage_to_rank, two_ranks(), overhead(0.1), Optimizer::Sync).makespan ==

@@ -5,10 +5,10 @@
 
 #include <random>
 
+#include "sim/timed.hpp"
 #include "support/catch.hpp"
 #include "support/family_schedules.hpp"
 #include "synth/synth.hpp"
-#include "sim/timed.hpp"
 
 using namespace ppsched;
 
@@ -58,8 +58,12 @@ TEST_CASE("sequential_peak is an upper bound when some actions take no time") {
   s.num_stages = 1;
   s.num_microbatches = 2;
   s.placement = Placement::loop(1, 1);
-  for (auto [kind, mb] : {std::pair{ActionKind::F, 0}, {ActionKind::I, 0}, {ActionKind::F, 1}, {ActionKind::W, 0},
-                          {ActionKind::I, 1}, {ActionKind::W, 1}})
+  for (auto [kind, mb] : {std::pair{ActionKind::F, 0},
+                          {ActionKind::I, 0},
+                          {ActionKind::F, 1},
+                          {ActionKind::W, 0},
+                          {ActionKind::I, 1},
+                          {ActionKind::W, 1}})
     s.ranks[0].actions.push_back(Action::make(kind, 0, static_cast<std::uint32_t>(mb)));
   KindCosts k = unit_costs();
   k[static_cast<std::size_t>(ActionKind::F)] = 0;

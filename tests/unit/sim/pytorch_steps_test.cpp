@@ -40,8 +40,7 @@ DeadlockSeen deadlock(std::string_view text, const std::vector<std::uint32_t>& s
   return {};
 }
 
-std::string invalid(std::string_view text, const std::vector<std::uint32_t>& stage_to_rank,
-                    std::uint32_t num_stages) {
+std::string invalid(std::string_view text, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages) {
   try {
     simulate_pytorch_steps(from_csv(text), stage_to_rank, num_stages);
   } catch (const std::invalid_argument& e) {
@@ -167,9 +166,10 @@ TEST_CASE("pytorch_steps: an OVERLAP_F_B runs when all its sub-actions are ready
         ",1RECV_F0,1F0,1B0,1SEND_B0,,1RECV_F1,1F1,1B1\n");
   // Without 0RECV_B0, 0B0 never becomes ready (1B0 ran on rank 1, not on stage 0's owner), so the
   // container never runs, though its 0F1 is ready from the start.
-  auto d = deadlock("0F0,0SEND_F0,(0F1;0B0)OVERLAP_F_B,0SEND_F1\n"
-                    "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1\n",
-                    {0, 1}, 2);
+  auto d = deadlock(
+      "0F0,0SEND_F0,(0F1;0B0)OVERLAP_F_B,0SEND_F1\n"
+      "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1\n",
+      {0, 1}, 2);
   CHECK(d.partial == "0F0,0SEND_F0,,,,\n,1RECV_F0,1F0,1B0,1SEND_B0,\n");
   REQUIRE(d.stuck.size() == 2);
   CHECK(d.stuck[0].step == 2);

@@ -13,8 +13,9 @@ TEST_CASE("send modes: rendezvous, eager and eager:BYTES are read, and nothing e
   CHECK(nccl->eager());
   CHECK(nccl->eager_max_bytes == kNcclDefaultBuffSize);
   CHECK(parse_send_mode("eager:0")->eager_max_bytes == 0);
-  for (const char* bad : {"", "foo", "Eager", "rendezvous:1", "eager:", "eager:abc", "eager:-1", "eager:+4",
-                          "eager:4MiB", "eager:1e6", "eager: 4", "eager:4 ", "eagerly", "eager:99999999999999999999999"}) {
+  for (const char* bad :
+       {"", "foo", "Eager", "rendezvous:1", "eager:", "eager:abc", "eager:-1", "eager:+4", "eager:4MiB", "eager:1e6",
+        "eager: 4", "eager:4 ", "eagerly", "eager:99999999999999999999999"}) {
     INFO("'" << bad << "'");
     CHECK_FALSE(parse_send_mode(bad));
   }
@@ -38,7 +39,7 @@ TEST_CASE("send modes: a send is eager when its message is at most the threshold
   comm.stages[0].gradient_bytes = 4194305;
   comm.stages[1].activation_bytes = 1;
   const SendMode nccl = *parse_send_mode("eager:4194304");
-  CHECK(send_completes_eagerly(nccl, comm, 0, true));    // exactly the buffer: fits
+  CHECK(send_completes_eagerly(nccl, comm, 0, true));         // exactly the buffer: fits
   CHECK_FALSE(send_completes_eagerly(nccl, comm, 0, false));  // one byte over
   CHECK(send_completes_eagerly(nccl, comm, 1, true));
   CHECK(send_completes_eagerly(nccl, comm, 7, true));  // no size known: 0 bytes, as for transfer times

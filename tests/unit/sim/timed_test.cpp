@@ -224,9 +224,16 @@ TEST_CASE("send modes: lowered 1F1B on 2 ranks has the same times under rendezvo
   const Timeline e = simulate_timed(s, s.placement.stage_to_rank, toy_options(kEager));
   for (const Timeline* t : {&r, &e}) {
     CHECK(t->makespan == 12);
-    CHECK(times_of(s, *t, {{0, "0SEND_F0"}, {1, "1RECV_F0"}, {0, "0SEND_F1"}, {1, "1RECV_F1"}, {1, "1SEND_B0"},
-                           {0, "0RECV_B0"}, {1, "1SEND_B1"}, {0, "0RECV_B1"}, {0, "0B1"}}) ==
-          Times{{1, 2}, {0, 2}, {2, 3}, {2, 3}, {5, 7}, {3, 7}, {8, 10}, {7, 10}, {10, 12}});
+    CHECK(times_of(s, *t,
+                   {{0, "0SEND_F0"},
+                    {1, "1RECV_F0"},
+                    {0, "0SEND_F1"},
+                    {1, "1RECV_F1"},
+                    {1, "1SEND_B0"},
+                    {0, "0RECV_B0"},
+                    {1, "1SEND_B1"},
+                    {0, "0RECV_B1"},
+                    {0, "0B1"}}) == Times{{1, 2}, {0, 2}, {2, 3}, {2, 3}, {5, 7}, {3, 7}, {8, 10}, {7, 10}, {10, 12}});
   }
 }
 
@@ -246,9 +253,15 @@ TEST_CASE("send modes: a RECV deferred behind a SEND deadlocks under rendezvous 
   const Timeline t = simulate_timed(s, placement, toy_options(kEager));
   CHECK(find_stuck(s, placement, toy_options(kEager)).empty());
   CHECK(t.makespan == 14);
-  CHECK(times_of(s, t, {{0, "0SEND_F1"}, {1, "1RECV_F1"}, {1, "1SEND_B0"}, {0, "0RECV_B0"}, {1, "1F1"}, {1, "1SEND_B1"},
-                        {0, "0RECV_B1"}, {0, "0B1"}}) ==
-        Times{{2, 3}, {7, 7}, {5, 7}, {3, 7}, {7, 8}, {10, 12}, {7, 12}, {12, 14}});
+  CHECK(times_of(s, t,
+                 {{0, "0SEND_F1"},
+                  {1, "1RECV_F1"},
+                  {1, "1SEND_B0"},
+                  {0, "0RECV_B0"},
+                  {1, "1F1"},
+                  {1, "1SEND_B1"},
+                  {0, "0RECV_B1"},
+                  {0, "0B1"}}) == Times{{2, 3}, {7, 7}, {5, 7}, {3, 7}, {7, 8}, {10, 12}, {7, 12}, {12, 14}});
   // The pair is still a pair in the timeline; the RECV whose data was waiting was released by its
   // own stream, the one whose data came last by its SEND.
   const std::uint32_t send_f1 = entry_of(s, t, 0, "0SEND_F1"), recv_f1 = entry_of(s, t, 1, "1RECV_F1");

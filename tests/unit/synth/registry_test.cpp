@@ -21,9 +21,9 @@ std::vector<std::string_view> search_order(std::uint32_t stages_per_rank) {
 }  // namespace
 
 TEST_CASE("tune's default families are every family but LoopedBFS and the reordered V patterns, in registry order") {
-  const std::vector<std::string_view> expected{"GPipe",         "1F1B",      "Interleaved1F1B", "InterleavedZeroBubble",
-                                               "ZBVZeroBubble", "DualPipeV", "ZBH1",            "ZBH2",
-                                               "VHalf",         "VMin"};
+  const std::vector<std::string_view> expected{
+      "GPipe", "1F1B", "Interleaved1F1B", "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV", "ZBH1", "ZBH2",
+      "VHalf", "VMin"};
   CHECK(tune_default_families() == expected);
   for (std::string_view name : tune_default_families()) CHECK(find_family(name) != nullptr);
 }

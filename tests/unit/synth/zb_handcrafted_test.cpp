@@ -42,7 +42,10 @@ Replay replay(const Schedule& s) {
     for (std::size_t r = 0; r < R; ++r) {
       while (next[r] < s.ranks[r].actions.size()) {
         const Action& a = s.ranks[r].actions[next[r]];
-        if (a.is_idle()) { ++next[r]; continue; }
+        if (a.is_idle()) {
+          ++next[r];
+          continue;
+        }
         std::uint32_t st = a.stage, mb = a.microbatch();
         std::optional<double> ready = 0.0;
         double cost = 1;

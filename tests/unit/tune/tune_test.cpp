@@ -58,7 +58,8 @@ TEST_CASE("tune: auto's two-chunk trial is simulated with V placement, the place
   // weights it charged each rank were not those of the schedule it emitted.
   Inputs inputs{.weights = true, .asked = {}};
   const TuneRequest req = request(4, 8, {"auto"});
-  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req),
+                               [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
   REQUIRE(result);
   const TuneTrial& v2 = find(*result, "auto", 2);
   REQUIRE(v2.ran);
@@ -78,7 +79,8 @@ TEST_CASE("tune: one request for each distinct placement, trials in order, ranke
   Inputs inputs;
   TuneRequest req = request(4, 8, {"1F1B", "ZBH1", "ZBH2", "Interleaved1F1B"});
   req.memory_cap = 4;
-  auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+  auto result = tune_schedules(req, tune_trials(req),
+                               [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
   REQUIRE(result);
   // 1F1B, ZBH1, ZBH2 share loop placement with one stage per rank; Interleaved1F1B tries 2 and 4.
   CHECK(inputs.asked.size() == 3);
@@ -142,7 +144,8 @@ TEST_CASE("tune: bad requests are refused with the flag's message") {
   CHECK_THROWS_WITH(tune_trials(request(4, 8, {"ZBX"})), "--families: unknown schedule 'ZBX' (see ppsched list)");
   // A family that cannot run the shape is a trial that did not run, with the family's reason.
   const TuneRequest dual = request(4, 2, {"DualPipeV"});
-  auto result = tune_schedules(dual, tune_trials(dual), [](const auto&, std::uint32_t) { return std::optional<SimInputs>(SimInputs{}); });
+  auto result = tune_schedules(dual, tune_trials(dual),
+                               [](const auto&, std::uint32_t) { return std::optional<SimInputs>(SimInputs{}); });
   REQUIRE(result);
   REQUIRE(result->trials.size() == 1);
   CHECK_FALSE(result->trials[0].ran);
@@ -150,7 +153,8 @@ TEST_CASE("tune: bad requests are refused with the flag's message") {
   CHECK(tune_verdict(result->trials[0], result->trials[0], 0, plain).rfind("cannot run: ", 0) == 0);
   // Inputs that cannot be had stop the tuning.
   const TuneRequest one = request(4, 8, {"1F1B"});
-  CHECK_FALSE(tune_schedules(one, tune_trials(one), [](const auto&, std::uint32_t) { return std::optional<SimInputs>(); }));
+  CHECK_FALSE(
+      tune_schedules(one, tune_trials(one), [](const auto&, std::uint32_t) { return std::optional<SimInputs>(); }));
 }
 
 TEST_CASE("tune: the shapes tried are those the stage limits allow, and each family runs at the ones it supports") {
@@ -183,7 +187,8 @@ TEST_CASE("tune: each trial's time is the one `simulate` gives under the same ru
     TuneRequest req = request(4, 8, {"ZBVZeroBubble", "1F1B", "Interleaved1F1B"});
     req.runtime = runtime;
     Inputs inputs;
-    auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+    auto result = tune_schedules(req, tune_trials(req),
+                                 [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
     REQUIRE(result);
     for (const TuneTrial& t : result->trials) {
       INFO(t.family << " v=" << t.stages_per_rank);
@@ -200,7 +205,9 @@ TEST_CASE("tune: each trial's time is the one `simulate` gives under the same ru
   Inputs inputs;
   auto with = [&](Runtime r) {
     req.runtime = r;
-    return tune_schedules(req, tune_trials(req), [&](const auto& p, std::uint32_t) { return inputs(4, p); })->trials[0].iteration_time;
+    return tune_schedules(req, tune_trials(req), [&](const auto& p, std::uint32_t) { return inputs(4, p); })
+        ->trials[0]
+        .iteration_time;
   };
   CHECK(with(Runtime::Ideal) < with(Runtime::PyTorch));
 }
@@ -212,7 +219,8 @@ TEST_CASE("tune: under pytorch-liveness a trial's peak is PyTorch's slot count, 
   req.memory_cap = 4;
   auto run = [&] {
     Inputs inputs;
-    return tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+    return tune_schedules(req, tune_trials(req),
+                          [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
   };
   auto bytes = run();
   REQUIRE(bytes);
@@ -252,7 +260,8 @@ TEST_CASE("tune: under pytorch-liveness the automatic schedule is searched under
     req.memory_cap = cap;
     req.liveness = LivenessGranularity::StageMicrobatch;
     Inputs inputs;
-    auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+    auto result = tune_schedules(req, tune_trials(req),
+                                 [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
     REQUIRE(result);
     for (const TuneTrial& t : result->trials) {
       INFO("v=" << t.stages_per_rank);
