@@ -31,9 +31,9 @@ int run_compile(const CompileOptions& opt) {
     print_error("--optimizer chooses what --schedule auto minimises; compile writes any other schedule as it is");
     return kExitUsage;
   }
-  std::optional<Schedule> loaded = load_schedule(opt.source);
+  std::optional<PreparedSchedule> loaded = load_schedule(opt.source);
   if (!loaded) return kExitUsage;
-  const Schedule& s = *loaded;
+  const Schedule& s = loaded->as_run();
   CsvWriteOptions csv;
   csv.line_ending = opt.line_ending == "lf" ? LineEnding::Lf : LineEnding::Crlf;
   write_output(opt.output, [&](ByteSink& out) {

@@ -67,10 +67,10 @@ std::vector<std::string> split_names(const std::string& list) {
 
 // The validator's verdict on the schedule as given (a file before lowering, with its line and
 // column positions); a schedule with errors is refused before any device work.
-bool passes_validation(const AsGiven& given, const std::string& name, const std::vector<std::uint32_t>& placement,
-                       const TimedOptions& sim) {
-  const Schedule& s = given.schedule;
-  CheckContext ctx = context_for(s, placement, name, &given.source);
+bool passes_validation(const PreparedSchedule& prepared, const std::string& name,
+                       const std::vector<std::uint32_t>& placement, const TimedOptions& sim) {
+  const Schedule& s = prepared.given;
+  CheckContext ctx = context_for(s, placement, name, &prepared.source);
   ctx.placement_inferred = s.placement.style == PlacementStyle::Unspecified;
   if (!sim.comm.stages.empty()) ctx.stage_spec = &sim.comm.stages;
   DiagnosticSink sink;
@@ -94,15 +94,15 @@ int load_requests(RunOptions& opt, bool predict_from_measurement, std::vector<ru
     SourceOptions src = opt.source;
     src.schedule = name;
     src.sim_inputs = &opt.inputs;
-    AsGiven given;
-    std::optional<Schedule> s = load_schedule(src, &given);
-    if (!s) return kExitUsage;
+    std::optional<PreparedSchedule> prepared = load_schedule(src);
+    if (!prepared) return kExitUsage;
+    const Schedule& s = prepared->as_run();
     run::RunRequest req;
     req.name = name.empty() ? opt.source.input : name;
-    req.stage_to_rank = stage_to_rank_in_use(*s);
-    auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s->rank_count()), req.stage_to_rank, &*s);
+    req.stage_to_rank = stage_to_rank_in_use(s);
+    auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), req.stage_to_rank, &s);
     if (!inputs) return kExitUsage;
-    if (!passes_validation(given, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;
+    if (!passes_validation(*prepared, req.name, req.stage_to_rank, inputs->sim)) return kExitFindings;
     req.sim = inputs->sim;
     req.plan.workload = opt.workload == "gemm" ? run::Workload::Gemm : run::Workload::Synthetic;
     req.plan.shape = opt.shape;
@@ -111,7 +111,7 @@ int load_requests(RunOptions& opt, bool predict_from_measurement, std::vector<ru
     req.plan.comm = inputs->sim.comm;
     req.plan.activation_bytes = opt.activation_bytes;
     req.predict_from_measurement = predict_from_measurement;
-    req.schedule = std::move(*s);
+    req.schedule = std::move(*prepared).take_as_run();
     requests.push_back(std::move(req));
   }
   return kExitOk;

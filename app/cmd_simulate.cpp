@@ -75,13 +75,7 @@ nlohmann::ordered_json input_json(const SimulateOptions& opt) {
 // A schedule with missing, duplicate or misplaced actions (validate's structural rules, on the
 // schedule as given, before lowering) has no iteration time worth reporting: refused (true), or
 // with --force simulated after a warning.
-int run_pytorch_steps(const SimulateOptions& opt, Schedule s) {
-  if (!has_comms(s)) {
-    // PyTorch simulates the output of _add_send_recv; a compute-only order would never move data.
-    auto lowered = lower_schedule(s, "send-recv", "--simulator pytorch-steps simulates PyTorch's send/recv lowering");
-    if (!lowered) return kExitUsage;
-    s = std::move(*lowered);
-  }
+int run_pytorch_steps(const SimulateOptions& opt, const Schedule& s) {
   try {
     const Schedule timeline = simulate_pytorch_steps(s, placement_of(s).stage_to_rank, stated_stages(s));
     write_output(opt.output, [&](ByteSink& out) {
@@ -136,23 +130,24 @@ int run_simulate(SimulateOptions opt) {
     print_error("--format csv is the lock-step grid of --simulator pytorch-steps; use text or json");
     return kExitUsage;
   }
-  opt.source.will_lower = opt.simulator == "timed" && opt.inputs.runtime_model() == Runtime::PyTorch;
-  AsGiven given;
-  given.copy_unlowered = false;
-  std::optional<Schedule> loaded = load_schedule(opt.source, &given);
-  if (!loaded) return kExitUsage;
-  if (refuse_invalid_schedule(opt.source, opt.force, opt.source.lower == "none" ? *loaded : given.schedule,
-                              given.source))
-    return kExitUsage;
-  given = {};
-  if (opt.simulator == "pytorch-steps") return run_pytorch_steps(opt, std::move(*loaded));
-  const std::optional<RuntimeModel> runtime = load_runtime_model(opt.inputs);
-  if (!runtime) return kExitUsage;
-  // load_schedule has checked the keywords already.
-  const RuntimeLowering lowering = runtime_lowering(opt.source, true).value_or(RuntimeLowering{});
-  std::optional<Schedule> run_form = schedule_for_runtime(std::move(*loaded), opt.inputs, lowering);
-  if (!run_form) return kExitUsage;
-  Schedule& s = *run_form;
+  const bool lock_step = opt.simulator == "pytorch-steps";
+  const std::optional<Preparation> how =
+      preparation_for(opt.source, lock_step ? Runner::LockStep : Runner::Runtime, opt.inputs.runtime_model());
+  if (!how) return kExitUsage;
+  std::optional<GivenSchedule> given = read_source(opt.source, *how);
+  if (!given) return kExitUsage;
+  if (refuse_invalid_schedule(opt.source, opt.force, given->schedule, given->source)) return kExitUsage;
+  std::optional<RuntimeModel> runtime;
+  if (!lock_step && !(runtime = load_runtime_model(opt.inputs))) return kExitUsage;
+  std::optional<PreparedSchedule> prepared = prepare(std::move(*given), *how);
+  if (!prepared) return kExitUsage;
+  if (prepared->dropped_comms)
+    print_note(
+        "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are left out");
+  const Schedule s = std::move(*prepared).take_as_run();
+  prepared.reset();
+  if (lock_step) return run_pytorch_steps(opt, s);
+  if (refuse_inert_comm_flags(opt.inputs, s)) return kExitUsage;
 
   auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s), &s);
   if (!inputs) return kExitUsage;

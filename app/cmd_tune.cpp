@@ -37,6 +37,7 @@ struct TuneOptions {
   std::size_t top = 10;
   double max_schedule_gib = 4;
   MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
+  KeywordOptions keywords;          // PyTorch's runtime lowering, under --runtime pytorch
 };
 
 // DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml.
@@ -148,6 +149,12 @@ int run_tune(TuneOptions& opt) {
   req.runtime_params = runtime->params;
   req.blocking_comms = opt.inputs.blocking_comms;
   req.liveness = opt.memory_model.liveness();
+  req.keywords = lowering_keywords(opt.keywords);
+  if (req.keywords.any_given() && req.runtime != Runtime::PyTorch) {
+    print_error(std::string(req.keywords.defer_pp_recv_given ? "--defer-pp-recv" : "--max-active-stages") +
+                " changes PyTorch's runtime lowering, which only --runtime pytorch runs");
+    return kExitUsage;
+  }
   TuneSources sources{cost_description(opt.inputs),
                       opt.inputs.costs,
                       opt.inputs.topology,
@@ -225,6 +232,7 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   add_memory_model_options(*sub, opt->memory_model, "--memory-cap");
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
+  add_lowering_keyword_options(*sub, opt->keywords);
   add_model_options(*sub, opt->inputs, false);
   sub->add_option("--families", opt->request.families,
                   "Families to compare (default: all of tune's set, and auto: the automatic search at 1 stage per rank "

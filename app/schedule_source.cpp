@@ -11,10 +11,10 @@
 #include "cli_support.hpp"
 #include "diag/render.hpp"
 #include "io/input_file.hpp"
-#include "ir/action_text.hpp"
+#include "ir/user_error.hpp"
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
-#include "report/pipeline_grid.hpp"
+#include "report/preparation_error.hpp"
 #include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
@@ -26,6 +26,36 @@ void add_dialect_option(CLI::App& sub, std::string& dialect) {
                  "the input-gradient backward and BW the full backward: read as I and B)")
       ->check(CLI::IsMember({"current", "pre-2.6"}))
       ->option_text("current|pre-2.6");
+}
+
+void add_lowering_keyword_options(CLI::App& sub, KeywordOptions& opt) {
+  sub.add_flag("--defer-pp-recv", opt.defer_pp_recv,
+               "Runtime lowering: move each RECV to just before its consumer, as PyTorch's defer_pp_recv=True does");
+  sub.add_option("--max-active-stages", opt.max_active_stages,
+                 "Runtime lowering: stages kept unsharded ahead, PyTorch's max_active_stages (default 3; 0 or less: "
+                 "up to the next OVERLAP_F_B; none: Python's None)")
+      ->check([](const std::string& v) -> std::string {
+        if (v == "none") return {};
+        std::size_t used = 0;
+        try {
+          (void)std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        return used == v.size() && !v.empty() ? std::string() : "'" + v + "' is not an integer or none";
+      })
+      ->option_text("K|none");
+}
+
+LoweringKeywords lowering_keywords(const KeywordOptions& opt) {
+  LoweringKeywords k;
+  k.values.defer_pp_recv = k.defer_pp_recv_given = opt.defer_pp_recv;
+  k.max_active_stages_given = !opt.max_active_stages.empty();
+  if (opt.max_active_stages == "none")
+    k.values.max_active_stages = std::nullopt;
+  else if (k.max_active_stages_given)
+    k.values.max_active_stages = std::stoll(opt.max_active_stages);
+  return k;
 }
 
 void add_source_options(CLI::App& sub, SourceOptions& opt) {
@@ -51,22 +81,7 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
                  "_merge_bw: each I directly followed by the W of its stage and microbatch becomes one B)")
       ->check(CLI::IsMember({"none", "send-recv", "runtime", "merge-bw"}))
       ->option_text("none|send-recv|runtime|merge-bw");
-  sub.add_flag("--defer-pp-recv", opt.defer_pp_recv,
-               "Runtime lowering: move each RECV to just before its consumer, as PyTorch's defer_pp_recv=True does");
-  sub.add_option("--max-active-stages", opt.max_active_stages,
-                 "Runtime lowering: stages kept unsharded ahead, PyTorch's max_active_stages (default 3; 0 or less: "
-                 "up to the next OVERLAP_F_B; none: Python's None)")
-      ->check([](const std::string& v) -> std::string {
-        if (v == "none") return {};
-        std::size_t used = 0;
-        try {
-          (void)std::stoll(v, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        return used == v.size() && !v.empty() ? std::string() : "'" + v + "' is not an integer or none";
-      })
-      ->option_text("K|none");
+  add_lowering_keyword_options(sub, opt.keywords);
   sub.add_option("--pytorch-commit", opt.pytorch_commit,
                  "Which PyTorch's lowering: new (cff2ecc8, default) or old (00722e64, without the lowering keywords)")
       ->check(CLI::IsMember({"old", "new", "cff2ecc8", "00722e64"}))
@@ -131,11 +146,11 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   }
 }
 
-std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_given) {
+std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparation& how, SourceMap& source) {
   if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     std::uint32_t v = opt.stages_per_rank ? opt.stages_per_rank : f ? f->default_stages_per_rank : 1;
-    if (!within_size_budget(opt.ranks, v, opt.microbatches, opt.lower != "none" || opt.will_lower, opt.max_schedule_gib,
+    if (!within_size_budget(opt.ranks, v, opt.microbatches, how.lowers_compute_only(), opt.max_schedule_gib,
                             "--max-schedule-gib"))
       return std::nullopt;
   }
@@ -168,61 +183,27 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, AsGiven* as_gi
   auto parsed = read_schedule(opt.input, read_opt, sink);
   print_diagnostics(sink);
   if (!parsed) return std::nullopt;
-  if (as_given) as_given->source = std::move(parsed->source);
+  source = std::move(parsed->source);
   return std::move(parsed->schedule);
 }
 
 }  // namespace
 
-std::optional<RuntimeLowering> runtime_lowering(const SourceOptions& opt, bool runtime_lowers) {
-  RuntimeLowering r;
-  r.defer_pp_recv = opt.defer_pp_recv;
-  if (opt.max_active_stages == "none")
-    r.max_active_stages = std::nullopt;
-  else if (!opt.max_active_stages.empty())
-    r.max_active_stages = std::stoll(opt.max_active_stages);
-  std::vector<std::string> given;
-  if (opt.defer_pp_recv) given.push_back("defer_pp_recv");
-  if (!opt.max_active_stages.empty()) given.push_back("max_active_stages");
-  if (given.empty()) return r;
-  const std::string flag = opt.defer_pp_recv ? "--defer-pp-recv" : "--max-active-stages";
-  if (!runtime_lowers) {
-    print_error(flag + " changes PyTorch's runtime lowering, and nothing here lowers that way: give --lower runtime");
-    return std::nullopt;
-  }
-  // What PyTorch's constructor says for a keyword it does not take.
-  auto refuse = [&](const std::string& cls, const std::string& pytorch) {
-    print_error(fmt::format("{}: {} (TypeError: {}.__init__() got an unexpected keyword argument '{}')", flag, pytorch,
-                            cls, given.front()));
-    return std::nullopt;
-  };
-  if (opt.pytorch_commit == "old")
-    return refuse("_PipelineScheduleRuntime", "PyTorch 00722e64 (--pytorch-commit old) has no such keyword");
-  const Family* f = opt.schedule.empty() ? nullptr : find_family(opt.schedule);
-  const std::string family = f ? std::string(f->name) : std::string();
-  if (family == "1F1B") return refuse("Schedule1F1B", "PyTorch's single-stage schedules take no lowering keywords");
-  if (family == "GPipe")
-    return refuse("PipelineScheduleSingle", "PyTorch's single-stage schedules take no lowering keywords");
-  return r;
-}
-
-std::optional<Schedule> lower_schedule(const Schedule& s, const std::string& recipe, const std::string& why,
-                                       const RuntimeLowering& runtime) {
+std::optional<Preparation> preparation_for(const SourceOptions& opt, Runner runner, Runtime runtime) {
+  Preparation how;
+  how.lower = *lowering_from_name(opt.lower);  // the flag's values are the names
+  how.runner = runner;
+  how.runtime = runtime;
+  how.keywords = lowering_keywords(opt.keywords);
+  if (const Family* f = opt.schedule.empty() ? nullptr : find_family(opt.schedule)) how.family = f->name;
+  how.old_pytorch = opt.pytorch_commit == "old";
   try {
-    if (recipe == "send-recv") return lower_send_recv(s);
-    if (recipe == "runtime") return lower_runtime_recipe(s, runtime);
-    if (recipe == "merge-bw") return merge_bw(s);
-    return s;
-  } catch (const PassError& e) {
-    std::string msg = "cannot lower the schedule (" + why + "): " + e.what();
-    if (e.grid_step()) msg += "\n\nFull pipeline schedule:\n" + format_pipeline_grid(s, *e.grid_step());
-    for (const PassError::Stuck& stuck : e.stuck())
-      msg += "\nnote: rank " + std::to_string(stuck.rank) + " cannot run its step " + std::to_string(stuck.step) +
-             " (" + action_text(s.ranks[stuck.rank].actions[stuck.step], s.sub_actions) +
-             "): what it waits for never comes";
-    print_error(msg);
+    how.check_keywords();
+  } catch (const UserError& e) {
+    print_error(e.what());
     return std::nullopt;
   }
+  return how;
 }
 
 bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source) {
@@ -246,41 +227,7 @@ bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedul
   return true;
 }
 
-std::optional<Schedule> schedule_for_runtime(Schedule s, const SimInputOptions& opt, const RuntimeLowering& lowering) {
-  const Runtime runtime = opt.runtime_model();
-  if (runtime == Runtime::Megatron) {
-    if (has_comms(s))
-      print_note(
-          "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are "
-          "left out");
-    return schedule_as_run(s, runtime);
-  }
-  if (runtime_lowers(runtime, s)) {
-    auto lowered = lower_schedule(s, "runtime",
-                                  "--runtime pytorch runs a compute-only schedule as PyTorch's runtime lowers it; "
-                                  "--runtime ideal simulates it as given",
-                                  lowering);
-    if (!lowered) return std::nullopt;
-    s = std::move(*lowered);
-  }
-  if (opt.blocking_comms && !has_comms(s)) {
-    print_error(
-        "--blocking-comms changes nothing here: under --runtime ideal a compute-only schedule has no SEND or "
-        "RECV to block on (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch "
-        "does, or --lower send-recv");
-    return std::nullopt;
-  }
-  if (opt.send().eager() && !has_comms(s)) {
-    print_error(
-        "--send-mode changes nothing here: under --runtime ideal a compute-only schedule has no SEND to "
-        "complete early (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch does, "
-        "or --lower send-recv");
-    return std::nullopt;
-  }
-  return s;
-}
-
-std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_given) {
+std::optional<GivenSchedule> read_source(const SourceOptions& opt, const Preparation& how) {
   if (opt.input.empty() == opt.schedule.empty()) {
     print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");
     return std::nullopt;
@@ -289,17 +236,28 @@ std::optional<Schedule> load_schedule(const SourceOptions& opt, AsGiven* as_give
     print_error("--schedule needs --ranks and --microbatches");
     return std::nullopt;
   }
-  const auto lowering = runtime_lowering(opt, opt.lower == "runtime" || opt.will_lower);
-  if (!lowering) return std::nullopt;
-  std::optional<Schedule> source = source_schedule(opt, as_given);
-  if (!source) return std::nullopt;
-  if (opt.lower == "none") {
-    if (as_given && as_given->copy_unlowered) as_given->schedule = *source;
-    return source;
+  GivenSchedule given;
+  std::optional<Schedule> s = source_schedule(opt, how, given.source);
+  if (!s) return std::nullopt;
+  given.schedule = std::move(*s);
+  return given;
+}
+
+std::optional<PreparedSchedule> prepare(GivenSchedule given, const Preparation& how) {
+  try {
+    return prepare_schedule(std::move(given.schedule), std::move(given.source), how);
+  } catch (const PreparationError& e) {
+    print_error(preparation_error_text(e));
+    return std::nullopt;
   }
-  std::optional<Schedule> lowered = lower_schedule(*source, opt.lower, "--lower " + opt.lower, *lowering);
-  if (as_given) as_given->schedule = std::move(*source);
-  return lowered;
+}
+
+std::optional<PreparedSchedule> load_schedule(const SourceOptions& opt, Runner runner, Runtime runtime) {
+  const std::optional<Preparation> how = preparation_for(opt, runner, runtime);
+  if (!how) return std::nullopt;
+  std::optional<GivenSchedule> given = read_source(opt, *how);
+  if (!given) return std::nullopt;
+  return prepare(std::move(*given), *how);
 }
 
 }  // namespace ppsched::cli

@@ -162,6 +162,25 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
   return model;
 }
 
+bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run) {
+  if (has_comms(as_run)) return false;
+  if (opt.blocking_comms) {
+    print_error(
+        "--blocking-comms changes nothing here: under --runtime ideal a compute-only schedule has no SEND or "
+        "RECV to block on (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch "
+        "does, or --lower send-recv");
+    return true;
+  }
+  if (opt.send().eager()) {
+    print_error(
+        "--send-mode changes nothing here: under --runtime ideal a compute-only schedule has no SEND to "
+        "complete early (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch does, "
+        "or --lower send-recv");
+    return true;
+  }
+  return false;
+}
+
 std::string time_model_description(const SimInputOptions& opt, const RuntimeModel& model) {
   std::string out(runtime_summary(model.runtime));
   if (model.runtime == Runtime::Megatron) {

@@ -75,6 +75,11 @@ void add_optimizer_option(CLI::App& sub, SimInputOptions& opt);
 /// the problem and returns nullopt (a flag the runtime does not take, unreadable figures).
 std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt);
 
+/// Refuses (prints why, returns true) --blocking-comms and --send-mode where they change nothing:
+/// `as_run` has no SEND or RECV (under --runtime ideal a compute-only schedule's transfers are
+/// implicit).
+bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run);
+
 /// "pytorch: ...; optimizer sync: ...": the time model of a report, for its header or summary.
 std::string time_model_description(const SimInputOptions& opt, const RuntimeModel& model);
 

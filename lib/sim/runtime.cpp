@@ -79,8 +79,8 @@ double iteration_time(const SimAnalysis& a, Optimizer o) {
 
 bool runtime_lowers(Runtime r, const Schedule& s) { return r == Runtime::PyTorch && !has_comms(s); }
 
-Schedule schedule_as_run(const Schedule& s, Runtime r) {
-  if (runtime_lowers(r, s)) return lower_runtime_recipe(s);
+Schedule schedule_as_run(const Schedule& s, Runtime r, const RuntimeLowering& keywords) {
+  if (runtime_lowers(r, s)) return lower_runtime_recipe(s, keywords);
   if (r == Runtime::Megatron && has_comms(s)) {
     Schedule out = s;
     for (ActionKind k : {ActionKind::SendF, ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB})

@@ -31,6 +31,7 @@
 
 #include "ir/schedule.hpp"
 #include "model/runtime_params.hpp"
+#include "passes/passes.hpp"
 #include "sim/analysis.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
@@ -64,10 +65,11 @@ double iteration_time(const SimAnalysis& a, Optimizer o);
 /// Whether the runtime lowers `s` before running it (pytorch, on a compute-only schedule).
 bool runtime_lowers(Runtime r, const Schedule& s);
 
-/// The schedule the runtime executes: `s` lowered with PyTorch's runtime recipe when
-/// runtime_lowers says so; for megatron `s` without its SEND/RECV (Megatron places its own);
-/// else `s`. Throws PassError where PyTorch's passes reject `s`.
-Schedule schedule_as_run(const Schedule& s, Runtime r);
+/// The schedule the runtime executes: `s` lowered with PyTorch's runtime recipe and `keywords`
+/// when runtime_lowers says so; for megatron `s` without its SEND/RECV (Megatron places its own);
+/// else `s`. Throws PassError where PyTorch's passes reject `s`. Commands reach it through
+/// prepare_schedule (sim/prepare.hpp), which applies --lower first.
+Schedule schedule_as_run(const Schedule& s, Runtime r, const RuntimeLowering& keywords = {});
 
 /// A runtime with its optimizer and, for megatron, its calibrated figures.
 struct RuntimeModel {

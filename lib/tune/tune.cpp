@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "ir/user_error.hpp"
 #include "passes/passes.hpp"
 #include "sim/aggregate.hpp"
 #include "synth/auto/auto_schedule.hpp"
@@ -34,8 +35,25 @@ Placement placement_of_trial(const TuneRequest& req, const TuneTrial& t) {
 
 using InputsKey = std::pair<std::vector<std::uint32_t>, std::uint32_t>;  // placement, microbatch size
 
-// Synthesizes (or searches), lowers for the runtime and simulates one trial with its inputs.
+// How a trial's schedule is prepared for the request's runtime, as simulate prepares one.
+Preparation preparation_of(const TuneRequest& req, const TuneTrial& t) {
+  Preparation how;
+  how.runner = Runner::Runtime;
+  how.runtime = req.runtime;
+  how.keywords = req.keywords;
+  if (!is_auto_schedule(t.family)) how.family = t.family;
+  return how;
+}
+
+// Synthesizes (or searches), prepares for the runtime and simulates one trial with its inputs.
 void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
+  const Preparation how = preparation_of(req, t);
+  try {
+    how.check_keywords();
+  } catch (const UserError& e) {
+    t.note = e.what();
+    return;
+  }
   Schedule built;
   try {
     if (is_auto_schedule(t.family)) {
@@ -70,18 +88,19 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
       return;
     }
   }
-  Schedule run;
+  PreparedSchedule prepared;
   try {
-    run = schedule_as_run(built, req.runtime);
+    prepared = prepare_schedule(std::move(built), {}, how);
   } catch (const PassError& e) {
     t.note = std::string("PyTorch's runtime lowering rejects it: ") + e.what();
     return;
   }
+  const Schedule& run = prepared.as_run();
   TimedOptions sim = in.sim;
   sim.blocking_comms = req.blocking_comms;
   try {
     const RuntimeModel model{req.runtime, req.optimizer, req.runtime_params};
-    SimAnalysis a = simulate_runtime(run, built.placement.stage_to_rank, sim, in.memory, model);
+    SimAnalysis a = simulate_runtime(run, prepared.given.placement.stage_to_rank, sim, in.memory, model);
     t.ran = true;
     t.iteration_time = iteration_time(a, req.optimizer);
     // 1 - busy / (ranks x the iteration time): the global bubble under sync, its share of the
@@ -95,7 +114,7 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
   } catch (const TimedDeadlock&) {
     t.note = "its schedule does not finish";
   }
-  if (is_auto_schedule(t.family)) t.schedule = std::move(built);  // a family's is rebuilt on demand
+  if (is_auto_schedule(t.family)) t.schedule = std::move(prepared.given);  // a family's is rebuilt on demand
 }
 
 // Fitting by time (then peak), then over the cap by time, then the ones that did not run.

@@ -18,6 +18,7 @@
 
 #include "ir/schedule.hpp"
 #include "sim/activation_liveness.hpp"
+#include "sim/prepare.hpp"
 #include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
 
@@ -45,6 +46,9 @@ struct TuneRequest {
   std::uint32_t only_stages = 0;
   double time_budget_s = 1.0;  ///< of each automatic search
   Runtime runtime = Runtime::PyTorch;
+  /// PyTorch's runtime lowering keywords, for --runtime pytorch (a single-stage family, which
+  /// PyTorch builds without them, cannot run with them given).
+  LoweringKeywords keywords;
   Optimizer optimizer = Optimizer::Sync;                  ///< which time one iteration costs
   RuntimeParams runtime_params = megatron_a100_params();  ///< the figures of --runtime megatron
   bool blocking_comms = false;

@@ -212,6 +212,32 @@ TEST_CASE("tune: each trial's time is the one `simulate` gives under the same ru
   CHECK(with(Runtime::Ideal) < with(Runtime::PyTorch));
 }
 
+TEST_CASE("tune: the lowering keywords reach PyTorch's runtime lowering, single-stage classes refuse them") {
+  // max_active_stages 1: each rank keeps one stage unsharded, so its UNSHARD and RESHARD actions
+  // move (the schedule run differs from the default's).
+  TuneRequest req = request(4, 8, {"ZBVZeroBubble", "Interleaved1F1B", "1F1B"});
+  req.keywords.values.max_active_stages = 1;
+  req.keywords.max_active_stages_given = true;
+  Inputs inputs;
+  auto result = tune_schedules(req, tune_trials(req),
+                               [&](const auto& placement, std::uint32_t) { return inputs(req.ranks, placement); });
+  REQUIRE(result);
+  const TuneTrial& single = find(*result, "1F1B", 1);
+  CHECK_FALSE(single.ran);
+  CHECK_THAT(single.note,
+             Catch::Contains("Schedule1F1B.__init__() got an unexpected keyword argument 'max_active_stages'"));
+  for (const char* family : {"ZBVZeroBubble", "Interleaved1F1B"}) {
+    const TuneTrial& t = find(*result, family, 2);
+    INFO(family << ": " << t.note);
+    REQUIRE(t.ran);
+    const Schedule s = tune_schedule_of(req, t);
+    const Schedule run = schedule_as_run(s, Runtime::PyTorch, req.keywords.values);
+    CHECK_FALSE(same_schedule(run, schedule_as_run(s, Runtime::PyTorch)));
+    SimInputs own = inputs(4, s.placement.stage_to_rank).value();
+    CHECK(t.iteration_time == simulate_aggregates(run, s.placement.stage_to_rank, own.sim, own.memory).makespan);
+  }
+}
+
 TEST_CASE("tune: under pytorch-liveness a trial's peak is PyTorch's slot count, and the cap counts slots") {
   // Every family fits a cap of 4 under the byte model (ZBV and V-Min hold half a rank's activation
   // per chunk: 4 and 2 microbatches); in slots each chunk's activation counts whole.
