@@ -74,7 +74,8 @@ class ActionIndex {
   static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
   static constexpr std::uint32_t kKinds = 8;  ///< F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B
   // An indexed kind's slot, by ActionKind; 0xFF: not indexed. A table, and slot() inline, because
-  // every rule looks actions up here, once or twice per action (it was a call and a switch).
+  // every rule looks actions up here, once or twice per action: a call and a switch per lookup
+  // would be paid in every rule's pass (docs/bench.md, "Validation").
   static constexpr std::array<std::uint8_t, kActionKindCount> kKindSlot = [] {
     std::array<std::uint8_t, kActionKindCount> t{};
     t.fill(0xFF);

@@ -1,9 +1,10 @@
 // Reading PyTorch's schedule CSV. Lines are cut here the way fast-cpp-csv-parser's LineReader cuts
 // them (BOM, CRLF, missing final newline, line numbers, its 16 MiB line limit), but found with
-// memchr: LineReader looks for each newline a byte at a time, five instructions per byte, which
-// was the largest single cost of reading a 116 MB schedule. Cells are split here because rows are
-// ragged and empty cells mean something, which its CSVReader<N> cannot express. The byte source
-// is still fast-cpp-csv-parser's interface (io::ByteSourceBase).
+// memchr: LineReader looks for each newline a byte at a time, which on a schedule's long rows costs
+// more than anything else the reader does (docs/bench.md, "Figures behind the reader's choices").
+// Cells are split here because rows are ragged and empty cells mean something, which its
+// CSVReader<N> cannot express. The byte source is still fast-cpp-csv-parser's interface
+// (io::ByteSourceBase).
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -89,7 +90,8 @@ class CheckedSource final : public io::ByteSourceBase {
   }
 
   // A schedule's lines are long (a rank's whole program), so newlines are found with memchr
-  // rather than counted byte by byte (std::count: three instructions per byte here).
+  // rather than counted byte by byte as std::count does (docs/bench.md, "Figures behind the reader's
+  // choices").
   static std::uint64_t count_newlines(const char* p, std::size_t n) {
     std::uint64_t count = 0;
     for (const char* end = p + n; const void* hit = std::memchr(p, '\n', static_cast<std::size_t>(end - p));) {
@@ -305,7 +307,7 @@ class CsvScheduleReader {
 
   // Commas come every few bytes, so they are counted, not searched for: in blocks of at most 255
   // bytes with a byte-wide counter, a loop GCC turns into 16 or 32 bytes per step (counted into a
-  // size_t, the loop ran byte by byte: two instructions per byte).
+  // size_t, GCC keeps it byte by byte: docs/bench.md, "Figures behind the reader's choices").
   static std::size_t count_commas(std::string_view line) {
     std::size_t total = 0;
     for (std::size_t i = 0; i < line.size();) {

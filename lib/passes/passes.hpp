@@ -2,8 +2,9 @@
 //
 // Each pass returns a new schedule and never touches its input (PyTorch's own `_add_send_recv`
 // and `_merge_bw` consume their arguments; these do not). Each is linear in the schedule size;
-// PyTorch's `_add_unshard_reshard` is quadratic for V schedules (362 s for ZBV with 64 ranks and
-// 2048 microbatches) because its look-ahead rescans the rest of the rank at every action.
+// PyTorch's `_add_unshard_reshard` is quadratic for V schedules because its look-ahead rescans the
+// rest of the rank at every action (both timed on ZBV with 64 ranks and 2048 microbatches:
+// docs/bench.md, "Synthesis and lowering").
 //
 // Output is byte-identical to PyTorch's passes at the corpus commit, including the order in which
 // its Python `set` of active stages is iterated (python_set.hpp emulates CPython 3.11's table),

@@ -28,9 +28,9 @@
 // merged with their neighbours (gaps that narrow included) into one box. A merged box of one kind
 // has its colour; one of several kinds is striped, each kind's height its share of the box's
 // time, with a tooltip counting its actions and giving the shares (a box coloured by its
-// commonest kind drew ZBV at 64 ranks as all forwards). So a chart has at most about 2 x
-// max_boxes boxes, whatever the timeline's size (7.4 MB for ZBV at 64 ranks x 512
-// microbatches, where most boxes are striped).
+// commonest kind would draw ZBV at 64 ranks as nearly all forwards, though it runs F, I and W
+// alike). So a chart has at most about 2 x max_boxes boxes, whatever the timeline's size (its
+// size on a large run: docs/bench.md, "Traces and SVG").
 //
 // Not here: the terminal chart (ascii_gantt.hpp) and the zoomable trace (trace_view.hpp).
 #pragma once

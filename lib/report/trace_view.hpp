@@ -33,8 +33,8 @@
 //
 // Times: timeline times are multiplied by TraceOptions::time_scale to give microseconds and
 // written in whole nanoseconds (3 decimals). The output is streamed into the sink in chunks
-// (no DOM): about 250 bytes per action of a run with explicit comms, flows included, written
-// at about 300 MB/s (bench/report_bench.cpp).
+// (no DOM); its size per action and its speed are in docs/bench.md, "Traces and SVG"
+// (bench/report_bench.cpp).
 //
 // Guarantees: no NaN or Inf is ever written (non-finite memory points are left out); slices
 // on one (pid, tid) never overlap, because the timeline is checked first: two entries of one

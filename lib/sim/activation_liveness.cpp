@@ -27,7 +27,8 @@ std::string tuple(const Key& k) { return "(" + std::to_string(k.first) + ", " + 
 // order) and reuses a slot once the lifetime holding it ended before the new one starts, so it
 // opens a slot only where every slot open so far holds a lifetime alive at that start. The count
 // is therefore the most lifetimes alive at one position (both ends included), which one sweep
-// over the order's positions finds, without the sort and the heap (half the time: docs/bench.md).
+// over the order's positions finds, without the sort and the heap (docs/bench.md, "Figures behind
+// the simulator's choices").
 std::uint32_t slot_count(const std::vector<std::pair<std::size_t, std::size_t>>& intervals, std::size_t positions) {
   std::vector<std::int32_t> change(positions + 1, 0);  // lifetimes starting here minus those that ended just before
   for (const auto& [start, release] : intervals) {

@@ -48,7 +48,8 @@ struct Stuck {};     // thrown at the end of the run: the schedule cannot finish
 
 // Who released an action, as much of it as analyze() looks at (split_idle_gap). Two aligned 8-byte
 // words, written and read whole: a By is copied on every step, and field-wise stores followed by a
-// wider load stall store forwarding (measured: 14% of the run).
+// wider load stall store forwarding, which costs a noticeable share of the run (docs/bench.md,
+// "Figures behind the simulator's choices").
 struct By {
   double end = 0;
   std::uint64_t rank_cls = std::uint64_t{kNone};  ///< rank in the low 32 bits, the cause above

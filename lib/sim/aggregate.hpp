@@ -2,14 +2,14 @@
 // both bubble ratios, the bubble decomposition and each rank's peak memory, in one run whose
 // memory is bounded by the pipeline's live window, not by the schedule's length.
 //
-// Why a second run of the same model: a Timeline costs 29 bytes per action, and on a
-// hypervisor every fresh megabyte costs about 0.6-0.8 ms in page faults, so for 6.2M actions the
-// Timeline alone is ~150 ms before a dependency is checked (docs/bench.md). Most questions
-// (`simulate --views summary`, tune's and auto's candidate ranking, validate's thresholds) need
-// only aggregates. This run keeps per event only what a consumer still needs, in a ring indexed
-// by microbatch that covers the microbatches some unfinished action still names (every
-// dependency in the model is between actions of the same microbatch), and folds each finished
-// action into the aggregates at once.
+// Why a second run of the same model: a Timeline costs 29 bytes per action, all of it fresh memory
+// that page faults fill (dearly on a hypervisor), so for millions of actions writing the Timeline
+// alone is a large share of the run before a dependency is checked (docs/bench.md, "The Timeline
+// floor"). Most questions (`simulate --views summary`, tune's and auto's candidate ranking,
+// validate's thresholds) need only aggregates. This run keeps per event only what a consumer
+// still needs, in a ring indexed by microbatch that covers the microbatches some unfinished
+// action still names (every dependency in the model is between actions of the same microbatch),
+// and folds each finished action into the aggregates at once.
 //
 // Contract: the result equals analyze(s, simulate_timed(s, ...), memory) field for field,
 // bit for bit (same_aggregates), except that memory.per_rank (the step function) is left empty.

@@ -162,7 +162,8 @@ class Simulator {
   // Slot of an event, or kNone when the action has no such event (a stage or microbatch out of
   // range, e.g. in a malformed schedule read leniently). Slots are ordered by stage, then
   // microbatch, then kind: a rank walks its stages' microbatches in order, so its own events and
-  // its neighbours' stream through memory (measured ~5% faster than microbatch-major here).
+  // its neighbours' stream through memory, faster than microbatch-major (docs/bench.md, "Figures
+  // behind the simulator's choices").
   Key key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
     if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNoKey;
     return (static_cast<Key>(stage) * microbatches_ + mb) * kKeyKinds + kind;

@@ -38,9 +38,9 @@ class CudaRuntime final : public DeviceRuntime {
     d.backend = "cuda";
     // Every rank has three streams, and CUDA feeds all streams of a device through 8 hardware
     // queues unless told otherwise: with more than 8 streams, launches of independent streams
-    // queue behind each other. On an H200 that made 8 ranks of one-thread kernels run 1.7 to 2.3
-    // times the simulated time, and 1.05 to 1.08 with 32 queues (docs/bench.md, "GPU"). It is
-    // read when the first context is made, so before any CUDA call; a value the user set stays.
+    // queue behind each other. On an H200 that made 8 ranks of one-thread kernels run far behind
+    // the simulated time, and close to it with 32 queues (docs/bench.md, "GPU"). It is read when
+    // the first context is made, so before any CUDA call; a value the user set stays.
     if (const char* set = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
       d.settings = std::string("CUDA_DEVICE_MAX_CONNECTIONS=") + set + " (from the environment)";
     } else {
