@@ -44,6 +44,19 @@ namespace ppsched::run {
 
 inline constexpr std::uint32_t kNoBuffer = 0xFFFFFFFF;
 
+/// How many streams each rank has on its device. They are numbered rank * kStreamsPerRank + kind,
+/// kind 0 compute, 1 send (which also runs the receives of a schedule with SEND/RECV: plan.hpp)
+/// and 2 recv: the order of the simulator's Stream (sim/timeline.hpp), which this seam cannot
+/// include; plan.cpp, which maps one onto the other, checks that they agree.
+inline constexpr std::uint32_t kStreamsPerRank = 3;
+/// Stream `kind` (0 compute, 1 send, 2 recv) of rank `rank`.
+constexpr std::uint32_t stream_of(std::uint32_t rank, std::uint32_t kind = 0) { return rank * kStreamsPerRank + kind; }
+/// The rank whose stream `stream` is.
+constexpr std::uint32_t rank_of_stream(std::uint32_t stream) { return stream / kStreamsPerRank; }
+/// Which of its rank's streams `stream` is: 0 compute, 1 send, 2 recv.
+constexpr std::uint32_t stream_kind(std::uint32_t stream) { return stream % kStreamsPerRank; }
+constexpr bool is_compute_stream(std::uint32_t stream) { return stream_kind(stream) == 0; }
+
 /// What a launch does on the device.
 enum class WorkKind : std::uint8_t {
   None,          ///< nothing but its timing (UNSHARD, RESHARD, REDUCE_GRAD, a SEND's completion)
@@ -106,8 +119,8 @@ struct GemmShape {
 
 enum class Workload : std::uint8_t { Gemm, Synthetic };
 
-/// What a device must prepare for one schedule. Streams are numbered rank * 3 + Stream
-/// (compute 0, send 1, recv 2); events and spans are numbered by the plan.
+/// What a device must prepare for one schedule. Streams are numbered by stream_of(rank, kind);
+/// events and spans are numbered by the plan.
 struct DevicePlan {
   Workload workload = Workload::Gemm;
   GemmShape shape;
@@ -123,7 +136,7 @@ struct DevicePlan {
   /// A device prepares streams, weights and buffers of its own ranks only.
   std::vector<std::int32_t> process_of_rank;
   std::int32_t process = 0;
-  std::uint32_t stream_count() const { return static_cast<std::uint32_t>(device_of_rank.size()) * 3; }
+  std::uint32_t stream_count() const { return static_cast<std::uint32_t>(device_of_rank.size()) * kStreamsPerRank; }
   bool here(std::uint32_t rank) const { return process_of_rank.empty() || process_of_rank.at(rank) == process; }
 };
 

@@ -12,7 +12,7 @@ namespace ppsched::run {
 
 namespace {
 
-std::uint32_t rank_of_op(const HostOp& op) { return op.stream / 3; }
+std::uint32_t rank_of_op(const HostOp& op) { return rank_of_stream(op.stream); }
 
 // Plain values in and out of a byte string, in this machine's layout: every process of a run is
 // the same binary (run_distributed's callers check it), so no portable encoding is needed.

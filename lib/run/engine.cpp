@@ -12,12 +12,12 @@ namespace ppsched::run {
 
 namespace {
 
-// `stream_of` maps each planned stream to the one it runs on (empty: each on its own).
-void enqueue(Device& device, const RunPlan& plan, const std::vector<std::uint32_t>& stream_of = {}) {
+// `runs_on` maps each planned stream to the one it runs on (empty: each on its own).
+void enqueue(Device& device, const RunPlan& plan, const std::vector<std::uint32_t>& runs_on = {}) {
   device.begin_iteration();
   for (std::uint32_t p = 0; p < plan.ops.size(); ++p) {
     const HostOp& op = plan.ops[p];
-    const std::uint32_t stream = stream_of.empty() ? op.stream : stream_of[op.stream];
+    const std::uint32_t stream = runs_on.empty() ? op.stream : runs_on[op.stream];
     for (std::uint32_t w = op.wait_begin; w < op.wait_end; ++w) device.wait(stream, plan.waits[w]);
     device.launch(stream, op.work, p);
     if (op.record != kNoEvent) device.record(stream, op.record);
@@ -112,18 +112,18 @@ std::vector<KindTiming> measure_isolated(Device& device, const RunPlan& plan, st
   // stay, and order the devices among themselves.
   const std::vector<int>& device_of_rank = plan.device.device_of_rank;
   std::vector<std::uint32_t> first_rank(device_of_rank.size(), kNoEntry);
-  std::vector<std::uint32_t> stream_of(plan.device.stream_count());
-  for (std::uint32_t stream = 0; stream < stream_of.size(); ++stream) {
-    const auto d = static_cast<std::size_t>(device_of_rank.at(stream / 3));
+  std::vector<std::uint32_t> runs_on(plan.device.stream_count());
+  for (std::uint32_t stream = 0; stream < runs_on.size(); ++stream) {
+    const auto d = static_cast<std::size_t>(device_of_rank.at(rank_of_stream(stream)));
     if (d >= first_rank.size()) first_rank.resize(d + 1, kNoEntry);
-    if (first_rank[d] == kNoEntry) first_rank[d] = stream / 3;
-    stream_of[stream] = first_rank[d] * 3;
+    if (first_rank[d] == kNoEntry) first_rank[d] = rank_of_stream(stream);
+    runs_on[stream] = stream_of(first_rank[d]);
   }
   Buckets buckets;
   const std::vector<std::vector<double>*> bucket_of = bucket_spans(plan, buckets);
   std::vector<double> start(plan.ops.size()), end(plan.ops.size());
   for (std::size_t i = 0; i < iterations; ++i) {
-    enqueue(device, plan, stream_of);
+    enqueue(device, plan, runs_on);
     device.end_iteration(start, end);
     if (i == 0) continue;  // the first one warms the changed stream order up
     for (std::uint32_t p = 0; p < plan.ops.size(); ++p)
@@ -138,7 +138,7 @@ std::string check_measured_order(const RunPlan& plan, const Measurement& m, doub
   std::vector<std::uint32_t> recorder(plan.device.event_count, kNoEntry);
   std::vector<std::uint32_t> previous(plan.device.stream_count(), kNoEntry);
   const auto& dev = plan.device;
-  auto device_of = [&](std::uint32_t p) { return dev.device_of_rank.at(plan.ops[p].stream / 3); };
+  auto device_of = [&](std::uint32_t p) { return dev.device_of_rank.at(rank_of_stream(plan.ops[p].stream)); };
   auto late = [&](std::uint32_t p, std::uint32_t before, const char* why) -> std::string {
     if (m.last_start_us[p] + tolerance_us >= m.last_end_us[before]) return {};
     return fmt::format("the device started '{}' at {:.3f} us, before '{}' ({}) ended at {:.3f} us",
@@ -189,7 +189,7 @@ Timeline measured_timeline(const RunPlan& plan, const Measurement& m) {
     // The tracks simulate shows: sends and receives apart, though they share one comm stream.
     const HostOp& op = plan.ops[sp.first];
     const ActionKind k = op.work.action;
-    t.stream[e] = op.stream % 3 == 0                                 ? Stream::Compute
+    t.stream[e] = is_compute_stream(op.stream)                       ? Stream::Compute
                   : k == ActionKind::SendF || k == ActionKind::SendB ? Stream::Send
                                                                      : Stream::Recv;
     t.makespan = std::max(t.makespan, t.end[e]);

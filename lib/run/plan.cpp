@@ -18,6 +18,11 @@ Key key(KeyKind k, std::uint64_t stage, std::uint64_t mb) { return (static_cast<
 
 constexpr std::uint32_t kNone = 0xFFFFFFFF;
 
+// A rank's device streams are numbered as the simulator's Stream (run/device.hpp).
+static_assert(kStreamsPerRank == static_cast<std::uint32_t>(kStreamCount) &&
+              static_cast<std::uint32_t>(Stream::Compute) == 0 && static_cast<std::uint32_t>(Stream::Send) == 1 &&
+              static_cast<std::uint32_t>(Stream::Recv) == 2);
+
 // Values by key: a flat array over (kind, stage, microbatch) when that space is small enough,
 // a hash map beyond it or for keys outside it (the simulator does the same for its events).
 class KeyTable {
@@ -121,7 +126,7 @@ class PlanBuilder {
     return stage < placement_.size() ? placement_[stage] : fallback;
   }
   std::uint32_t stream(std::uint32_t rank, Stream which) const {
-    return rank * 3 + (opt_.blocking_comms ? 0u : static_cast<std::uint32_t>(which));
+    return stream_of(rank, opt_.blocking_comms ? 0u : static_cast<std::uint32_t>(which));
   }
   // SENDs and RECVs share one stream per rank, in program order, as NCCL's point-to-point ops on
   // one communicator do and as the simulator models them (a RECV posted early holds back the
@@ -393,7 +398,7 @@ class PlanBuilder {
   // Kahn's algorithm over (stream order + dependencies): the host order.
   void order() {
     const auto n = static_cast<std::uint32_t>(ops_.size());
-    std::vector<std::uint32_t> indegree(n, 0), next_on_stream(n, kNone), last(s_.rank_count() * 3, kNone);
+    std::vector<std::uint32_t> indegree(n, 0), next_on_stream(n, kNone), last(s_.rank_count() * kStreamsPerRank, kNone);
     std::vector<std::vector<std::uint32_t>> dependents(n);
     for (std::uint32_t i = 0; i < n; ++i) {
       std::uint32_t& prev = last[ops_[i].stream];
@@ -425,7 +430,7 @@ class PlanBuilder {
     // A cycle: name the first launch of each stream that could not be ordered.
     std::vector<bool> placed(n, false);
     for (std::uint32_t i : order_) placed[i] = true;
-    std::vector<bool> named(s_.rank_count() * 3, false);
+    std::vector<bool> named(s_.rank_count() * kStreamsPerRank, false);
     std::string msg = "the schedule deadlocks: these launches wait for each other";
     for (std::uint32_t i = 0; i < n; ++i) {
       if (placed[i] || named[ops_[i].stream]) continue;

@@ -278,14 +278,15 @@ void CudaDevice::setup(const DevicePlan& plan) {
 
   streams_.reserve(plan_.stream_count());
   for (std::uint32_t s = 0; s < plan_.stream_count(); ++s) {
-    const int g = gpu_of_rank_[s / 3];
+    const int g = gpu_of_rank_[rank_of_stream(s)];
     if (g < 0) {
       streams_.push_back(nullptr);
       continue;
     }
-    use(g, {"setup", s / 3});
+    use(g, {"setup", rank_of_stream(s)});
     cudaStream_t st = nullptr;
-    check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", {"setup", s / 3});
+    check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
+          {"setup", rank_of_stream(s)});
     streams_.push_back(st);
     if (gpus_[g].first_stream < 0) gpus_[g].first_stream = s;
   }
@@ -297,7 +298,7 @@ void CudaDevice::setup(const DevicePlan& plan) {
   }
   events_.reserve(plan_.event_count);
   for (std::uint32_t e = 0; e < plan_.event_count; ++e) {
-    const std::uint32_t rank = plan_.event_stream[e] / 3;
+    const std::uint32_t rank = rank_of_stream(plan_.event_stream[e]);
     if (!here(rank)) {
       events_.push_back(nullptr);
       continue;
@@ -310,7 +311,7 @@ void CudaDevice::setup(const DevicePlan& plan) {
   span_start_.reserve(plan_.span_count);
   span_end_.reserve(plan_.span_count);
   for (std::uint32_t s = 0; s < plan_.span_count; ++s) {
-    const std::uint32_t rank = plan_.span_stream[s] / 3;
+    const std::uint32_t rank = rank_of_stream(plan_.span_stream[s]);
     if (!here(rank)) {
       span_start_.push_back(nullptr);
       span_end_.push_back(nullptr);
@@ -392,7 +393,7 @@ void CudaDevice::begin_iteration() {
     // Every stream of this GPU starts after iteration_start, so span times count from it.
     check(cudaEventRecord(g.iteration_start, streams_[g.first_stream]), "cudaEventRecord", where);
     for (std::size_t s = 0; s < streams_.size(); ++s)
-      if (gpu_of_rank_[s / 3] == gi && static_cast<std::int64_t>(s) != g.first_stream)
+      if (gpu_of_rank_[rank_of_stream(s)] == gi && static_cast<std::int64_t>(s) != g.first_stream)
         check(cudaStreamWaitEvent(streams_[s], g.iteration_start, 0), "cudaStreamWaitEvent", where);
   }
   std::fill(span_launched_.begin(), span_launched_.end(), false);
@@ -408,7 +409,8 @@ void CudaDevice::wait(std::uint32_t stream, std::uint32_t event) {
   // no-op; what orders the two processes is NCCL matching the Recv with the peer's Send.
   if (!events_[event]) return;
   // Waiting across GPUs is allowed; no current device needed.
-  check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent", {"wait", stream / 3});
+  check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent",
+        {"wait", rank_of_stream(stream)});
 }
 
 void CudaDevice::record(std::uint32_t stream, std::uint32_t event) {
@@ -418,11 +420,11 @@ void CudaDevice::record(std::uint32_t stream, std::uint32_t event) {
     contract("record: stream " + std::to_string(stream) + " or event " + std::to_string(event) +
              " belongs to a rank of another process");
   const std::uint32_t planned = plan_.event_stream[event];
-  if (gpu_of_rank_[planned / 3] != gpu_of_rank_[stream / 3])
+  if (gpu_of_rank_[rank_of_stream(planned)] != gpu_of_rank_[rank_of_stream(stream)])
     contract("record: event " + std::to_string(event) + " was made on the GPU of stream " + std::to_string(planned) +
              ", but stream " + std::to_string(stream) + " records it");
-  const Where where{"record", stream / 3};
-  use(gpu_of_rank_[stream / 3], where);
+  const Where where{"record", rank_of_stream(stream)};
+  use(gpu_of_rank_[rank_of_stream(stream)], where);
   check(cudaEventRecord(events_[event], streams_[stream]), "cudaEventRecord", where);
 }
 
@@ -445,8 +447,8 @@ void CudaDevice::launch(std::uint32_t stream, const Work& work, std::uint32_t sp
   if (!streams_[stream] || !span_start_[span])
     contract("launch of " + std::string(where.what) + ": stream " + std::to_string(stream) + " or span " +
              std::to_string(span) + " belongs to a rank of another process");
-  const int gpu = gpu_of_rank_[stream / 3];
-  if (gpu_of_rank_[plan_.span_stream[span] / 3] != gpu)
+  const int gpu = gpu_of_rank_[rank_of_stream(stream)];
+  if (gpu_of_rank_[rank_of_stream(plan_.span_stream[span])] != gpu)
     contract("launch of " + std::string(where.what) + ": span " + std::to_string(span) +
              " was made on the GPU of stream " + std::to_string(plan_.span_stream[span]) + ", but runs on stream " +
              std::to_string(stream));
@@ -514,7 +516,7 @@ void CudaDevice::run_gemms(std::uint32_t stream, const Work& work, const Where& 
   if (work.stage >= stages_.size() || !here(work.rank))
     contract("launch of " + std::string(where.what) + ": stage " + std::to_string(work.stage) + " or rank " +
              std::to_string(work.rank) + " does not exist here");
-  if (gpu_of_rank_[plan_.rank_of_stage[work.stage]] != gpu_of_rank_[stream / 3])
+  if (gpu_of_rank_[plan_.rank_of_stage[work.stage]] != gpu_of_rank_[rank_of_stream(stream)])
     contract("launch of " + std::string(where.what) + ": stage " + std::to_string(work.stage) +
              "'s weights are on another GPU than stream " + std::to_string(stream));
   const int h = static_cast<int>(shape.hidden);
@@ -537,7 +539,7 @@ void CudaDevice::run_gemms(std::uint32_t stream, const Work& work, const Where& 
   check(cublasSetStream(blas, streams_[stream]), "cublasSetStream", where);
   // cublasSetStream falls back to cuBLAS's own workspace; a rank's compute stream has its own,
   // which no other stream uses concurrently.
-  if (stream % 3 == 0 && stream / 3 == work.rank && rank.workspace)
+  if (is_compute_stream(stream) && rank_of_stream(stream) == work.rank && rank.workspace)
     check(cublasSetWorkspace(blas, rank.workspace, kWorkspaceBytes), "cublasSetWorkspace", where);
 
   const bool input_grad = work.kind == WorkKind::InputGrad || work.kind == WorkKind::FullBackward;
@@ -622,8 +624,8 @@ double CudaDevice::end_iteration(std::span<double> span_start_us, std::span<doub
     }
     if (!span_launched_[s])
       contract("end_iteration: span " + std::to_string(s) + " was not launched in this iteration");
-    const Gpu& g = gpus_[gpu_of_rank_[plan_.span_stream[s] / 3]];
-    const Where where{"end_iteration", plan_.span_stream[s] / 3};
+    const Gpu& g = gpus_[gpu_of_rank_[rank_of_stream(plan_.span_stream[s])]];
+    const Where where{"end_iteration", rank_of_stream(plan_.span_stream[s])};
     float start_ms = 0, end_ms = 0;
     check(cudaEventElapsedTime(&start_ms, g.iteration_start, span_start_[s]), "cudaEventElapsedTime", where);
     check(cudaEventElapsedTime(&end_ms, g.iteration_start, span_end_[s]), "cudaEventElapsedTime", where);

@@ -2,7 +2,7 @@
 // GEMMs, peer copies and a stream-ordered memory pool per GPU.
 //
 // What it keeps per schedule (setup):
-//   - 3 non-blocking streams per rank on the rank's GPU (stream id rank * 3 + k).
+//   - 3 non-blocking streams per rank on the rank's GPU (stream id stream_of(rank, kind), run/device.hpp).
 //   - each dependency event on the GPU of the one stream that records it (DevicePlan::event_stream),
 //     each span's start and end timing events on the GPU of its stream (DevicePlan::span_stream):
 //     CUDA records an event only on a stream of the event's own device.

@@ -45,7 +45,8 @@ class CudaRuntime final : public DeviceRuntime {
       d.settings = std::string("CUDA_DEVICE_MAX_CONNECTIONS=") + set + " (from the environment)";
     } else {
       setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-      d.settings = "CUDA_DEVICE_MAX_CONNECTIONS=32 (set by ppsched: each rank has 3 streams)";
+      d.settings = "CUDA_DEVICE_MAX_CONNECTIONS=32 (set by ppsched: each rank has " + std::to_string(kStreamsPerRank) +
+                   " streams)";
     }
     // Each GEMM kernel fills the GPU, so ranks that share one take turns on it.
     d.compute_is_shared = true;

@@ -93,7 +93,7 @@ TEST_CASE("a process's plan keeps its rank's launches, turns transfers into Send
     CHECK(check_host_order(local).empty());
     std::size_t sends = 0, dones = 0, recvs = 0;
     for (const HostOp& op : local.ops) {
-      CHECK(op.stream / 3 == static_cast<std::uint32_t>(me));
+      CHECK(rank_of_stream(op.stream) == static_cast<std::uint32_t>(me));
       sends += op.work.kind == WorkKind::Send;
       dones += op.work.kind == WorkKind::SendDone;
       recvs += op.work.kind == WorkKind::Recv;
@@ -217,7 +217,7 @@ TEST_CASE("transfers the two ranks order differently are named, not silently mat
 }
 
 TEST_CASE("a receive whose sender never sends fails within the timeout, naming the rank and the launch") {
-  const DevicePlan plan = two_process_plan({"1RECV_F0"}, 3);
+  const DevicePlan plan = two_process_plan({"1RECV_F0"}, stream_of(1));
   test::ThreadWorld world(2);
   const auto began = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH(
@@ -232,7 +232,7 @@ TEST_CASE("a receive whose sender never sends fails within the timeout, naming t
                             device->begin_iteration();
                             Work w;
                             w.kind = WorkKind::Recv, w.action = ActionKind::RecvF, w.rank = 1, w.stage = 1, w.peer = 0;
-                            device->launch(4, w, 0);
+                            device->launch(stream_of(1, 1), w, 0);
                           }),
       Catch::Contains("rank 1 ('1RECV_F0') waited for rank 0's send") && Catch::Contains("no message from process 0"));
   CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(5));
