@@ -28,6 +28,7 @@
 #include <cmath>
 #include <limits>
 
+#include "passes/key_table.hpp"
 #include "sim/timed_rules.hpp"
 
 namespace ppsched {
@@ -156,7 +157,7 @@ class AggregateRun {
     std::uint32_t max_stage = 0;
     bool any_stage = false, bad = false;
     const std::size_t steps = s_.step_count();
-    const double limit = 16.0 * double(steps + 64);  // timed.cpp's bound for a dense grid
+    const double limit = dense_grid_limit(steps);  // the bound of timed.cpp's dense event table
     const std::size_t placed = placement_.size();
     remaining_.assign(1024, 0);
     std::uint32_t* counts = remaining_.data();

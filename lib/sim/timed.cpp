@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <queue>
-#include <unordered_map>
 
 #include "ir/action_text.hpp"
+#include "passes/key_table.hpp"
 #include "sim/timed_rules.hpp"
 
 namespace ppsched {
@@ -22,7 +22,8 @@ TimedDeadlock::TimedDeadlock(std::vector<Stuck> stuck, Timeline partial)
 namespace {
 
 constexpr std::uint32_t kNone = Timeline::kNone;
-// Event keys are 64-bit: (microbatch x stages + stage) x kinds + kind, up to 2^32 x 2^16 x 6.
+// Event keys are KeyTable's (passes/key_table.hpp): (stage x microbatches + microbatch) x kinds
+// + kind, up to 2^16 x 2^32 x 6.
 using Key = std::uint64_t;
 constexpr Key kNoKey = ~Key{0};
 constexpr double kNotDone = -1.0;
@@ -76,12 +77,7 @@ class Simulator {
 
   Timeline run() {
     build_entries();
-    // A dense slot table when the schedule fills its stage x microbatch grid, as real schedules
-    // do; a hash map when it is sparse (one action at microbatch 4e9 would otherwise ask for a
-    // table of 4e9 x 6 slots).
-    const double grid = double(stages_) * double(microbatches_);
-    dense_ = grid <= 16.0 * double(t_.step.size() + 64);
-    if (dense_) slots_.assign(std::size_t{kKeyKinds} * stages_ * microbatches_, Slot{});
+    slots_ = Slots(stages_, microbatches_, t_.step.size());
     const std::size_t streams = t_.rank_count() * kQueues;
     wait_next_.assign(streams, kNone);
     waiting_on_.assign(streams, kNoKey);
@@ -159,14 +155,11 @@ class Simulator {
     return kNone;
   }
 
-  // Slot of an event, or kNone when the action has no such event (a stage or microbatch out of
-  // range, e.g. in a malformed schedule read leniently). Slots are ordered by stage, then
-  // microbatch, then kind: a rank walks its stages' microbatches in order, so its own events and
-  // its neighbours' stream through memory, faster than microbatch-major (docs/bench.md, "Figures
-  // behind the simulator's choices").
+  // Slot of an event, or kNoKey when the action has no such event (a stage or microbatch out of
+  // range, e.g. in a malformed schedule read leniently).
   Key key(KeyKind kind, std::int64_t stage, std::uint32_t mb) const {
     if (stage < 0 || stage >= stages_ || mb >= microbatches_) return kNoKey;
-    return (static_cast<Key>(stage) * microbatches_ + mb) * kKeyKinds + kind;
+    return slots_.key(kind, static_cast<std::uint64_t>(stage), mb);
   }
   // An entry's progress lives in one byte per entry (not in the timeline's times), so that the
   // control flow is the same with and without times and a check touches 1 byte, not 8.
@@ -174,12 +167,8 @@ class Simulator {
   bool posted(std::uint32_t e) const { return e != kNone && state_[e] != kNew; }
   double end_of(std::uint32_t e) const { return times_ ? t_.end[e] : 0.0; }
 
-  Slot& slot_at(Key k) { return dense_ ? slots_[k] : sparse_[k]; }
-  std::uint32_t entry_at(Key k) const {
-    if (dense_) return slots_[k].entry;
-    auto it = sparse_.find(k);
-    return it == sparse_.end() ? kNone : it->second.entry;
-  }
+  Slot& slot_at(Key k) { return slots_[k]; }
+  std::uint32_t entry_at(Key k) const { return slots_.get(k).entry; }
 
   void publish(Key k, std::uint32_t e) {
     if (k == kNoKey) return;
@@ -468,10 +457,9 @@ class Simulator {
         static constexpr const char* kNames[] = {"F", "I or B", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
         static constexpr ActionKind kKinds[] = {ActionKind::F,     ActionKind::I,     ActionKind::SendF,
                                                 ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB};
-        const auto kind = static_cast<std::uint32_t>(k % kKeyKinds);
-        const Key rest = k / kKeyKinds;
-        wstage = static_cast<std::uint32_t>(rest / microbatches_);
-        wmb = static_cast<std::uint32_t>(rest % microbatches_);
+        const std::uint32_t kind = slots_.kind_of(k);
+        wstage = slots_.stage_of(k);
+        wmb = slots_.microbatch_of(k);
         waits = kKinds[kind];
         why = fmt::format("{} of stage {}, microbatch {}", kNames[kind], wstage, wmb);
       }
@@ -500,9 +488,8 @@ class Simulator {
     std::uint32_t entry = kNone;    ///< the entry that raised this event
     std::uint32_t waiters = kNone;  ///< streams waiting for it (intrusive list through wait_next_)
   };
-  bool dense_ = true;
-  std::vector<Slot> slots_;               ///< dense: indexed by key
-  std::unordered_map<Key, Slot> sparse_;  ///< sparse: only the keys touched
+  using Slots = KeyTable<Slot, kKeyKinds>;
+  Slots slots_;  ///< by event key: dense, or sparse for a malformed schedule's far microbatch
   std::uint32_t partner_rank_ = 0;
   std::vector<std::uint32_t> wait_next_, last_, cursor_;
   std::vector<Key> waiting_on_;
