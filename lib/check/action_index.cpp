@@ -10,11 +10,8 @@ ActionIndex::ActionIndex(const CheckContext& ctx) : stages_(ctx.stages), microba
   rank_begin_.push_back(0);
   for (const auto& r : s.ranks)
     rank_begin_.push_back(rank_begin_.back() + static_cast<std::uint32_t>(r.actions.size()));
-  dense_ = double(stages_) * double(microbatches_) <= 16.0 * (double(rank_begin_.back()) + 64);
-  if (dense_) {
-    first_.assign(std::size_t{kKinds} * stages_ * microbatches_, kNone);
-    count_.assign(first_.size(), 0);
-  }
+  first_ = {stages_, microbatches_, rank_begin_.back(), kNone};
+  count_ = {stages_, microbatches_, rank_begin_.back(), 0};
   stage_rank_.assign(stages_, kNone);
   stage_kinds_.assign(stages_, 0);
   for_each_leaf(s, [&](std::size_t r, std::size_t step, const Action& a) {
@@ -33,8 +30,8 @@ ActionIndex::ActionIndex(const CheckContext& ctx) : stages_(ctx.stages), microba
     if (!a.has_stage() || !a.has_microbatch()) return;
     std::uint64_t i = slot(a.kind, a.stage, a.microbatch());
     if (i == kNoSlot) return;
-    std::uint32_t& first = dense_ ? first_[i] : sparse_[i].first;
-    std::uint8_t& count = dense_ ? count_[i] : sparse_[i].count;
+    std::uint32_t& first = first_[i];
+    std::uint8_t& count = count_[i];
     if (first == kNone) first = ordinal(r, step);
     any_repeat_ |= count != 0;
     if (count < 255) ++count;

@@ -4,11 +4,11 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "check/check.hpp"
+#include "passes/key_table.hpp"
 #include "sim/activation_liveness.hpp"
 #include "sim/analysis.hpp"
 #include "sim/timed.hpp"
@@ -24,17 +24,11 @@ class ActionIndex {
 
   std::uint32_t first(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
     auto i = slot(k, stage, mb);
-    if (i == kNoSlot) return kNone;
-    if (dense_) return first_[i];
-    auto it = sparse_.find(i);
-    return it == sparse_.end() ? kNone : it->second.first;
+    return i == kNoSlot ? kNone : first_.get(i);
   }
   std::uint32_t count(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
     auto i = slot(k, stage, mb);
-    if (i == kNoSlot) return 0;
-    if (dense_) return count_[i];
-    auto it = sparse_.find(i);
-    return it == sparse_.end() ? 0 : it->second.count;
+    return i == kNoSlot ? 0 : count_.get(i);
   }
   std::uint32_t ordinal(std::size_t rank, std::size_t step) const {
     return rank_begin_[rank] + static_cast<std::uint32_t>(step);
@@ -66,7 +60,7 @@ class ActionIndex {
   std::uint32_t stage_kinds(std::uint32_t stage) const { return stage < stage_kinds_.size() ? stage_kinds_[stage] : 0; }
   /// Whether the tables are dense (every (kind, stage, microbatch) has a cell): then a rule can
   /// walk the stage x microbatch grid instead of the actions.
-  bool dense() const { return dense_; }
+  bool dense() const { return first_.dense() && count_.dense(); }  // both are, or neither
   std::uint32_t stages() const { return stages_; }
   std::uint32_t microbatches() const { return microbatches_; }
 
@@ -87,21 +81,13 @@ class ActionIndex {
   std::uint64_t slot(ActionKind k, std::uint32_t stage, std::uint32_t mb) const {
     const std::uint32_t ks = kKindSlot[static_cast<std::size_t>(k)];
     if (ks == 0xFF || stage >= stages_ || mb >= microbatches_) return kNoSlot;
-    // Stage-major: the rules walk each rank's program in order, and a rank holds few stages, so
-    // their lookups (and a partner stage's, next door) stream through memory instead of jumping.
-    return (std::uint64_t{stage} * microbatches_ + mb) * kKinds + ks;
+    return first_.key(ks, stage, mb);
   }
   std::uint32_t stages_, microbatches_;
-  // Dense arrays when the schedule fills its stage x microbatch grid (real schedules do); a hash
-  // map when it is sparse, so one action at microbatch 4e9 does not ask for a 4e9-slot table.
-  bool dense_ = true;
-  std::vector<std::uint32_t> first_;
-  std::vector<std::uint8_t> count_;  // saturates at 255
-  struct Entry {
-    std::uint32_t first = kNone;
-    std::uint8_t count = 0;
-  };
-  std::unordered_map<std::uint64_t, Entry> sparse_;
+  // Two tables over the same grid, so both are dense or both sparse, and share their keys: 5
+  // bytes a cell, where one table of (first, count) would pad them to 8.
+  KeyTable<std::uint32_t, kKinds> first_;
+  KeyTable<std::uint8_t, kKinds> count_;  // saturates at 255
   std::vector<std::uint32_t> rank_begin_;
   std::array<std::uint64_t, kActionKindCount> kind_count_{};
   bool any_repeat_ = false, any_stage_beyond_ = false, any_mb_beyond_ = false, any_stage_on_two_ranks_ = false;
