@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "ir/action_text.hpp"
+#include "passes/key_table.hpp"
 #include "sim/timeline.hpp"
 
 namespace ppsched::run {
@@ -23,56 +25,35 @@ static_assert(kStreamsPerRank == static_cast<std::uint32_t>(kStreamCount) &&
               static_cast<std::uint32_t>(Stream::Compute) == 0 && static_cast<std::uint32_t>(Stream::Send) == 1 &&
               static_cast<std::uint32_t>(Stream::Recv) == 2);
 
-// Values by key: a flat array over (kind, stage, microbatch) when that space is small enough,
-// a hash map beyond it or for keys outside it (the simulator does the same for its events).
-class KeyTable {
+// Values by key, in a KeyTable over the schedule's stage x microbatch grid (passes/key_table.hpp).
+// What a launch publishes is keyed by its own action's stage and microbatch, so it is in the grid;
+// a key outside it (the partner of a SEND past the last stage) has no value.
+class KeyValues {
  public:
-  KeyTable(std::uint64_t stages, std::uint64_t mbs) : stages_(stages), mbs_(mbs) {
-    const std::uint64_t cells = (kStash + 1) * stages * mbs;
-    if (cells <= (1u << 24)) dense_.assign(cells, kNoneValue);
-  }
+  KeyValues(std::uint32_t stages, std::uint32_t mbs, std::size_t steps) : table_(stages, mbs, steps, kNoneValue) {}
   std::uint32_t get(Key k) const {
-    if (std::uint64_t i = index(k); i != kOutside) return dense_[i];
-    auto it = sparse_.find(k);
-    return it == sparse_.end() ? kNoneValue : it->second;
+    const std::uint64_t st = (k >> 32) & 0xFFFF, m = k & 0xFFFFFFFF;
+    return table_.holds(st, m) ? table_.get(table_.key(static_cast<std::uint32_t>(k >> 48), st, m)) : kNoneValue;
   }
   /// Sets k's value unless it has one (the first publisher wins, as in the simulator).
   void set_once(Key k, std::uint32_t v) {
-    if (std::uint64_t i = index(k); i != kOutside) {
-      if (dense_[i] == kNoneValue) dense_[i] = v;
-      return;
-    }
-    sparse_.emplace(k, v);
+    if (std::uint32_t& x = at(k); x == kNoneValue) x = v;
   }
-  void set(Key k, std::uint32_t v) {
-    if (std::uint64_t i = index(k); i != kOutside) {
-      dense_[i] = v;
-      return;
-    }
-    sparse_[k] = v;
-  }
+  void set(Key k, std::uint32_t v) { at(k) = v; }
   /// Calls f(key, value) for every key of `kind` that has a value.
   template <typename F>
   void for_each(KeyKind kind, F f) const {
-    if (!dense_.empty())
-      for (std::uint64_t st = 0; st < stages_; ++st)
-        for (std::uint64_t m = 0; m < mbs_; ++m)
-          if (std::uint32_t v = dense_[(kind * stages_ + st) * mbs_ + m]; v != kNoneValue) f(key(kind, st, m), v);
-    for (const auto& [k, v] : sparse_)
-      if ((k >> 48) == kind) f(k, v);
+    table_.for_each(kind, [&](std::uint64_t st, std::uint64_t m, std::uint32_t v) { f(key(kind, st, m), v); });
   }
   static constexpr std::uint32_t kNoneValue = 0xFFFFFFFF;
 
  private:
-  static constexpr std::uint64_t kOutside = ~0ull;
-  std::uint64_t index(Key k) const {
-    const std::uint64_t kind = k >> 48, st = (k >> 32) & 0xFFFF, m = k & 0xFFFFFFFF;
-    if (dense_.empty() || st >= stages_ || m >= mbs_) return kOutside;
-    return (kind * stages_ + st) * mbs_ + m;
+  std::uint32_t& at(Key k) {
+    const std::uint64_t st = (k >> 32) & 0xFFFF, m = k & 0xFFFFFFFF;
+    if (!table_.holds(st, m)) throw std::logic_error("run plan: a launch publishes a key outside the schedule");
+    return table_[table_.key(static_cast<std::uint32_t>(k >> 48), st, m)];
   }
-  std::uint64_t stages_, mbs_;
-  std::vector<std::uint32_t> dense_;
-  std::unordered_map<Key, std::uint32_t> sparse_;
+  KeyTable<std::uint32_t, kStash + 1> table_;
 };
 
 struct PendingDep {
@@ -89,8 +70,8 @@ class PlanBuilder {
         opt_(opt),
         stages_(stages_in_use(s)),
         microbatches_(microbatches_in_use(s)),
-        published_(stages_, microbatches_),
-        entry_of_(stages_, microbatches_) {
+        published_(stages_, microbatches_, s.step_count()),
+        entry_of_(stages_, microbatches_, s.step_count()) {
     explicit_comms_ = has_comms(s);
   }
 
@@ -240,7 +221,7 @@ class PlanBuilder {
       return;
     }
     const std::uint32_t b = published_.get(k);
-    if (b == KeyTable::kNoneValue) return;
+    if (b == KeyValues::kNoneValue) return;
     w.stash = b;
     if (a.kind == ActionKind::B || a.kind == ActionKind::W) add_free(op, b);
   }
@@ -346,7 +327,7 @@ class PlanBuilder {
       if (kind == kSendPostB && st == 0) return;
       const std::uint32_t recv =
           entry_of_.get(kind == kSendPostF ? key(kRecvCopyF, st + 1, m) : key(kRecvCopyB, st - 1, m));
-      if (recv == KeyTable::kNoneValue || plan_.entry_peer[recv] != kNoEntry) return;
+      if (recv == KeyValues::kNoneValue || plan_.entry_peer[recv] != kNoEntry) return;
       plan_.entry_peer[send] = recv;
       plan_.entry_peer[recv] = send;
     };
@@ -361,7 +342,7 @@ class PlanBuilder {
   void resolve() {
     for (const PendingDep& d : pending_) {
       const std::uint32_t producer = published_.get(d.key);
-      if (producer == KeyTable::kNoneValue) {
+      if (producer == KeyValues::kNoneValue) {
         const auto kind = static_cast<KeyKind>(d.key >> 48);
         static constexpr const char* kWhat[] = {"F", "backward", "SEND_F", "SEND_B", "RECV_F", "RECV_B", ""};
         throw PlanError(describe(d.op) + " needs " + kWhat[kind] + " of stage " +
@@ -487,8 +468,8 @@ class PlanBuilder {
   bool explicit_comms_ = false;
   std::vector<Op> ops_;
   std::vector<PendingDep> pending_;
-  KeyTable published_;  // ops by what they produce; stash buffers under kStash
-  KeyTable entry_of_;   // SEND and RECV entries, for the trace's arrows
+  KeyValues published_;  // ops by what they produce; stash buffers under kStash
+  KeyValues entry_of_;   // SEND and RECV entries, for the trace's arrows
   std::vector<std::uint32_t> alloc_op_, free_op_;
   std::vector<std::uint32_t> order_;
   RunPlan plan_;
