@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ir/action_text.hpp"
+#include "passes/key_table.hpp"
 #include "passes/microbatch_set.hpp"
 
 namespace ppsched {
@@ -15,65 +16,49 @@ namespace {
 
 // The per-rank sets of actions done, for the only kinds readiness asks about (F, B, I, SEND_F,
 // RECV_F, SEND_B, RECV_B). In a well-formed schedule a stage's actions run on the rank that owns
-// it, so (stage, kind) finds a bitmap over microbatches directly when the rank is the stage's
-// owner. Everything else (an action run on a rank that does not own its stage, a microbatch so far
-// out that a bitmap would waste memory, no microbatch at all) goes to a MicrobatchSet keyed by
-// rank, stage and kind: malformed input costs speed, never memory or correctness.
+// it, so an action its stage's owner ran is a bit (one per kind) in the (stage, microbatch) cell
+// of a KeyTable, dense unless the grid is far bigger than the schedule (passes/key_table.hpp).
+// Everything else (an action run on a rank that does not own its stage, no microbatch at all)
+// goes to a MicrobatchSet keyed by rank, stage and kind: malformed input costs speed, never
+// memory or correctness.
 class DoneSet {
  public:
-  explicit DoneSet(const std::vector<std::uint32_t>& stage_to_rank)
-      : owner_(stage_to_rank), groups_(stage_to_rank.size() * kKinds) {}
+  DoneSet(const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t microbatches, std::size_t steps)
+      : owner_(stage_to_rank), owned_(static_cast<std::uint32_t>(stage_to_rank.size()), microbatches, steps) {}
 
   static constexpr bool recorded(ActionKind k) {
     return k >= ActionKind::F && k <= ActionKind::RecvB && k != ActionKind::W;
   }
 
   void insert(std::uint32_t rank, std::uint16_t stage, ActionKind kind, std::uint32_t microbatch) {
-    if (Group* g = group(rank, stage, kind)) {
-      const std::size_t word = microbatch / 64;
-      if (word >= g->bits.size() && word < g->entries + 64)
-        g->bits.resize(std::min(std::max(word + 1, 2 * g->bits.size()), g->entries + 64), 0);
-      if (word < g->bits.size()) {
-        g->bits[word] |= std::uint64_t{1} << (microbatch % 64);
-        ++g->entries;
-        return;
-      }
+    if (owns(rank, stage) && microbatch < owned_.microbatches()) {
+      owned_[owned_.key(0, stage, microbatch)] |= bit(kind);
+      return;
     }
-    sparse_.insert(name(rank, stage, kind), microbatch);
-    any_sparse_ = true;
+    others_.insert(name(rank, stage, kind), microbatch);
+    any_others_ = true;
   }
 
   bool contains(std::uint32_t rank, std::uint16_t stage, ActionKind kind, std::uint32_t microbatch) const {
-    if (const Group* g = group(rank, stage, kind)) {
-      const std::size_t word = microbatch / 64;
-      if (word < g->bits.size() && (g->bits[word] >> (microbatch % 64) & 1)) return true;
-    }
-    return any_sparse_ && sparse_.contains(name(rank, stage, kind), microbatch);
+    if (owns(rank, stage) && microbatch < owned_.microbatches())
+      return owned_.get(owned_.key(0, stage, microbatch)) & bit(kind);
+    return any_others_ && others_.contains(name(rank, stage, kind), microbatch);
   }
 
  private:
-  static constexpr std::size_t kKinds = 8;  // F..RECV_B are kinds 1..8
-
-  struct Group {
-    std::vector<std::uint64_t> bits;
-    std::size_t entries = 0;  // bits set; a bitmap keeps at least one per 64 words
-  };
-
-  Group* group(std::uint32_t rank, std::uint16_t stage, ActionKind kind) {
-    return const_cast<Group*>(std::as_const(*this).group(rank, stage, kind));
-  }
-  const Group* group(std::uint32_t rank, std::uint16_t stage, ActionKind kind) const {
-    if (stage >= owner_.size() || owner_[stage] != rank) return nullptr;
-    return &groups_[std::size_t{stage} * kKinds + (static_cast<std::size_t>(kind) - 1)];
+  bool owns(std::uint32_t rank, std::uint16_t stage) const { return stage < owner_.size() && owner_[stage] == rank; }
+  // F..RECV_B are kinds 1..8: one bit each of a cell.
+  static std::uint8_t bit(ActionKind kind) {
+    return static_cast<std::uint8_t>(1u << (static_cast<unsigned>(kind) - 1));
   }
   static std::uint64_t name(std::uint32_t rank, std::uint16_t stage, ActionKind kind) {
     return std::uint64_t{rank} << 32 | std::uint64_t{stage} << 8 | static_cast<std::uint64_t>(kind);
   }
 
   const std::vector<std::uint32_t>& owner_;
-  std::vector<Group> groups_;
-  MicrobatchSet sparse_;
-  bool any_sparse_ = false;
+  KeyTable<std::uint8_t, 1> owned_;  // by (stage, microbatch): the kinds its owner ran
+  MicrobatchSet others_;
+  bool any_others_ = false;
 };
 
 class StepSimulator {
@@ -82,7 +67,7 @@ class StepSimulator {
       : s_(s),
         stage_to_rank_(stage_to_rank),
         last_stage_(static_cast<std::int64_t>(num_stages) - 1),
-        done_(stage_to_rank) {}
+        done_(stage_to_rank, microbatches_in_use(s), s.step_count()) {}
 
   Schedule run(std::size_t max_cells) {
     const auto ranks = static_cast<std::uint32_t>(s_.rank_count());

@@ -66,9 +66,10 @@
 //     (PyTorch's stage -1; for OVERLAP_F_B this is where PyTorch stops even with sub-actions).
 //
 // Cost: linear in the output (the timelines, idle steps included): each rank keeps a cursor into
-// its program, and the done-sets are bitmaps over microbatches per (stage, kind) for the rank that
-// owns the stage, with a hash set behind them for anything else (an action run off its owner's
-// rank, a microbatch far beyond the others, none at all). PyTorch takes each action off the front
+// its program, and the done-sets are a bit per kind in a (stage, microbatch) table for the rank
+// that owns the stage (passes/key_table.hpp: an array, or a hash map when a microbatch far beyond
+// the others makes the grid too big for the schedule), with a hash set behind it for anything
+// else (an action run off its owner's rank, none at all). PyTorch takes each action off the front
 // of a Python list (list.pop(0)), which makes its version quadratic in the length of a rank where
 // this one is linear (both timed on 1F1B with 64 ranks and 16384 microbatches lowered with SEND/RECV:
 // docs/bench.md, "The 6.2M-action schedule").
