@@ -11,6 +11,7 @@
 
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
+#include "passes/key_table.hpp"
 
 namespace ppsched::check {
 
@@ -58,7 +59,7 @@ bool provably_structurally_clean(const CheckContext& ctx) {
   const Schedule& s = *ctx.schedule;
   if (s.rank_count() != ctx.ranks) return false;  // rank-count
   const double grid = double(ctx.stages) * double(ctx.microbatches);
-  if (grid > 16.0 * (double(s.step_count()) + 64)) return false;  // sparse: the rules' hash map serves
+  if (grid > dense_grid_limit(s.step_count())) return false;  // a sparse index: the rules' hash map serves
   Proof proof{ctx, std::vector<std::uint8_t>(static_cast<std::size_t>(grid), 0),
               std::vector<std::uint32_t>(ctx.stages, ActionIndex::kNone)};
   // With a placement to check against, each stage's rank is known before its first action.
