@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "auto/auto_schedule.hpp"
 #include "check/check.hpp"
 #include "check/expectations.hpp"
 #include "cli_support.hpp"
@@ -15,7 +16,6 @@
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
 #include "report/pipeline_grid.hpp"
-#include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {

@@ -1,4 +1,4 @@
-// Speed of the automatic schedule search (lib/synth/auto), against the Zero Bubble authors'
+// Speed of the automatic schedule search (lib/auto), against the Zero Bubble authors'
 // Python search (sail-sg/zero-bubble-pipeline-parallelism: 2 s for 64 stages x 512
 // microbatches, 42 s for 256 x 2048, as issue 9 states).
 //
@@ -21,7 +21,7 @@
 // Counters: actions (in the schedule built), candidates (how many the search measured).
 #include <benchmark/benchmark.h>
 
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
 
 namespace {
 

@@ -9,9 +9,9 @@
 #include <thread>
 #include <utility>
 
+#include "auto/auto_schedule.hpp"
 #include "passes/passes.hpp"
 #include "sim/aggregate.hpp"
-#include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched {

@@ -6,13 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
+#include "auto/v_blocks.hpp"
+#include "auto/v_rounds.hpp"
 #include "check/check.hpp"
 #include "sim/memory.hpp"
 #include "support/catch.hpp"
-#include "synth/auto/auto_schedule.hpp"
-#include "synth/auto/greedy.hpp"
-#include "synth/auto/v_blocks.hpp"
-#include "synth/auto/v_rounds.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;

@@ -3,10 +3,10 @@
 // exactly what the run on the whole pattern builds.
 #include <random>
 
+#include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
 #include "support/catch.hpp"
 #include "support/greedy_runs.hpp"
-#include "synth/auto/auto_schedule.hpp"
-#include "synth/auto/greedy.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;

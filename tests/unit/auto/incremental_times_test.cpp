@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <random>
 
+#include "auto/incremental_times.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 #include "support/catch.hpp"
 #include "support/random_pipeline.hpp"
-#include "synth/auto/incremental_times.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;

@@ -2,11 +2,11 @@
 // periods are copied instead of decided. It must build exactly what deciding every step builds.
 #include <random>
 
+#include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
+#include "auto/variants.hpp"
 #include "support/catch.hpp"
 #include "support/greedy_runs.hpp"
-#include "synth/auto/auto_schedule.hpp"
-#include "synth/auto/greedy.hpp"
-#include "synth/auto/variants.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;

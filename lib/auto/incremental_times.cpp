@@ -10,13 +10,13 @@
 // action it waits for), so a move that closes a cycle of waits is found stuck, as the simulator
 // finds it. It stops early once the window is done and no action left waits for a time that
 // changed: the rest keeps its times.
-#include "synth/auto/incremental_times.hpp"
+#include "auto/incremental_times.hpp"
 
 #include <algorithm>
 
+#include "auto/shape.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

@@ -1,4 +1,4 @@
-// The pipeline as the automatic search sees it (internal to lib/synth/auto): placement, and each
+// The pipeline as the automatic search sees it (internal to lib/auto): placement, and each
 // stage's costs and memory, resolved once per search and shared by the greedy and the search.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
 
 namespace ppsched::auto_detail {
 

@@ -1,4 +1,4 @@
-// The greedy list scheduler of the automatic search (internal to lib/synth/auto; the public entry
+// The greedy list scheduler of the automatic search (internal to lib/auto; the public entry
 // is greedy_schedule in auto_schedule.hpp, and GreedyPolicy there says what a variant changes).
 #pragma once
 
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "auto/shape.hpp"
 #include "ir/action.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

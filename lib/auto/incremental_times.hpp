@@ -1,5 +1,5 @@
 // The timed model of a compute-only schedule, kept up to date while the local search moves its
-// actions (internal to lib/synth/auto; local_search.cpp).
+// actions (internal to lib/auto; local_search.cpp).
 //
 // The local search tries some 2 x 6 moves per action and pass, and simulating the whole schedule
 // for each made it the search's main cost at small sizes (docs/bench.md, "Small sizes"). A move
@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "auto/auto_schedule.hpp"
 #include "ir/schedule.hpp"
 #include "sim/memory.hpp"
-#include "synth/auto/auto_schedule.hpp"
 
 namespace ppsched::auto_detail {
 

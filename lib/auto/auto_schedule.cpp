@@ -1,7 +1,7 @@
 // The automatic schedule (auto_schedule.hpp): the search that orders its candidates (the greedy
 // variants of variants.cpp run by greedy.cpp, the handcrafted families, the V patterns squeezed)
 // so that a good one comes early and the others can give up, then local search (local_search.cpp).
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
 
 #include <fmt/format.h>
 
@@ -12,13 +12,13 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "auto/candidate.hpp"
+#include "auto/greedy.hpp"
+#include "auto/local_search.hpp"
+#include "auto/v_blocks.hpp"
+#include "auto/v_rounds.hpp"
+#include "auto/variants.hpp"
 #include "sim/memory.hpp"
-#include "synth/auto/candidate.hpp"
-#include "synth/auto/greedy.hpp"
-#include "synth/auto/local_search.hpp"
-#include "synth/auto/v_blocks.hpp"
-#include "synth/auto/v_rounds.hpp"
-#include "synth/auto/variants.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched {

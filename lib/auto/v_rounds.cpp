@@ -1,7 +1,7 @@
 // A V schedule built in rounds (v_rounds.hpp). Times here are the timed model's (an action starts
 // when its rank is free and its inputs, plus their transfers, are there); they only decide the
 // order: the greedy replays the order and measures it exactly.
-#include "synth/auto/v_rounds.hpp"
+#include "auto/v_rounds.hpp"
 
 #include <algorithm>
 #include <cmath>

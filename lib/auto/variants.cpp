@@ -1,5 +1,5 @@
 // The greedy variants of the automatic search (variants.hpp).
-#include "synth/auto/variants.hpp"
+#include "auto/variants.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The greedy list scheduler (greedy.hpp): each rank, whenever it is free, runs the most urgent
 // action that is ready (see auto_schedule.hpp for the rules and the variants).
-#include "synth/auto/greedy.hpp"
+#include "auto/greedy.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-// The greedy variants the automatic search tries, in order (internal to lib/synth/auto; what a
+// The greedy variants the automatic search tries, in order (internal to lib/auto; what a
 // variant changes is documented on GreedyPolicy in auto_schedule.hpp).
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/auto/shape.hpp"
+#include "auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

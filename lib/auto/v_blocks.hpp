@@ -1,4 +1,4 @@
-// V orders from building blocks (internal to lib/synth/auto): every distinct building block of
+// V orders from building blocks (internal to lib/auto): every distinct building block of
 // "Pipeline Parallelism with Controllable Memory" (Qi et al., arXiv 2405.15362) that fits what a
 // cap holds, each run through the paper's framework (synth/v_block.hpp: repeat, squeeze, reorder
 // the warm-up and the cool-down, fill the holes, in unit slots). At a tight cap V-Min and V-Half
@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "auto/shape.hpp"
 #include "ir/action.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 
