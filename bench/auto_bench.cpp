@@ -22,10 +22,13 @@
 #include <benchmark/benchmark.h>
 
 #include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
 
 namespace {
 
 using namespace ppsched;
+using auto_detail::greedy_schedule;
+using auto_detail::GreedyPolicy;
 
 AutoParams params(std::uint32_t p, std::uint32_t m, std::uint32_t v, bool uneven = false) {
   AutoParams a;

@@ -25,37 +25,15 @@ namespace ppsched {
 
 namespace {
 
+using auto_detail::check_params;
 using auto_detail::greedy_run;
+using auto_detail::GreedyPolicy;
 using auto_detail::GreedyRun;
 using auto_detail::kNever;
 using auto_detail::kSameMemory;
+using auto_detail::schedule_of;
 using auto_detail::Shape;
 using auto_detail::WorkBudget;
-
-Schedule empty_schedule(const AutoParams& p) {
-  Schedule s;
-  s.ranks.resize(p.ranks);
-  s.num_stages = p.ranks * p.stages_per_rank;
-  s.num_microbatches = p.microbatches;
-  s.placement = Placement::for_shape(auto_placement(p.stages_per_rank), p.ranks, p.stages_per_rank);
-  return s;
-}
-
-// A schedule of these per-rank programs (the greedy's, or an order to replay).
-Schedule schedule_of(const AutoParams& p, std::vector<std::vector<Action>>&& programs) {
-  Schedule s = empty_schedule(p);
-  for (std::uint32_t r = 0; r < p.ranks; ++r) s.ranks[r].actions = std::move(programs[r]);
-  return s;
-}
-
-void check_params(const AutoParams& p) {
-  if (p.ranks == 0 || p.microbatches == 0)
-    throw std::invalid_argument("auto: ranks and microbatches must be at least 1");
-  if (p.stages_per_rank != 1 && p.stages_per_rank != 2)
-    throw std::invalid_argument(fmt::format(
-        "auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement), not {}", p.stages_per_rank));
-  if (p.ranks * p.stages_per_rank > Action::kMaxStage) throw std::invalid_argument("auto: too many stages");
-}
 
 // No schedule of this shape can do better: a rank has all its own work to do, which bounds its
 // span, and for the makespan it cannot start before the first microbatch's forwards reach it.
@@ -596,17 +574,6 @@ class Search {
 };
 
 }  // namespace
-
-bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan,
-                     double give_up_above) {
-  check_params(p);
-  const Shape shape(p);
-  GreedyRun run = greedy_run(shape, policy, give_up_above);
-  makespan = run.makespan;
-  if (!run.finished) return false;
-  out = schedule_of(p, std::move(run.programs));
-  return true;
-}
 
 AutoResult auto_schedule(const AutoParams& p) {
   check_params(p);

@@ -1,5 +1,5 @@
 // The greedy list scheduler (greedy.hpp): each rank, whenever it is free, runs the most urgent
-// action that is ready (see auto_schedule.hpp for the rules and the variants).
+// action that is ready (see greedy.hpp for the rules, GreedyPolicy for the variants).
 #include "auto/greedy.hpp"
 
 #include <algorithm>
@@ -862,6 +862,17 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
   }
   g.give_back(storage);
   return out;
+}
+
+bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan,
+                     double give_up_above) {
+  check_params(p);
+  const Shape shape(p);
+  GreedyRun run = greedy_run(shape, policy, give_up_above);
+  makespan = run.makespan;
+  if (!run.finished) return false;
+  out = schedule_of(p, std::move(run.programs));
+  return true;
 }
 
 }  // namespace ppsched::auto_detail

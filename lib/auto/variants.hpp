@@ -1,11 +1,12 @@
 // The greedy variants the automatic search tries, in order (internal to lib/auto; what a
-// variant changes is documented on GreedyPolicy in auto_schedule.hpp).
+// variant changes is documented on GreedyPolicy in greedy.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "auto/greedy.hpp"
 #include "auto/shape.hpp"
 
 namespace ppsched::auto_detail {

@@ -35,6 +35,8 @@
 
 namespace ppsched::fuzz {
 
+using auto_detail::GreedyPolicy;
+
 void fuzz_fail(const char* what) {
   std::fprintf(stderr, "fuzz property failed: %s\n", what);
   std::abort();

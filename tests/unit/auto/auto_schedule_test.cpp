@@ -16,6 +16,8 @@
 #include "synth/synth.hpp"
 
 using namespace ppsched;
+using auto_detail::greedy_schedule;
+using auto_detail::GreedyPolicy;
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include "synth/synth.hpp"
 
 using namespace ppsched;
+using auto_detail::GreedyPolicy;
 
 TEST_CASE("a run on a cut guide stops or builds what the run on the whole guide builds") {
   std::mt19937 rng(524);

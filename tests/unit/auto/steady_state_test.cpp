@@ -10,6 +10,7 @@
 #include "synth/synth.hpp"
 
 using namespace ppsched;
+using auto_detail::GreedyPolicy;
 
 namespace {
 
