@@ -5,8 +5,8 @@
 //   BM_GreedyOnce   one greedy variant (the list scheduler alone, no re-simulation)
 //   BM_AutoSearch   the whole search as `--schedule auto` runs it, with the default time budget
 //                   (1 s of work, counted in actions): the families and greedy variants in the
-//                   order auto_schedule.cpp gives; it stops at the first candidate that reaches
-//                   the makespan lower bound
+//                   order of the rounds table (lib/auto/rounds.cpp); it stops at the first
+//                   candidate that reaches the makespan lower bound
 //   BM_AutoSearchUneven  the same with T_F=2, T_I=3, T_W=1 (per rank), where the bound is out of
 //                   reach and every candidate runs
 //   BM_AutoSearchSmall  small sizes with the Zero Bubble paper's measured costs (1.5B: T_F=18.522,

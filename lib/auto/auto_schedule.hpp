@@ -1,35 +1,24 @@
 // The automatic schedule: the fastest schedule ppsched can find for a pipeline under a memory cap.
 //
-// Two sources of candidates, all measured with the timed simulator's model (sim/timed.hpp) and
-// the simulator's memory accounting (sim/memory.hpp), so "fastest" and "fits" mean exactly what
-// `ppsched simulate` reports:
-//   - a greedy list scheduler (greedy.hpp): each rank, whenever it is free, runs the most
-//     urgent action that is ready: an input-gradient backward I first (it is on the critical path
-//     back to the first stage), then a forward F if its activation fits under the cap, then a
-//     deferred weight-gradient W (it fills bubbles and frees memory). Variants differ in the cap
-//     they aim for, whether W goes before F, which chunk's forward goes first, how much room a
-//     first-chunk forward keeps, and whether a rank waits for a due I (GreedyPolicy, greedy.hpp); for V the
-//     same scheduler also follows a handcrafted pattern's order, its bubbles squeezed. The
-//     search runs them in order until its time budget is spent.
-//   - the handcrafted families of the same shape that the registry marks for the search
-//     (Family::auto_search_order: ZB-H1, ZB-H2, 1F1B, GPipe for one chunk per rank; ZBV, V-Half
-//     and V-Min for two), kept when their simulated peak fits the cap.
-// For V, when it costs at most a tenth of the budget left, an exploration round then runs the greedy's
-// other switch combinations and squeezes each pattern with more windows; then come the rounds of
-// the authors' V search (v_rounds.hpp), each pattern squeezed in unit time and replayed with the
-// real costs, and below cap p the building blocks of the controllable-memory framework
-// (v_blocks.hpp); last comes a local search on the best schedule (local_search.hpp), and on the
-// best before those rounds when they found a better one and the budget pays for it; the local
-// searches together take at most a twentieth of the budget.
-// A greedy run (and a family replayed through it) gives up as soon as it can no longer finish by
-// the best makespan found so far, so the likely winners go first (the order is in
-// auto_schedule.cpp).
+// Every candidate is measured with the timed simulator's model (sim/timed.hpp) and the
+// simulator's memory accounting (sim/memory.hpp), so "fastest" and "fits" mean exactly what
+// `ppsched simulate` reports. The candidates are the handcrafted families of the shape that the
+// registry marks for the search (Family::auto_search_order), kept when they fit the cap; runs of a
+// greedy list scheduler in many variants (auto/greedy.hpp), which for V also follows each pattern's
+// order with its bubbles squeezed and replays orders built in other ways; and, last, a local search
+// that moves single actions of the best. They come in rounds, each with its share of a work budget,
+// in the order of the table in auto/rounds.cpp, which is their description (docs/design.md, "The
+// automatic search").
+//
 // "Fastest" follows the optimizer (AutoParams::optimizer): under sync an iteration costs the
 // makespan; under post-validated, where consecutive iterations overlap, the longest rank span.
 // The result is the fastest fitting candidate (ties: the other of the two times, i.e. less bubble
 // inside the ranks under sync; then the less memory; then the earlier candidate), so it is never
 // slower than a handcrafted family that fits the same cap. The search stops at the first
 // candidate that reaches the objective's lower bound: nothing later could be faster.
+//
+// This header is the search's public face, for app/ and lib/tune; the rest of lib/auto is
+// internal (tests/layering_test.py keeps it so).
 //
 // Placement: one stage per rank is loop placement; two is V placement (stage s and 2p-1-s on
 // rank s), where a rank's forward of its second chunk reuses the microbatch it already holds.
@@ -53,10 +42,9 @@ struct AutoParams {
   double memory_cap = 0;              ///< per rank, in the memory model's unit; 0: no cap
   TimedOptions sim;                   ///< costs and comm, per stage (stages = ranks * stages_per_rank)
   MemoryModel memory;
-  /// Bounds the greedy variants after the first (which runs unless a candidate before it already
-  /// reaches the bound), the squeezed patterns, the exploration round and the local search.
-  /// Counted as work (10M simulated actions per second), not read from a clock: the same input
-  /// gives the same schedule.
+  /// The search's work budget: the rounds that it bounds stop once it is spent, and the costlier
+  /// ones start only where what is left pays for them (auto/rounds.cpp). Counted as work (10M
+  /// simulated actions per second), not read from a clock: the same input gives the same schedule.
   double time_budget_s = 1.0;
   /// What one iteration costs, so what the search minimises (sim/runtime.hpp): the makespan under
   /// sync, the longest rank span (the steady-state period of overlapping iterations) under

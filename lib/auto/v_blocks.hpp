@@ -3,7 +3,7 @@
 // cap holds, each run through the paper's framework (synth/v_block.hpp: repeat, squeeze, reorder
 // the warm-up and the cool-down, fill the holes, in unit slots). At a tight cap V-Min and V-Half
 // are two such blocks; others of the same memory can pipeline better. The search replays each
-// order under the real cap and costs (auto_schedule.cpp).
+// order under the real cap and costs (rounds.cpp, "building blocks").
 #pragma once
 
 #include <cstddef>

@@ -259,7 +259,7 @@ TEST_CASE("at V-Min's cap with M_W = M_B/2 auto beats the V-Min pattern for p = 
   }
 }
 
-// The exploration round (auto_schedule.cpp, explore) at tight caps. Before it the search found
+// The exploration round (rounds.cpp, "exploration") at tight caps. Before it the search found
 // 37, 344.5 and 409 here. At p=8, m=8 with unit costs bench/offline/vshape_sat.py finds a schedule
 // of 71 slots (35.5) under the cap, so 35.5 is possible there; it is what V-Half squeezed looking 4
 // ahead builds. The other two were measured with T_F=2 T_I=3 T_W=1 (W before F with V-Min's room).
