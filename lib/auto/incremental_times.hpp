@@ -97,7 +97,7 @@ class IncrementalTimes {
   IncrementalTimes() = default;
 
   std::size_t key(std::uint32_t c, std::uint32_t s, std::uint32_t m) const {
-    return (std::size_t{c} * S_ + s) * M_ + m;
+    return (std::size_t{c} * stages_ + s) * microbatches_ + m;
   }
   static std::uint32_t class_of(ActionKind kind) {
     return kind == ActionKind::F ? kF : kind == ActionKind::W ? kW : kBwd;
@@ -132,7 +132,7 @@ class IncrementalTimes {
   void count_levels(std::uint32_t r);
 
   Schedule* s_ = nullptr;
-  std::uint32_t S_ = 0, M_ = 0;
+  std::uint32_t stages_ = 0, microbatches_ = 0;
   std::vector<std::uint32_t> rank_of_;    // per stage
   std::vector<double> fwd_in_, bwd_in_;   // transfer into stage s from s - 1, from s + 1
   std::vector<double> act_, wgt_, base_;  // M_B and M_W per stage, fixed memory per rank
