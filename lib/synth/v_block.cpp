@@ -298,8 +298,8 @@ class Framework {
     return true;
   }
 
-  // Keeps the first microbatches_ of every kind on every rank (the block was repeated repeats_ >= 2p times, so
-  // that its warm-up had enough to reorder).
+  // Keeps the first microbatches_ of every kind on every rank (the block was repeated repeats_ >= 2p
+  // times, so that its warm-up had enough to reorder).
   void drop_extra_microbatches(Grid& g) const {
     for (auto& row : g) {
       std::array<std::uint32_t, kPeriod> seen{};
