@@ -1,5 +1,6 @@
 // The timed model of a compute-only schedule, kept up to date while the local search moves its
-// actions (internal to lib/auto; local_search.cpp).
+// actions (internal to lib/auto; local_search.cpp): the fourth implementation of the timed model
+// (sim/timed.hpp lists them; a unit test holds the four to the same times).
 //
 // The local search tries some 2 x 6 moves per action and pass, and simulating the whole schedule
 // for each made it the search's main cost at small sizes (docs/bench.md, "Small sizes"). A move
