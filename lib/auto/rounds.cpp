@@ -59,7 +59,7 @@ constexpr Round kRounds[] = {
     // chunk it is the first candidate: it reaches the bound under unit costs, where ZB-H1 does not.
     {.name = "first variant", .run = first_variant},
     // The other handcrafted families, whatever the budget (not charged): the result is never
-    // slower than a family that fits, and under the mark of the two rounds above a losing family
+    // slower than a family that fits, and under the mark of the rounds above a losing family
     // gives up within its first actions.
     {.name = "other families", .run = other_families},
     // The other unguided variants, most promising first (greedy_variants), while the budget lasts.

@@ -34,7 +34,7 @@ TEST_CASE("a schedule of the search's shape: its sizes, V or loop placement, and
   }
 }
 
-TEST_CASE("a V rank holds stages r and 2p-1-r, the higher first; times are exact only in 1/1024ths") {
+TEST_CASE("a V rank holds stages r and 2p-1-r, the higher first, and times are exact only in 1/1024ths") {
   const auto_detail::Shape v(unit_params(3, 4, 2, 0));
   CHECK(v.rank_of == std::vector<std::uint32_t>{0, 1, 2, 2, 1, 0});
   CHECK(v.own[0] == std::vector<std::uint32_t>{5, 0});
