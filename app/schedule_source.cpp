@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "auto/auto_schedule.hpp"
 #include "check/check.hpp"
 #include "check/expectations.hpp"
 #include "cli_support.hpp"
@@ -15,7 +16,6 @@
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
 #include "report/preparation_error.hpp"
-#include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -112,7 +112,7 @@ bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std:
 
 namespace {
 
-// `--schedule auto`: the search of synth/auto, with the command's costs and memory cap.
+// `--schedule auto`: the search of lib/auto, with the command's costs and memory cap.
 std::optional<Schedule> auto_source(const SourceOptions& opt) {
   AutoParams p;
   p.ranks = opt.ranks;

@@ -1,12 +1,12 @@
-// Speed of the automatic schedule search (lib/synth/auto), against the Zero Bubble authors'
+// Speed of the automatic schedule search (lib/auto), against the Zero Bubble authors'
 // Python search (sail-sg/zero-bubble-pipeline-parallelism: 2 s for 64 stages x 512
 // microbatches, 42 s for 256 x 2048, as issue 9 states).
 //
 //   BM_GreedyOnce   one greedy variant (the list scheduler alone, no re-simulation)
 //   BM_AutoSearch   the whole search as `--schedule auto` runs it, with the default time budget
 //                   (1 s of work, counted in actions): the families and greedy variants in the
-//                   order auto_schedule.cpp gives; it stops at the first candidate that reaches
-//                   the makespan lower bound
+//                   order of the rounds table (lib/auto/rounds.cpp); it stops at the first
+//                   candidate that reaches the makespan lower bound
 //   BM_AutoSearchUneven  the same with T_F=2, T_I=3, T_W=1 (per rank), where the bound is out of
 //                   reach and every candidate runs
 //   BM_AutoSearchSmall  small sizes with the Zero Bubble paper's measured costs (1.5B: T_F=18.522,
@@ -21,11 +21,14 @@
 // Counters: actions (in the schedule built), candidates (how many the search measured).
 #include <benchmark/benchmark.h>
 
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
 
 namespace {
 
 using namespace ppsched;
+using auto_detail::greedy_schedule;
+using auto_detail::GreedyPolicy;
 
 AutoParams params(std::uint32_t p, std::uint32_t m, std::uint32_t v, bool uneven = false) {
   AutoParams a;

@@ -8,7 +8,10 @@ This check reads those edges and fails when:
   - it includes <nlohmann/json.hpp> or <CLI/...> without linking nlohmann_json or CLI11;
   - the libraries' link edges form a cycle (static libraries would still link);
   - ppsched_sim links a reader: ppsched_parse, nlohmann_json or the CSV parser (the simulator
-    takes its inputs as plain model types; docs/design.md).
+    takes its inputs as plain model types; docs/design.md);
+  - a file of app/ or of lib/ outside lib/auto includes a header of lib/auto other than
+    auto/auto_schedule.hpp (the search's policy, rounds and greedy are internal; tests/ and
+    bench/ may include them).
 
   layering_test.py [REPO_ROOT]
 """
@@ -32,6 +35,8 @@ SEAMS = {
     ("ppsched_cuda", "run/overdue.hpp"),
     ("ppsched_cuda", "run/ping_pong.hpp"),
 }
+# The one header of lib/auto that app/ and the other libraries may include; the rest is internal.
+AUTO_PUBLIC = "auto/auto_schedule.hpp"
 
 
 def libraries():
@@ -84,10 +89,33 @@ def cycle(libs):
     return None
 
 
+def auto_internals_outside(libs):
+    """Includes of lib/auto's internal headers from app/ or from lib/ outside lib/auto."""
+    auto_folder = next((f for t, (f, _) in libs.items() if t == "ppsched_auto"), None)
+    if auto_folder is None:
+        return ["no ppsched_auto library under lib/"]
+    found = []
+    for top in ("lib", "app"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            rel_dir = os.path.relpath(dirpath, ROOT)
+            if rel_dir == os.path.join("lib", auto_folder) or rel_dir.startswith(os.path.join("lib", auto_folder) + os.sep):
+                continue
+            for name in sorted(files):
+                if not name.endswith((".hpp", ".cpp", ".cu", ".h")):
+                    continue
+                path = os.path.join(dirpath, name)
+                for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+                    m = re.match(r'\s*#\s*include\s*"([^"]+)"', line)
+                    if m and m.group(1).startswith(auto_folder + "/") and m.group(1) != AUTO_PUBLIC:
+                        found.append(f'{os.path.join(rel_dir, name)}:{n}: includes "{m.group(1)}", internal to '
+                                     f'lib/{auto_folder}: outside it only "{AUTO_PUBLIC}" is public')
+    return found
+
+
 def main():
     libs = libraries()
     folder_of = {t: f for t, (f, _) in libs.items()}
-    # A file belongs to the library of the deepest folder that has one (lib/synth/auto before lib/synth).
+    # A file belongs to the library of the deepest folder that has one (lib/run/cuda before lib/run).
     folders = sorted(folder_of.items(), key=lambda kv: -len(kv[1]))
     problems = []
     c = cycle(libs)
@@ -127,6 +155,7 @@ def main():
                 if target_folder not in allowed_folders and (owner, header) not in SEAMS:
                     lib = next(t for t, f in folder_of.items() if f == target_folder)
                     problems.append(f'{where}: includes "{header}" but {owner} does not link {lib}')
+    problems += auto_internals_outside(libs)
     for p in problems:
         print(p)
     print(f"{len(libs)} libraries, {checked} includes checked, {len(problems)} problems")

@@ -30,10 +30,12 @@
 // arrives (with shared devices, each device's queue adds a log factor). A schedule that cannot finish is reported as
 // TimedDeadlock with the stuck heads.
 //
-// aggregate.cpp and synth/auto/greedy.cpp implement this same timed model: change them with it.
-// The per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp;
-// which SEND is eager is send_mode.hpp's send_completes_eagerly (greedy.cpp builds compute-only
-// schedules, with no SEND or RECV, so the send mode does not reach it).
+// Three more places implement this same timed model: change them with it. aggregate.cpp (the
+// figures without a timeline), auto/greedy.cpp (the search's list scheduler, which times what it
+// builds) and auto/incremental_times.cpp (the local search's timeline, re-timed move by move). The
+// per-action rules they share (duration, busy time, the bubble split) are in timed_rules.hpp;
+// which SEND is eager is send_mode.hpp's send_completes_eagerly (the two in lib/auto time
+// compute-only schedules, with no SEND or RECV, so the send mode does not reach them).
 #pragma once
 
 #include <cstdint>

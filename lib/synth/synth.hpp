@@ -53,7 +53,7 @@ struct Family {
   /// (synthesize_prefix then calls build).
   Schedule (*build_prefix)(const SynthParams&, std::uint64_t slots, bool& complete);
   bool tune_default;  ///< in `ppsched tune`'s default set (tune_default_families)
-  /// Whether the automatic search (synth/auto) uses it: 0 not; else its place, 1 first, among the
+  /// Whether the automatic search (lib/auto) uses it: 0 not; else its place, 1 first, among the
   /// families of its shape (one stage per rank in loop placement, or two in V) that the search
   /// measures as candidates; with two stages per rank it also squeezes them as patterns. The
   /// likely best goes first: it sets the mark that lets the others give up early.
@@ -69,7 +69,7 @@ const Family* find_family(std::string_view name);
 /// order. The automatic schedule, not a family, is not among them.
 std::vector<std::string_view> tune_default_families();
 
-/// Whether `name` asks for the automatic schedule (synth/auto) rather than a family: "auto", in
+/// Whether `name` asks for the automatic schedule (lib/auto) rather than a family: "auto", in
 /// any case. The one test for it, wherever a schedule name may be "auto".
 bool is_auto_schedule(std::string_view name);
 

@@ -127,35 +127,35 @@ namespace {
 class Framework {
  public:
   Framework(std::uint32_t ranks, std::uint32_t microbatches, std::uint32_t chunks)
-      : P_(ranks), m_(microbatches), M_(repeats(ranks, microbatches)), chunks_(chunks) {}
+      : P_(ranks), microbatches_(microbatches), repeats_(repeats(ranks, microbatches)), chunks_(chunks) {}
 
   double work() const { return work_; }
 
-  // The block repeated M_ times, squeezed, reordered; each rank's program, or nullopt when the
+  // The block repeated repeats_ times, squeezed, reordered; each rank's program, or nullopt when the
   // block does not fit or a step cannot keep it valid.
   std::optional<std::vector<std::vector<Action>>> run(const std::vector<Firsts>& first) {
     work_ = 0;
     int length = 0;
     for (const auto& f : first) length = std::max(length, *std::max_element(f.begin(), f.end()) + 1);
-    length += kPeriod * static_cast<int>(M_);
+    length += kPeriod * static_cast<int>(repeats_);
     Grid g(P_, std::vector<std::int8_t>(static_cast<std::size_t>(length), kBlank));
     work_ += static_cast<double>(length) * P_;
     for (std::uint32_t r = 0; r < P_; ++r)
       for (int k = 0; k < kPeriod; ++k)
-        for (std::uint32_t j = 0; j < M_; ++j)
+        for (std::uint32_t j = 0; j < repeats_; ++j)
           g[r][static_cast<std::size_t>(first[r][k]) + kPeriod * j] = static_cast<std::int8_t>(k);
     const int initial_peak = peak(g);
-    if (initial_peak > most_held(P_, m_, chunks_)) return std::nullopt;
-    if (!squeeze(g, M_) || !warm_up(g) || !squeeze(g, M_) || peak(g) > initial_peak) return std::nullopt;
+    if (initial_peak > most_held(P_, microbatches_, chunks_)) return std::nullopt;
+    if (!squeeze(g, repeats_) || !warm_up(g) || !squeeze(g, repeats_) || peak(g) > initial_peak) return std::nullopt;
     int limit = initial_peak;
-    if (m_ < M_) {
+    if (microbatches_ < repeats_) {
       drop_extra_microbatches(g);
-      if (m_ <= P_ && 2 * m_ <= chunks_) release_early_weights(g);
-      if (!squeeze(g, m_)) return std::nullopt;
+      if (microbatches_ <= P_ && 2 * microbatches_ <= chunks_) release_early_weights(g);
+      if (!squeeze(g, microbatches_)) return std::nullopt;
       limit = peak(g);
       if (limit > static_cast<int>(chunks_)) return std::nullopt;
     }
-    if (!cool_down(g) || !squeeze(g, m_)) return std::nullopt;
+    if (!cool_down(g) || !squeeze(g, microbatches_)) return std::nullopt;
     fill_holes(g);
     if (peak(g) > limit) return std::nullopt;
     return programs(g);
@@ -261,8 +261,8 @@ class Framework {
       for (auto it = row.begin(); it != first_i0; ++it)
         if (*it != kBlank) ++have[*it];
       std::fill(row.begin(), first_i0, kBlank);
-      const std::uint32_t want_f1 = std::min({r + 1, static_cast<std::uint32_t>(top / 2), M_});
-      const std::uint32_t want_f0 = std::min(static_cast<std::uint32_t>(top) - want_f1, M_);
+      const std::uint32_t want_f1 = std::min({r + 1, static_cast<std::uint32_t>(top / 2), repeats_});
+      const std::uint32_t want_f0 = std::min(static_cast<std::uint32_t>(top) - want_f1, repeats_);
       std::array<std::uint32_t, kPeriod> put{};
       std::size_t j = r;
       auto place = [&](int k) {
@@ -298,13 +298,13 @@ class Framework {
     return true;
   }
 
-  // Keeps the first m_ of every kind on every rank (the block was repeated M_ >= 2p times, so
-  // that its warm-up had enough to reorder).
+  // Keeps the first microbatches_ of every kind on every rank (the block was repeated repeats_ >= 2p
+  // times, so that its warm-up had enough to reorder).
   void drop_extra_microbatches(Grid& g) const {
     for (auto& row : g) {
       std::array<std::uint32_t, kPeriod> seen{};
       for (auto& k : row)
-        if (k != kBlank && seen[k]++ >= m_) k = kBlank;
+        if (k != kBlank && seen[k]++ >= microbatches_) k = kBlank;
     }
   }
 
@@ -334,9 +334,9 @@ class Framework {
   // holes after the rank's last remaining one, or to its end.
   bool cool_down(Grid& g) const {
     const int top = peak(g);
-    const std::uint32_t want_i0 = std::min(static_cast<std::uint32_t>((top + 1) / 2), m_);
+    const std::uint32_t want_i0 = std::min(static_cast<std::uint32_t>((top + 1) / 2), microbatches_);
     const std::uint32_t want_i1 =
-        std::min(static_cast<std::uint32_t>(top) - std::min(static_cast<std::uint32_t>(top), want_i0), m_);
+        std::min(static_cast<std::uint32_t>(top) - std::min(static_cast<std::uint32_t>(top), want_i0), microbatches_);
     long start = -1;
     for (std::uint32_t r = 0; r < P_; ++r) {
       auto& row = g[r];
@@ -426,12 +426,12 @@ class Framework {
       for (std::size_t n = 0; n < length; ++n)
         if (g[r][n] != kBlank) last[r][g[r][n]] = static_cast<long>(n);
     }
-    placed_.assign(std::size_t{m_} * P_ * kPeriod, -1);
+    placed_.assign(std::size_t{microbatches_} * P_ * kPeriod, -1);
     std::vector<std::array<std::uint32_t, kPeriod>> count(P_, std::array<std::uint32_t, kPeriod>{});
     std::vector<int> level(P_, 0);
     auto record = [&](std::uint32_t r, std::int8_t k, std::size_t slot) {
       const std::uint32_t mb = count[r][k]++;
-      if (mb < m_) placed_[at(mb, r, k)] = static_cast<int>(slot);
+      if (mb < microbatches_) placed_[at(mb, r, k)] = static_cast<int>(slot);
       level[r] += is_forward(k) ? 1 : is_weight(k) ? -1 : 0;
     };
     for (std::size_t j = 0; j < length; ++j)
@@ -463,7 +463,7 @@ class Framework {
       }
   }
   bool can_run(std::uint32_t r, int k, const std::array<std::uint32_t, kPeriod>& count, int slot) const {
-    if (count[k] >= m_) return false;
+    if (count[k] >= microbatches_) return false;
     const int dep = waits_for(r, k, count);
     return dep == kOwn || (dep >= 0 && dep < slot);
   }
@@ -485,18 +485,18 @@ class Framework {
           continue;
         }
         const std::uint32_t mb = count[k]++;
-        if (mb >= m_) return std::nullopt;
+        if (mb >= microbatches_) return std::nullopt;
         const std::uint16_t stage = k == kF0 || k == kI0 ? first : second;
         const ActionKind kind = is_forward(k) ? ActionKind::F : ActionKind::I;
         out[r].push_back(Action::make(kind, stage, mb));
         if (kind == ActionKind::I) owed.push_back(out[r].back());
       }
-      if (!owed.empty() || out[r].size() != std::size_t{6} * m_) return std::nullopt;
+      if (!owed.empty() || out[r].size() != std::size_t{6} * microbatches_) return std::nullopt;
     }
     return out;
   }
 
-  const std::uint32_t P_, m_, M_, chunks_;
+  const std::uint32_t P_, microbatches_, repeats_, chunks_;
   double work_ = 0;          // cells passed over by the last run's squeezes and hole filling
   std::vector<int> placed_;  // slot of (microbatch, rank, kind), as squeeze or fill_holes placed it
 };

@@ -2,7 +2,7 @@
 // 2405.15362) and the framework that turns one into a V schedule: ppsched's own code for what the
 // paper describes (repeat the block, squeeze it, reorder its warm-up and cool-down, fill its
 // holes), all in unit slots. The automatic search runs it over every block that fits a cap
-// (synth/auto/v_blocks.hpp); the VHalfReordered and VMinReordered families over V-Half's and
+// (auto/v_blocks.hpp); the VHalfReordered and VMinReordered families over V-Half's and
 // V-Min's blocks.
 //
 // A building block gives every rank one slot in a period of six for each of its six actions of a

@@ -9,10 +9,10 @@
 #include <thread>
 #include <utility>
 
+#include "auto/auto_schedule.hpp"
 #include "ir/user_error.hpp"
 #include "passes/passes.hpp"
 #include "sim/aggregate.hpp"
-#include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched {

@@ -8,6 +8,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
+#include "auto/variants.hpp"
 #include "check/check.hpp"
 #include "io/byte_sink.hpp"
 #include "model/comm.hpp"
@@ -28,12 +31,11 @@
 #include "sim/memory.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
-#include "synth/auto/auto_schedule.hpp"
-#include "synth/auto/greedy.hpp"
-#include "synth/auto/variants.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::fuzz {
+
+using auto_detail::GreedyPolicy;
 
 void fuzz_fail(const char* what) {
   std::fprintf(stderr, "fuzz property failed: %s\n", what);
@@ -320,7 +322,7 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
   }
 }
 
-// The greedy's steady-state copy (lib/synth/auto/greedy.cpp): on a decoded pipeline with exact
+// The greedy's steady-state copy (lib/auto/greedy.cpp): on a decoded pipeline with exact
 // times (costs in quarters, per stage), every greedy variant, every V pattern replayed and
 // squeezed, with and without a mark, builds exactly what it builds deciding every step. And V-Half
 // and V-Min cut short (GreedyPolicy::guide_is_prefix) give the same run, or one that stops asking

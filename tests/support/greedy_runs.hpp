@@ -1,9 +1,9 @@
-// Checks that two runs of the automatic search's greedy (lib/synth/auto/greedy.hpp) built the same
+// Checks that two runs of the automatic search's greedy (lib/auto/greedy.hpp) built the same
 // thing, for tests that build one schedule two ways (the steady-state copy, a guide cut short).
 #pragma once
 
+#include "auto/greedy.hpp"
 #include "support/catch.hpp"
-#include "synth/auto/greedy.hpp"
 
 namespace ppsched::test {
 

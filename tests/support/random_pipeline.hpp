@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <random>
 
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
 
 namespace ppsched::test {
 

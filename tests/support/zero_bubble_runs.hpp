@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "auto/auto_schedule.hpp"
 #include "model/runtime_params.hpp"
 #include "sim/runtime.hpp"
 #include "sim/sim_inputs.hpp"
-#include "synth/auto/auto_schedule.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::zb_runs {

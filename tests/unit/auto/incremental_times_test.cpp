@@ -3,16 +3,28 @@
 // move is refused exactly when the simulator finds the schedule stuck; a move stopped early
 // bounds every rank's end from below.
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "auto/auto_schedule.hpp"
+#include "auto/greedy.hpp"
+#include "auto/incremental_times.hpp"
+#include "auto/shape.hpp"
+#include "auto/variants.hpp"
+#include "sim/aggregate.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 #include "support/catch.hpp"
 #include "support/random_pipeline.hpp"
-#include "synth/auto/incremental_times.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;
+using auto_detail::GreedyPolicy;
 using auto_detail::IncrementalTimes;
 
 namespace {
@@ -44,6 +56,20 @@ std::size_t random_target(std::mt19937& rng, std::size_t from, std::size_t n) {
   const std::ptrdiff_t reach = static_cast<std::ptrdiff_t>(rng() % 13) - 6;
   return static_cast<std::size_t>(
       std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(from) + reach, 0, static_cast<std::ptrdiff_t>(n) - 1));
+}
+
+// Whether the greedy can replay `s`: F, I and W only, each stage's of each kind in microbatch order
+// (the greedy keeps one counter per stage and kind; a local search's moves can break that order).
+bool greedy_replays(const Schedule& s) {
+  std::vector<std::array<std::int64_t, 3>> next(s.num_stages, {0, 0, 0});
+  for (const RankProgram& rank : s.ranks)
+    for (const Action& x : rank.actions) {
+      if (x.is_idle()) continue;
+      const int k = x.kind == ActionKind::F ? 0 : x.kind == ActionKind::I ? 1 : x.kind == ActionKind::W ? 2 : -1;
+      if (k < 0 || x.microbatch() != next[x.stage][k]) return false;
+      ++next[x.stage][k];
+    }
+  return true;
 }
 
 bool simulator_finishes(const Schedule& s, const AutoParams& a) {
@@ -215,4 +241,113 @@ TEST_CASE(
   }
   CHECK(ruled_out > 1000);  // both outcomes occur
   CHECK(gains > 50);
+}
+
+// The timed model is written four times (docs/design.md, "Four places implement the timed model";
+// sim/timed.hpp): the reference simulator (timed.cpp), its aggregates without a timeline
+// (aggregate.cpp), the greedy, which times what it builds (greedy.cpp), and the local search's
+// incremental timeline (incremental_times.cpp). On random pipelines (each stage its own costs, a
+// latency and a bandwidth between nodes, bytes per stage), for the families of both chunk counts,
+// the automatic schedule and schedules the greedy builds, all four give the same times: every
+// action's start and end, each rank's first start and last end, the makespan, the longest rank span
+// and the peak. The greedy measures the schedules it builds as it builds them, and replays (with no
+// lookahead and no cap: the schedule as it is) those in its model (greedy_replays).
+TEST_CASE("the four implementations of the timed model agree on random pipelines, families and auto schedules") {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> uniform(0.25, 4.0);
+  int compared = 0, replayed = 0, built = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::uint32_t v = 1 + trial % 2, p = 2 + rng() % 7, m = p + rng() % (2 * p + 1);
+    AutoParams a = test::random_pipeline(rng, p, m, v);
+    a.sim.comm.topology->inter_node.bytes_per_us = 1e6 * uniform(rng);
+    a.sim.comm.topology->intra_node.latency_us = uniform(rng) / 4;
+    for (std::uint32_t s = 0; s < p * v; ++s) {
+      StageSpec spec;
+      spec.activation_bytes = 1e6 * uniform(rng);
+      spec.gradient_bytes = 1e6 * uniform(rng);
+      a.sim.comm.stages.push_back(spec);
+    }
+    a.memory_cap = 1.0 + p / 2.0 + rng() % (p + 1);
+    const auto_detail::Shape shape(a);
+    // The schedules, and the greedy's own measure of those it built.
+    struct Case {
+      std::string name;
+      Schedule schedule;
+      std::optional<auto_detail::GreedyRun> built;
+    };
+    std::vector<Case> cases;
+    SynthParams sp;
+    sp.ranks = p;
+    sp.microbatches = m;
+    for (const char* family : v == 1 ? std::vector<const char*>{"ZBH1", "ZBH2", "1F1B"}
+                                     : std::vector<const char*>{"ZBVZeroBubble", "VHalf", "VMin"}) {
+      try {
+        cases.push_back({family, synthesize(family, sp), std::nullopt});
+      } catch (const SynthError&) {
+      }
+    }
+    cases.push_back({"auto", auto_schedule(a).schedule, std::nullopt});
+    const std::vector<GreedyPolicy> variants = auto_detail::greedy_variants(a, shape);
+    for (std::size_t k = 0; k < variants.size(); k += 3) {
+      auto_detail::GreedyRun run = auto_detail::greedy_run(shape, variants[k]);
+      if (!run.finished) continue;
+      Schedule s = auto_detail::schedule_of(a, std::vector<std::vector<Action>>(run.programs));
+      cases.push_back({auto_detail::describe(variants[k], v), std::move(s), std::move(run)});
+    }
+    for (Case& c : cases) {
+      const Schedule& s = c.schedule;
+      INFO("trial " << trial << " " << c.name << " p=" << p << " m=" << m << " v=" << v);
+      ++compared;
+      const Timeline t = simulate_timed(s, s.placement.stage_to_rank, a.sim);
+      const double peak = compute_memory(s, t, a.memory).max_peak();
+      double span = 0;
+      // aggregate.cpp
+      const SimAnalysis agg = simulate_aggregates(s, s.placement.stage_to_rank, a.sim, a.memory);
+      CHECK(agg.makespan == t.makespan);
+      CHECK(agg.memory.max_peak() == peak);
+      REQUIRE(agg.ranks.size() == p);
+      // incremental_times.cpp
+      Schedule moved = s;
+      const std::optional<IncrementalTimes> times = IncrementalTimes::of(moved, a);
+      REQUIRE(times);
+      require_simulator_times(*times, s, a);
+      double incremental_peak = 0;
+      for (std::uint32_t r = 0; r < p; ++r) {
+        double first = 1e300, last = 0;
+        for (std::uint32_t e = t.rank_begin[r]; e < t.rank_begin[r + 1]; ++e) {
+          first = std::min(first, t.start[e]);
+          last = std::max(last, t.end[e]);
+        }
+        span = std::max(span, last - first);
+        CHECK(agg.ranks[r].first_action_start == first);
+        CHECK(agg.ranks[r].last_action_end == last);
+        CHECK(times->first_start(r) == first);
+        CHECK(times->last_end(r) == last);
+        incremental_peak = std::max(incremental_peak, times->peak_if_moved(r, 0, 0));
+      }
+      CHECK(incremental_peak == Approx(peak).epsilon(1e-12));
+      // greedy.cpp: as it built the schedule, or replaying it as it is
+      std::optional<auto_detail::GreedyRun> run = std::move(c.built);
+      built += run ? 1 : 0;
+      if (!run && greedy_replays(s)) {
+        const GreedyPolicy replay{.target_cap = auto_detail::kNever, .guide = &s, .lookahead = 0};
+        run = auto_detail::greedy_run(shape, replay);
+        ++replayed;
+        REQUIRE(run->finished);
+        for (std::uint32_t r = 0; r < p; ++r) {
+          std::vector<Action> busy;
+          for (const Action& x : s.ranks[r].actions)
+            if (!x.is_idle()) busy.push_back(x);
+          CHECK(run->programs[r] == busy);
+        }
+      }
+      if (!run) continue;
+      CHECK(run->makespan == t.makespan);
+      CHECK(run->span == span);
+      CHECK(run->peak == Approx(peak).epsilon(1e-12));
+    }
+  }
+  CHECK(compared >= 100);
+  CHECK(replayed >= 40);
+  CHECK(built >= 40);
 }

@@ -1,14 +1,14 @@
-// The local search (lib/synth/auto/local_search.cpp) measures its moves with the incremental
+// The local search (lib/auto/local_search.cpp) measures its moves with the incremental
 // timeline; where that does not apply it simulates each move whole. Both must take the same
 // decisions: the same schedule comes out, and it is never slower than the start.
 #include <random>
 
+#include "auto/candidate.hpp"
+#include "auto/local_search.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 #include "support/catch.hpp"
 #include "support/random_pipeline.hpp"
-#include "synth/auto/candidate.hpp"
-#include "synth/auto/local_search.hpp"
 #include "synth/synth.hpp"
 
 using namespace ppsched;

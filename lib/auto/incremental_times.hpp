@@ -1,5 +1,6 @@
 // The timed model of a compute-only schedule, kept up to date while the local search moves its
-// actions (internal to lib/synth/auto; local_search.cpp).
+// actions (internal to lib/auto; local_search.cpp): the fourth implementation of the timed model
+// (sim/timed.hpp lists them; a unit test holds the four to the same times).
 //
 // The local search tries some 2 x 6 moves per action and pass, and simulating the whole schedule
 // for each made it the search's main cost at small sizes (docs/bench.md, "Small sizes"). A move
@@ -17,9 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "auto/auto_schedule.hpp"
 #include "ir/schedule.hpp"
 #include "sim/memory.hpp"
-#include "synth/auto/auto_schedule.hpp"
 
 namespace ppsched::auto_detail {
 
@@ -97,7 +98,7 @@ class IncrementalTimes {
   IncrementalTimes() = default;
 
   std::size_t key(std::uint32_t c, std::uint32_t s, std::uint32_t m) const {
-    return (std::size_t{c} * S_ + s) * M_ + m;
+    return (std::size_t{c} * stages_ + s) * microbatches_ + m;
   }
   static std::uint32_t class_of(ActionKind kind) {
     return kind == ActionKind::F ? kF : kind == ActionKind::W ? kW : kBwd;
@@ -132,7 +133,7 @@ class IncrementalTimes {
   void count_levels(std::uint32_t r);
 
   Schedule* s_ = nullptr;
-  std::uint32_t S_ = 0, M_ = 0;
+  std::uint32_t stages_ = 0, microbatches_ = 0;
   std::vector<std::uint32_t> rank_of_;    // per stage
   std::vector<double> fwd_in_, bwd_in_;   // transfer into stage s from s - 1, from s + 1
   std::vector<double> act_, wgt_, base_;  // M_B and M_W per stage, fixed memory per rank

@@ -1,4 +1,4 @@
-// A V schedule built in rounds (internal to lib/synth/auto): the order of the Zero Bubble authors'
+// A V schedule built in rounds (internal to lib/auto): the order of the Zero Bubble authors'
 // V search (zbv.py in sail-sg/zero-bubble-pipeline-parallelism), re-derived from how it works,
 // as a guide for the greedy.
 //
@@ -13,8 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include "auto/shape.hpp"
 #include "ir/action.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

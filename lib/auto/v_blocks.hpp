@@ -1,16 +1,16 @@
-// V orders from building blocks (internal to lib/synth/auto): every distinct building block of
+// V orders from building blocks (internal to lib/auto): every distinct building block of
 // "Pipeline Parallelism with Controllable Memory" (Qi et al., arXiv 2405.15362) that fits what a
 // cap holds, each run through the paper's framework (synth/v_block.hpp: repeat, squeeze, reorder
 // the warm-up and the cool-down, fill the holes, in unit slots). At a tight cap V-Min and V-Half
 // are two such blocks; others of the same memory can pipeline better. The search replays each
-// order under the real cap and costs (auto_schedule.cpp).
+// order under the real cap and costs (rounds.cpp, "building blocks").
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
+#include "auto/shape.hpp"
 #include "ir/action.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

@@ -1,12 +1,13 @@
-// The greedy variants the automatic search tries, in order (internal to lib/synth/auto; what a
-// variant changes is documented on GreedyPolicy in auto_schedule.hpp).
+// The greedy variants the automatic search tries, in order (internal to lib/auto; what a
+// variant changes is documented on GreedyPolicy in greedy.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "synth/auto/shape.hpp"
+#include "auto/greedy.hpp"
+#include "auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 
@@ -16,7 +17,7 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh);
 /// Every unguided greedy variant, most promising first.
 std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh);
 
-/// The exploration round (auto_schedule.cpp runs it only when it is cheap against the budget):
+/// The exploration round (rounds.cpp runs it only when it is cheap against the budget):
 /// for V, every other combination of the greedy's switches, at the real cap, that `tried` does
 /// not hold; none for one chunk.
 std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh,

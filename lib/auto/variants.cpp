@@ -1,5 +1,5 @@
 // The greedy variants of the automatic search (variants.hpp).
-#include "synth/auto/variants.hpp"
+#include "auto/variants.hpp"
 
 #include <fmt/format.h>
 
@@ -35,8 +35,7 @@ std::vector<double> target_caps(const AutoParams& p, const Shape& sh) {
 
 std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) {
   // W before F only for two chunks: with one, a W taken before a forward that fits only delays
-  // the pipeline, which ZB-H1 (a candidate of the search) already covers; on random
-  // configurations no one-chunk W-first variant won, while some two-chunk ones did.
+  // the pipeline, which ZB-H1 (a candidate of the search) already covers (docs/bench.md).
   const bool v = p.stages_per_rank == 2;
   const std::vector<bool> weight_orders = v ? std::vector<bool>{false, true} : std::vector<bool>{false};
   std::vector<GreedyPolicy> policies;
@@ -44,17 +43,17 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     for (bool late_first : v ? std::vector<bool>{true, false} : std::vector<bool>{true})
       for (bool weight_first : weight_orders) {
         policies.push_back({.target_cap = cap, .weight_first = weight_first, .late_chunk_first = late_first});
-        // Room for one second chunk only with the late chunk first and F before W: on random V
-        // configurations that is where it wins, and it rarely does in the three other combinations.
+        // Room for one second chunk only with the late chunk first and F before W, the combination
+        // where it wins; in the three others it costs a run for what it rarely finds.
         if (v && late_first && !weight_first)
           policies.push_back(
               {.target_cap = cap, .weight_first = false, .late_chunk_first = true, .reserve_each = false});
       }
   // The variants that aim at the real cap (the first one, or for V the first three) again, each
   // waiting for a due I (GreedyPolicy::wait_for_input_grad): where the warm-up and cool-down are
-  // most of the run (m = p) it is what matches the Zero Bubble authors' V search. Only these: on
-  // random configurations the winners among them all aimed at the real cap, and waiting in every
-  // variant instead was slower more often than faster.
+  // most of the run (m = p) it is what matches the Zero Bubble authors' V search. Only these, the
+  // ones whose waiting copies win: waiting in every variant costs more runs than it wins
+  // (docs/bench.md).
   const std::size_t n = std::min<std::size_t>(3, policies.size());
   for (std::size_t k = 0; k < n && policies[k].target_cap == policies[0].target_cap; ++k) {
     GreedyPolicy waiting = policies[k];
@@ -69,9 +68,8 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   // finds the per-stage spans of the authors' zb.py (docs/bench.md), and its span is then the
   // mark the others must beat. Under sync they rarely win the makespan, so they come last. A third
   // also makes room first (GreedyPolicy::make_room_first): with M_W = M_B an input gradient frees
-  // nothing, so a full rank admits its next forward only once a W has run; one chunk at cap 2p with
-  // the paper's 14.6B costs and T_comm, p=8, m=24 and 32, M_W = M_B, it reaches the spans of zb.py
-  // (778.9 and 1024.7, where the other two end at 783.8 and 1029.6).
+  // nothing, so a full rank admits its next forward only once a W has run, and only then does this
+  // shape reach zb.py's spans (docs/bench.md).
   const GreedyPolicy first = policies[0];
   std::vector<GreedyPolicy> paper(3, first);
   for (GreedyPolicy& pol : paper) {
@@ -84,11 +82,9 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
   paper[2].make_room_first = true;
   if (p.optimizer == Optimizer::PostValidated) policies.insert(policies.begin(), paper.begin(), paper.end());
   // For V, up to m = 4p: the first variant once more, waiting and running the first chunk's I
-  // before the second's (GreedyPolicy::first_chunk_input_grad_first). It is what matches the Zero
-  // Bubble authors' V search at m = p with T_F=3 T_I=4 T_W=2. On random configurations every result
-  // it made faster had m <= 4p (and it rarely made one slower: the local search starts from the
-  // best candidate, and from this one it can gain less); with more microbatches it only costs
-  // time, running to near its end.
+  // before the second's (GreedyPolicy::first_chunk_input_grad_first). Where the cool-down is much
+  // of the run it can end the input-gradient chains sooner, as the Zero Bubble authors' V search
+  // does at m = p; with more microbatches it only costs time, running to near its end.
   const bool short_run = p.microbatches <= 4 * p.ranks;
   if (v && short_run) {
     GreedyPolicy first_chunk_first = first;
@@ -97,14 +93,12 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     policies.push_back(first_chunk_first);
   }
   // Under sync they (and the V variants below) only run up to m = 4p, where the warm-up and
-  // cool-down are much of the run: every result they made faster on the grids of docs/bench.md had
-  // m <= 2p, and at m = 8p to 16p they tripled the search's time (p=128, m=2048, V: 0.2 s to 0.6-0.85
-  // s), giving up only late.
+  // cool-down are much of the run and so is what they change; with more microbatches they win
+  // nothing and, giving up only late, they would be much of the search's time (docs/bench.md).
   if (p.optimizer != Optimizer::PostValidated && short_run) policies.insert(policies.end(), paper.begin(), paper.end());
   // V: the second-chunk room of V-Min with forwards after each I, with and without waiting for a
   // due I. Near m = p these keep a rank's second-chunk forwards moving while its input
-  // gradients arrive (p=16, m=17, T_F=T_I=1, T_W=0.5 at cap p: 50.25 where the other variants end
-  // at 53 or later; docs/bench.md).
+  // gradients arrive, where the other variants let them wait (docs/bench.md).
   if (v && short_run) {
     GreedyPolicy alternate = first;
     alternate.reserve_each = false;
@@ -113,9 +107,10 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
     alternate.wait_for_input_grad = true;
     policies.push_back(alternate);
     // With a transfer time between ranks, also waiting for the second chunk's next forward
-    // (GreedyPolicy::wait_for_late_forward), in this variant and in the paper's shape: at m = p
-    // with the paper's profiled costs and T_comm they come within 0.05% of the authors' V search
-    // where the others are 2-7% behind (docs/bench.md).
+    // (GreedyPolicy::wait_for_late_forward), in this variant and in the paper's shape: a
+    // first-chunk forward taken just before the second chunk's input arrives delays every stage
+    // after it; at m = p that is where the others fall behind the authors' V search
+    // (docs/bench.md).
     alternate.wait_for_late_forward = true;
     policies.push_back(alternate);
     // And making room: when a ready forward does not fit, the oldest W runs before a ready I
@@ -132,13 +127,10 @@ std::vector<GreedyPolicy> greedy_variants(const AutoParams& p, const Shape& sh) 
 
 std::vector<GreedyPolicy> exploration_variants(const AutoParams& p, const Shape& sh,
                                                const std::vector<GreedyPolicy>& tried) {
-  // The first round above keeps to the combinations that won often on random configurations, so
-  // that large searches stay fast. At tight caps with uneven costs the others can win by much (at
-  // V-Min's cap with T_F=2 T_I=3 T_W=1, W before F with V-Min's room, or the early chunk first with
-  // V-Min's room, waiting for a due I and the first chunk's I first; docs/bench.md).
-  // One chunk has only two combinations left (W before F, with and without the wait); on random
-  // configurations they made one-chunk results barely faster and the search slower. So the round
-  // is for V only.
+  // The first round above keeps to the combinations that win often, so that large searches stay
+  // fast. At tight caps with uneven costs the others can win by much (docs/bench.md, "Tight
+  // caps"). One chunk has only two combinations left (W before F, with and without the wait),
+  // which gain too little for their time, so the round is for V only.
   if (p.stages_per_rank != 2) return {};
   const double cap = target_caps(p, sh).front();
 

@@ -1,10 +1,10 @@
-// Measuring a candidate of the automatic search (internal to lib/synth/auto): simulate a schedule
+// Measuring a candidate of the automatic search (internal to lib/auto): simulate a schedule
 // with the timed model and the memory accounting of `ppsched simulate`, and say whether it fits.
 #pragma once
 
 #include <string>
 
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
 
 namespace ppsched::auto_detail {
 

@@ -10,13 +10,13 @@
 // action it waits for), so a move that closes a cycle of waits is found stuck, as the simulator
 // finds it. It stops early once the window is done and no action left waits for a time that
 // changed: the rest keeps its times.
-#include "synth/auto/incremental_times.hpp"
+#include "auto/incremental_times.hpp"
 
 #include <algorithm>
 
+#include "auto/shape.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 
@@ -26,19 +26,19 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
   if (s.ranks.size() != p.ranks || s.placement.stage_to_rank != shape.rank_of) return std::nullopt;
   IncrementalTimes t;
   t.s_ = &s;
-  t.S_ = shape.stages;
-  t.M_ = p.microbatches;
+  t.stages_ = shape.stages;
+  t.microbatches_ = p.microbatches;
   t.rank_of_ = shape.rank_of;
   t.fwd_in_ = shape.fwd_xfer;
   t.bwd_in_ = shape.bwd_xfer;
-  for (std::uint32_t st = 0; st < t.S_; ++st) {
-    t.act_.push_back(p.memory.activation_of(st, p.ranks, t.S_));
-    t.wgt_.push_back(p.memory.weight_grad_of(st, p.ranks, t.S_));
+  for (std::uint32_t st = 0; st < t.stages_; ++st) {
+    t.act_.push_back(p.memory.activation_of(st, p.ranks, t.stages_));
+    t.wgt_.push_back(p.memory.weight_grad_of(st, p.ranks, t.stages_));
     if (!(t.fwd_in_[st] >= 0 && t.bwd_in_[st] >= 0)) return std::nullopt;
   }
   for (std::uint32_t r = 0; r < p.ranks; ++r)
     t.base_.push_back(r < p.memory.fixed_per_rank.size() ? p.memory.fixed_per_rank[r] : 0.0);
-  const std::size_t keys = std::size_t{3} * t.S_ * t.M_;
+  const std::size_t keys = std::size_t{3} * t.stages_ * t.microbatches_;
   if (keys >= kNoInput) return std::nullopt;
   t.start_.assign(keys, kNever);  // so that the first sweep sets every time
   t.end_.assign(keys, 0.0);
@@ -52,7 +52,8 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
       if (a.is_idle()) continue;  // the simulator skips idle steps
       const bool plain =
           a.kind == ActionKind::F || a.kind == ActionKind::I || a.kind == ActionKind::W || a.kind == ActionKind::B;
-      if (!plain || a.stage >= t.S_ || a.microbatch() >= t.M_ || t.rank_of_[a.stage] != r) return std::nullopt;
+      if (!plain || a.stage >= t.stages_ || a.microbatch() >= t.microbatches_ || t.rank_of_[a.stage] != r)
+        return std::nullopt;
       const double cost = p.sim.costs.cost(a.stage, a.kind);
       const std::size_t k = t.key_of(a);
       if (!(cost > 0) || t.has_[k]) return std::nullopt;  // a zero cost, or the same action twice
@@ -63,15 +64,16 @@ std::optional<IncrementalTimes> IncrementalTimes::of(Schedule& s, const AutoPara
   }
   // What each action waits for besides its rank's previous action, and what waits for it.
   t.waits_.resize(keys);
-  for (std::uint32_t st = 0; st < t.S_; ++st)
-    for (std::uint32_t m = 0; m < t.M_; ++m) {
+  for (std::uint32_t st = 0; st < t.stages_; ++st)
+    for (std::uint32_t m = 0; m < t.microbatches_; ++m) {
       Waits& f = t.waits_[t.key(kF, st, m)];
       if (st > 0) f.in[0] = static_cast<std::uint32_t>(t.key(kF, st - 1, m)), f.transfer[0] = t.fwd_in_[st];
-      f.other_rank = st + 1 < t.S_ ? t.rank_of_[st + 1] : t.rank_of_[st];
-      f.data_successors = (st + 1 < t.S_ ? 1 : 0) + 1;
+      f.other_rank = st + 1 < t.stages_ ? t.rank_of_[st + 1] : t.rank_of_[st];
+      f.data_successors = (st + 1 < t.stages_ ? 1 : 0) + 1;
       Waits& b = t.waits_[t.key(kBwd, st, m)];
       b.in[0] = static_cast<std::uint32_t>(t.key(kF, st, m));
-      if (st + 1 < t.S_) b.in[1] = static_cast<std::uint32_t>(t.key(kBwd, st + 1, m)), b.transfer[1] = t.bwd_in_[st];
+      if (st + 1 < t.stages_)
+        b.in[1] = static_cast<std::uint32_t>(t.key(kBwd, st + 1, m)), b.transfer[1] = t.bwd_in_[st];
       b.other_rank = st > 0 ? t.rank_of_[st - 1] : t.rank_of_[st];
       b.data_successors = (st > 0 ? 1 : 0) + t.has_[t.key(kW, st, m)];
       Waits& w = t.waits_[t.key(kW, st, m)];

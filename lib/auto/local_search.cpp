@@ -1,5 +1,5 @@
 // Local search on the automatic search's best schedule (local_search.hpp).
-#include "synth/auto/local_search.hpp"
+#include "auto/local_search.hpp"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include <optional>
 #include <vector>
 
+#include "auto/candidate.hpp"
+#include "auto/incremental_times.hpp"
+#include "auto/shape.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/memory.hpp"
-#include "synth/auto/candidate.hpp"
-#include "synth/auto/incremental_times.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

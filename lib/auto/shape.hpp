@@ -1,5 +1,6 @@
-// The pipeline as the automatic search sees it (internal to lib/synth/auto): placement, and each
-// stage's costs and memory, resolved once per search and shared by the greedy and the search.
+// The pipeline as the automatic search sees it (internal to lib/auto): placement, and each
+// stage's costs and memory, resolved once per search and shared by the greedy and the search; the
+// parameters a search takes, and a schedule of that shape from per-rank programs.
 #pragma once
 
 #include <algorithm>
@@ -8,7 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "synth/auto/auto_schedule.hpp"
+#include "auto/auto_schedule.hpp"
+#include "ir/action.hpp"
+#include "ir/schedule.hpp"
 
 namespace ppsched::auto_detail {
 
@@ -85,5 +88,13 @@ struct Shape {
   bool first_chunk_of_v(std::uint32_t s) const { return v == 2 && s < ranks; }
   std::uint32_t partner(std::uint32_t s) const { return 2 * ranks - 1 - s; }
 };
+
+/// Throws std::invalid_argument for parameters no search takes: no ranks or microbatches, stages
+/// per rank other than 1 or 2, more stages than an action can name.
+void check_params(const AutoParams& p);
+
+/// A schedule of the search's shape (sizes, and loop or V placement: auto_placement) holding these
+/// per-rank programs (the greedy's, or an order to replay).
+Schedule schedule_of(const AutoParams& p, std::vector<std::vector<Action>>&& programs);
 
 }  // namespace ppsched::auto_detail

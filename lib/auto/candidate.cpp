@@ -1,14 +1,14 @@
 // Measuring a candidate (candidate.hpp).
-#include "synth/auto/candidate.hpp"
+#include "auto/candidate.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
 
+#include "auto/shape.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/memory.hpp"
-#include "synth/auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

@@ -1,7 +1,7 @@
 // A V schedule built in rounds (v_rounds.hpp). Times here are the timed model's (an action starts
 // when its rank is free and its inputs, plus their transfers, are there); they only decide the
 // order: the greedy replays the order and measures it exactly.
-#include "synth/auto/v_rounds.hpp"
+#include "auto/v_rounds.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,9 +18,9 @@ constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 class Rounds {
  public:
-  Rounds(const Shape& sh, double cap) : sh_(sh), cap_(cap), P_(sh.ranks), M_(sh.microbatches) {
-    f_end_.assign(std::size_t{sh.stages} * M_, kUnknown);
-    i_end_.assign(std::size_t{sh.stages} * M_, kUnknown);
+  Rounds(const Shape& sh, double cap) : sh_(sh), cap_(cap), P_(sh.ranks), microbatches_(sh.microbatches) {
+    f_end_.assign(std::size_t{sh.stages} * microbatches_, kUnknown);
+    i_end_.assign(std::size_t{sh.stages} * microbatches_, kUnknown);
     ranks_.resize(P_);
     for (std::uint32_t r = 0; r < P_; ++r) ranks_[r].mem = sh.base[r];
   }
@@ -40,14 +40,14 @@ class Rounds {
   // When the input of rank r's next forward of `chunk` arrives (NaN: not placed yet).
   double forward_input(std::uint32_t r, int chunk) const {
     const std::uint32_t s = stage(r, chunk), m = ranks_[r].nf[chunk];
-    if (m >= M_) return kUnknown;
+    if (m >= microbatches_) return kUnknown;
     return s == 0 ? 0.0 : f_end(s - 1, m) + sh_.fwd_xfer[s];
   }
   // When the input gradient from the next stage for rank r's next I of `chunk` arrives (NaN: not
   // placed yet); -inf when that I needs none (the last stage).
   double input_grad_input(std::uint32_t r, int chunk) const {
     const std::uint32_t s = stage(r, chunk), m = ranks_[r].ni[chunk];
-    if (m >= M_) return kUnknown;
+    if (m >= microbatches_) return kUnknown;
     if (s + 1 == sh_.stages) return -std::numeric_limits<double>::infinity();
     return i_end(s + 1, m) + sh_.bwd_xfer[s];
   }
@@ -56,7 +56,7 @@ class Rounds {
     RankState& rs = ranks_[r];
     const std::uint32_t s = stage(r, chunk), m = rs.nf[chunk];
     const double ready = forward_input(r, chunk);
-    if (m >= M_ || std::isnan(ready) || !fits_under_cap(rs.mem + sh_.act[s], cap_)) return fail();
+    if (m >= microbatches_ || std::isnan(ready) || !fits_under_cap(rs.mem + sh_.act[s], cap_)) return fail();
     rs.mem += sh_.act[s];
     f_end(s, m) = occupy(r, ready, sh_.f[s], Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
     ++rs.nf[chunk];
@@ -105,7 +105,7 @@ class Rounds {
   double act(std::uint32_t s) const { return sh_.act[s]; }
   double mem(std::uint32_t r) const { return ranks_[r].mem; }
   double free(std::uint32_t r) const { return ranks_[r].free; }
-  double f_end(std::uint32_t s, std::uint32_t m) const { return f_end_[std::size_t{s} * M_ + m]; }
+  double f_end(std::uint32_t s, std::uint32_t m) const { return f_end_[std::size_t{s} * microbatches_ + m]; }
   void fail() { failed_ = true; }
 
  private:
@@ -116,9 +116,9 @@ class Rounds {
     std::deque<std::pair<std::uint32_t, std::uint32_t>> pending_w;  // (stage, microbatch), in I order
     std::vector<Action> program;
   };
-  double& f_end(std::uint32_t s, std::uint32_t m) { return f_end_[std::size_t{s} * M_ + m]; }
-  double& i_end(std::uint32_t s, std::uint32_t m) { return i_end_[std::size_t{s} * M_ + m]; }
-  double i_end(std::uint32_t s, std::uint32_t m) const { return i_end_[std::size_t{s} * M_ + m]; }
+  double& f_end(std::uint32_t s, std::uint32_t m) { return f_end_[std::size_t{s} * microbatches_ + m]; }
+  double& i_end(std::uint32_t s, std::uint32_t m) { return i_end_[std::size_t{s} * microbatches_ + m]; }
+  double i_end(std::uint32_t s, std::uint32_t m) const { return i_end_[std::size_t{s} * microbatches_ + m]; }
   double occupy(std::uint32_t r, double ready, double duration, Action a) {
     RankState& rs = ranks_[r];
     const double start = std::max(rs.free, ready);
@@ -134,8 +134,8 @@ class Rounds {
 
   const Shape& sh_;
   const double cap_;
-  const std::uint32_t P_, M_;
-  std::vector<double> f_end_, i_end_;  // [stage * M + microbatch]
+  const std::uint32_t P_, microbatches_;
+  std::vector<double> f_end_, i_end_;  // [stage * microbatches + microbatch]
   std::vector<RankState> ranks_;
   double most_idle_ = 0;
   bool failed_ = false;

@@ -1,6 +1,6 @@
 // The greedy list scheduler (greedy.hpp): each rank, whenever it is free, runs the most urgent
-// action that is ready (see auto_schedule.hpp for the rules and the variants).
-#include "synth/auto/greedy.hpp"
+// action that is ready (see greedy.hpp for the rules, GreedyPolicy for the variants).
+#include "auto/greedy.hpp"
 
 #include <algorithm>
 #include <array>
@@ -175,9 +175,9 @@ struct PeriodWatch {
 class Greedy {
  public:
   Greedy(const Shape& shape, const GreedyPolicy& policy, GreedyBuffers& buffers)
-      : sh_(shape), pol_(policy), M_(shape.microbatches), queue_(shape.ranks) {
+      : sh_(shape), pol_(policy), microbatches_(shape.microbatches), queue_(shape.ranks) {
     // Only entries below a stage's counters are read, and those have been written.
-    const std::size_t ends = std::size_t{sh_.stages} * M_;
+    const std::size_t ends = std::size_t{sh_.stages} * microbatches_;
     if (buffers.f_end.size() < ends) buffers.f_end.resize(ends);
     if (buffers.i_end.size() < ends) buffers.i_end.resize(ends);
     f_end_ = buffers.f_end.data();
@@ -215,12 +215,12 @@ class Greedy {
     rank_.resize(sh_.ranks);
     for (std::uint32_t r = 0; r < sh_.ranks; ++r) {
       rank_[r].mem = rank_[r].peak = sh_.base[r];
-      rank_[r].forwards_left = static_cast<std::uint32_t>(sh_.own[r].size()) * M_;
+      rank_[r].forwards_left = static_cast<std::uint32_t>(sh_.own[r].size()) * microbatches_;
     }
     programs_.swap(buffers.programs);  // storage of an earlier run, if it left any
     programs_.resize(sh_.ranks);
     for (auto& prog : programs_) prog.clear();
-    for (auto& prog : programs_) prog.reserve(std::size_t{3} * M_ * sh_.v);
+    for (auto& prog : programs_) prog.reserve(std::size_t{3} * microbatches_ * sh_.v);
     period_.enabled = pol_.copy_steady_state && sh_.exact_times;
     if (pol_.guide) {
       cursor_.assign(sh_.ranks, 0);
@@ -250,7 +250,7 @@ class Greedy {
       queue_.settle();
       if (queue_.empty() || gave_up_ || guide_exhausted_) break;
       const std::uint32_t base = stage_[0].next_f;
-      if (period_.enabled && base != period_.base && base < M_ && base % PeriodWatch::kStride == 0) {
+      if (period_.enabled && base != period_.base && base < microbatches_ && base % PeriodWatch::kStride == 0) {
         watch_for_period(queue_.top_time());
         if (gave_up_) break;
       }
@@ -262,7 +262,7 @@ class Greedy {
     makespan = 0;
     if (gave_up_ || guide_exhausted_) return false;
     for (std::uint32_t s = 0; s < sh_.stages; ++s)
-      if (stage_[s].next_w < M_) return false;
+      if (stage_[s].next_w < microbatches_) return false;
     for (const RankState& rs : rank_) makespan = std::max(makespan, rs.free);
     return true;
   }
@@ -288,8 +288,8 @@ class Greedy {
   }
 
  private:
-  double& f_end(std::uint32_t s, std::uint32_t m) { return f_end_[std::size_t{s} * M_ + m]; }
-  double& i_end(std::uint32_t s, std::uint32_t m) { return i_end_[std::size_t{s} * M_ + m]; }
+  double& f_end(std::uint32_t s, std::uint32_t m) { return f_end_[std::size_t{s} * microbatches_ + m]; }
+  double& i_end(std::uint32_t s, std::uint32_t m) { return i_end_[std::size_t{s} * microbatches_ + m]; }
 
   // When the next I and the next F of stage s can start, as far as their inputs go (kNever: not
   // known yet). Kept per stage and refreshed when one of their inputs changes (run_f, run_i): a
@@ -299,7 +299,7 @@ class Greedy {
   void refresh_i_ready(std::uint32_t s) {
     const std::uint32_t m = stage_[s].next_i;
     double ready = kNever;
-    if (m < M_ && m < stage_[s].next_f) {
+    if (m < microbatches_ && m < stage_[s].next_f) {
       ready = f_end(s, m);
       if (s + 1 < sh_.stages)
         ready = stage_[s + 1].next_i <= m ? kNever : std::max(ready, i_end(s + 1, m) + stage_[s].bwd_xfer);
@@ -309,7 +309,8 @@ class Greedy {
   void refresh_f_ready(std::uint32_t s) {
     const std::uint32_t m = stage_[s].next_f;
     double ready = kNever;
-    if (m < M_) ready = s == 0 ? 0.0 : stage_[s - 1].next_f <= m ? kNever : f_end(s - 1, m) + stage_[s].fwd_xfer;
+    if (m < microbatches_)
+      ready = s == 0 ? 0.0 : stage_[s - 1].next_f <= m ? kNever : f_end(s - 1, m) + stage_[s].fwd_xfer;
     stage_[s].f_ready = ready;
   }
   // The end of the input gradient that stage s's oldest pending W waits for (kNever: none pending):
@@ -542,7 +543,8 @@ class Greedy {
     const std::uint32_t* own = own_of(r);
     for (std::uint32_t k = 0; k < sh_.v; ++k) {
       const StageState& st = stage_[own[k]];
-      left += (M_ - st.next_f) * st.f + (M_ - st.next_i) * st.i + (M_ - st.next_w) * st.w;
+      left +=
+          (microbatches_ - st.next_f) * st.f + (microbatches_ - st.next_i) * st.i + (microbatches_ - st.next_w) * st.w;
     }
     return left;
   }
@@ -566,7 +568,7 @@ class Greedy {
     rank_[r].peak = std::max(rank_[r].peak, rank_[r].mem);
     occupy(r, t, stage_[s].f, Action::make(ActionKind::F, static_cast<std::uint16_t>(s), m));
     f_end(s, m) = rank_[r].free;
-    if (m + 1 == M_) last_microbatch_chain(rank_[r].free + stage_[s].after_f);
+    if (m + 1 == microbatches_) last_microbatch_chain(rank_[r].free + stage_[s].after_f);
     refresh_f_ready(s);
     refresh_i_ready(s);
     if (s + 1 < sh_.stages) refresh_f_ready(s + 1);
@@ -578,7 +580,7 @@ class Greedy {
     rank_[r].after_input_grad = true;
     occupy(r, t, stage_[s].i, Action::make(ActionKind::I, static_cast<std::uint16_t>(s), m));
     i_end(s, m) = rank_[r].free;
-    if (m + 1 == M_) last_microbatch_chain(rank_[r].free + stage_[s].after_i);
+    if (m + 1 == microbatches_) last_microbatch_chain(rank_[r].free + stage_[s].after_i);
     if (stage_[s].next_w == m) stage_[s].w_due = rank_[r].free;
     refresh_i_ready(s);
     if (s > 0) refresh_i_ready(s - 1);
@@ -628,10 +630,11 @@ class Greedy {
     for (std::uint32_t s = 0; s < sh_.stages; ++s) {
       const std::uint32_t f_lo = oldest_forward_read(s), i_lo = oldest_input_grad_read(s);
       key.push_back(f_lo - b);
-      for (std::uint32_t m = f_lo; m < stage_[s].next_f; ++m) key.push_back(since(f_end_[std::size_t{s} * M_ + m]));
+      for (std::uint32_t m = f_lo; m < stage_[s].next_f; ++m)
+        key.push_back(since(f_end_[std::size_t{s} * microbatches_ + m]));
       key.push_back(i_lo - b);
       for (std::uint32_t m = i_lo; m < stage_[s].next_i; ++m) {
-        const double end = i_end_[std::size_t{s} * M_ + m];
+        const double end = i_end_[std::size_t{s} * microbatches_ + m];
         key.push_back(sh_.v == 2 && m >= stage_[s].next_w ? end - t : since(end));
       }
     }
@@ -700,7 +703,7 @@ class Greedy {
     PeriodWatch& w = period_;
     const std::uint32_t P = w.period;
     const double delta = t - w.start.time;
-    std::uint64_t n = (M_ - 1 - base) / P;  // stage 0 leads every counter
+    std::uint64_t n = (microbatches_ - 1 - base) / P;  // stage 0 leads every counter
     if (pol_.guide)
       for (std::uint32_t r = 0; r < sh_.ranks && n > 0; ++r) n = std::min(n, guide_repeats(r, P));
     if (limit_ != kNever)
@@ -814,10 +817,10 @@ class Greedy {
   double most_idle_ = 0;  // the most any rank has waited since its first action (balance_idle)
   const Shape& sh_;
   const GreedyPolicy& pol_;
-  const std::uint32_t M_;
+  const std::uint32_t microbatches_;
   std::vector<StageState> stage_;
   std::vector<std::uint32_t> own_;  // rank r's stages at [r * v, (r + 1) * v), highest first
-  double* f_end_;                   // GreedyBuffers: [stage * M_ + microbatch]
+  double* f_end_;                   // GreedyBuffers: [stage * microbatches_ + microbatch]
   double* i_end_;
   std::vector<RankState> rank_;
   std::vector<std::vector<Action>> programs_;
@@ -862,6 +865,17 @@ GreedyRun greedy_run(const Shape& shape, const GreedyPolicy& policy, double give
   }
   g.give_back(storage);
   return out;
+}
+
+bool greedy_schedule(const AutoParams& p, const GreedyPolicy& policy, Schedule& out, double& makespan,
+                     double give_up_above) {
+  check_params(p);
+  const Shape shape(p);
+  GreedyRun run = greedy_run(shape, policy, give_up_above);
+  makespan = run.makespan;
+  if (!run.finished) return false;
+  out = schedule_of(p, std::move(run.programs));
+  return true;
 }
 
 }  // namespace ppsched::auto_detail

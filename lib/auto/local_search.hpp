@@ -1,9 +1,9 @@
 // The automatic search's work budget and its last step, local search on the best schedule found
-// (internal to lib/synth/auto).
+// (internal to lib/auto).
 #pragma once
 
-#include "synth/auto/auto_schedule.hpp"
-#include "synth/auto/shape.hpp"
+#include "auto/auto_schedule.hpp"
+#include "auto/shape.hpp"
 
 namespace ppsched::auto_detail {
 

@@ -1,6 +1,6 @@
 // V orders from building blocks (v_blocks.hpp): every distinct block, through the framework of
 // synth/v_block.hpp.
-#include "synth/auto/v_blocks.hpp"
+#include "auto/v_blocks.hpp"
 
 #include <algorithm>
 #include <set>
