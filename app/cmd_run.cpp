@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/output_file.hpp"
+#include "ir/user_error.hpp"
 #include "run/benchmark.hpp"
 #include "run/mpi_loader.hpp"
 #include "run/plan.hpp"
@@ -47,7 +48,7 @@ int run_single_process(RunOptions opt) {
     install_output_signal_handlers();
     print_error(std::string("device error: ") + e.what());
     return kExitFindings;
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     install_output_signal_handlers();
     print_error(e.what());
     return kExitUsage;

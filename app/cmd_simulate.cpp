@@ -7,6 +7,7 @@
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "ir/user_error.hpp"
 #include "model/recompute.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "report/html_report.hpp"
@@ -69,7 +70,7 @@ int run_pytorch_steps(const SimulateOptions& opt, const Schedule& s) {
   } catch (const SimDeadlock& d) {
     print_error(steps_deadlock_text(d, s));
     return kExitFindings;
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;
   } catch (const std::length_error& e) {
@@ -134,7 +135,7 @@ int run_simulate(SimulateOptions opt) {
   const std::vector<std::uint32_t> stage_to_rank = placement_of(s).stage_to_rank;  // as placed, not padded
   try {
     a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);
-  } catch (const std::invalid_argument& e) {  // a model that cannot take this schedule
+  } catch (const UserError& e) {  // a model that cannot take this schedule
     print_error(e.what());
     return kExitUsage;
   } catch (const TimedDeadlock& d) {

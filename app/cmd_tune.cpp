@@ -13,6 +13,7 @@
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "ir/user_error.hpp"
 #include "parse/model_json.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "parse/stage_count.hpp"
@@ -149,7 +150,7 @@ int run_tune(TuneOptions& opt) {
   std::vector<TuneTrial> trials;
   try {
     trials = tune_trials(req);
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;
   }

@@ -8,6 +8,7 @@
 #include "cli_support.hpp"
 #include "exit_codes.hpp"
 #include "io/output_file.hpp"
+#include "ir/user_error.hpp"
 #include "run/distributed.hpp"
 #include "run/mpi_loader.hpp"
 
@@ -67,7 +68,7 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_a
   if (code == kExitOk)
     for (const run::RunRequest& r : requests) try {
         run::place_ranks(static_cast<std::uint32_t>(r.schedule.rank_count()), group.size(), opt.rank_map);
-      } catch (const std::invalid_argument& e) {
+      } catch (const UserError& e) {
         print_error(e.what());
         code = kExitUsage;
         break;

@@ -4,6 +4,7 @@
 #include "cli_support.hpp"
 #include "diag/source_snippets.hpp"
 #include "io/input_file.hpp"
+#include "ir/user_error.hpp"
 #include "model/cost_coverage.hpp"
 #include "model/costs.hpp"
 #include "parse/cost_table.hpp"
@@ -39,7 +40,7 @@ std::optional<CheckContext> make_context(const ValidateOptions& opt, const Parse
     ResolvedContext resolved = resolve_context(p.schedule, &p.source, name, want);
     inferred = std::move(resolved.inferred);
     return std::move(resolved.context);
-  } catch (const std::invalid_argument& e) {  // not a placement, or a v placement the stages do not allow
+  } catch (const UserError& e) {  // not a placement, or a v placement the stages do not allow
     print_error(e.what());
     return std::nullopt;
   }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ir/action_text.hpp"
+#include "ir/user_error.hpp"
 #include "passes/microbatch_set.hpp"
 
 namespace ppsched {
@@ -270,7 +271,7 @@ class StepSimulator {
     }
     msg += ": " + why;
     if (!key_error.empty()) msg += " (PyTorch: KeyError: " + key_error + ")";
-    throw std::invalid_argument(msg);
+    throw UserError(msg);
   }
 
   const Schedule& s_;

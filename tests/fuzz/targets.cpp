@@ -10,6 +10,7 @@
 
 #include "check/check.hpp"
 #include "io/byte_sink.hpp"
+#include "ir/user_error.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
 #include "model/network.hpp"
@@ -209,7 +210,7 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   try {
     simulate_pytorch_steps(s, stage_to_rank, stages);
   } catch (const SimDeadlock&) {
-  } catch (const std::invalid_argument&) {  // PyTorch's KeyError cases, documented
+  } catch (const UserError&) {  // PyTorch's KeyError cases, documented
   }
   // Both recipes, and the runtime one with PyTorch's lowering keywords (deferred RECVs, an
   // unbounded look-ahead).
