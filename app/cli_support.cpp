@@ -93,4 +93,13 @@ void write_output(const std::string& path, const std::function<void(ByteSink&)>&
   out.commit();
 }
 
+void append_step_summary(const std::string& markdown) {
+  const char* path = std::getenv("GITHUB_STEP_SUMMARY");
+  if (!path || !*path) return;
+  std::FILE* f = std::fopen(path, "a");
+  const bool ok = f && std::fwrite(markdown.data(), 1, markdown.size(), f) == markdown.size();
+  if (f) std::fclose(f);
+  if (!ok) print_warning(std::string("could not append the findings table to $GITHUB_STEP_SUMMARY (") + path + ")");
+}
+
 }  // namespace ppsched::cli

@@ -33,6 +33,10 @@ CLI::Validator finite_in(double lo, double hi);
 /// number passes through to the option's own check.
 CLI::Validator byte_suffixes();
 
+/// Appends `markdown` to $GITHUB_STEP_SUMMARY, the step's Markdown summary, when GitHub Actions
+/// sets it; warns when it cannot.
+void append_step_summary(const std::string& markdown);
+
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce);

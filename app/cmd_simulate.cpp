@@ -1,30 +1,23 @@
 // `ppsched simulate`: run a schedule through the timed simulator (or PyTorch's lock-step dry run)
 // and report iteration time, bubbles, critical path and memory; write a Chrome trace on request.
-#include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "io/input_file.hpp"
-#include "ir/action_text.hpp"
+#include "ir/user_error.hpp"
 #include "model/recompute.hpp"
 #include "parse/pytorch_csv.hpp"
-#include "passes/passes.hpp"
-#include "report/ascii_gantt.hpp"
 #include "report/html_report.hpp"
-#include "report/json_text.hpp"
 #include "report/liveness_view.hpp"
-#include "report/pipeline_grid.hpp"
 #include "report/sim_views.hpp"
+#include "report/simulate_report.hpp"
 #include "report/steps_view.hpp"
 #include "report/svg_gantt.hpp"
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
-#include "sim/aggregate.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 #include "sim_inputs.hpp"
@@ -48,55 +41,36 @@ struct SimulateOptions {
   MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
   bool liveness() const { return memory_model.liveness().has_value(); }
 
-  bool wants(std::string_view view) const { return std::find(views.begin(), views.end(), view) != views.end(); }
+  /// The report the flags ask for, of a simulation with these parameters and liveness slots.
+  SimulateReport report(SimulateParameters parameters = {}, const LivenessReport* live = nullptr) const {
+    return {{source.input, source.schedule, source.ranks, source.microbatches, source.stages_per_rank, source.lower},
+            std::move(parameters),
+            views,
+            live,
+            gantt_width};
+  }
   /// Whether any output needs when each action ran; else the aggregates run (no Timeline) serves.
   bool needs_timeline() const {
-    if (!trace.empty() || !svg.empty() || !html.empty() || gantt_width > 0) return true;
-    for (const SimView& v : sim_views())
-      if (wants(v.name) && (format == "json" ? v.json_needs_timeline : v.text_needs_timeline)) return true;
-    return false;
+    return !trace.empty() || !svg.empty() || !html.empty() ||
+           simulate_report_needs_timeline(report(), format == "json");
   }
 };
 
-nlohmann::ordered_json input_json(const SimulateOptions& opt) {
-  nlohmann::ordered_json in;
-  if (!opt.source.schedule.empty()) {
-    in["schedule"] = opt.source.schedule;
-    in["ranks"] = opt.source.ranks;
-    in["microbatches"] = opt.source.microbatches;
-    if (opt.source.stages_per_rank) in["stages_per_rank"] = opt.source.stages_per_rank;
-  } else {
-    in["file"] = opt.source.input;
-  }
-  in["lower"] = opt.source.lower;
-  return in;
-}
-
-// A schedule with missing, duplicate or misplaced actions (validate's structural rules, on the
-// schedule as given, before lowering) has no iteration time worth reporting: refused (true), or
-// with --force simulated after a warning.
+// PyTorch's lock-step dry run of `s` (lowered with send/recv), as a grid, JSON or PyTorch's CSV.
 int run_pytorch_steps(const SimulateOptions& opt, const Schedule& s) {
   try {
     const Schedule timeline = simulate_pytorch_steps(s, placement_of(s).stage_to_rank, stated_stages(s));
     write_output(opt.output, [&](ByteSink& out) {
-      if (opt.format == "csv") {
+      if (opt.format == "csv")
         write_pytorch_csv(timeline, out);
-      } else if (opt.format == "json") {
-        nlohmann::ordered_json j;
-        j["schema_version"] = 1;
-        j["input"] = input_json(opt);
-        j["parameters"] = {{"model", "pytorch-steps"}};
-        add_steps_json(timeline, j);
-        out.write(json_text(j));
-      } else {
-        out.write(steps_text(timeline));
-      }
+      else
+        out.write(opt.format == "json" ? pytorch_steps_json(opt.report().source, timeline) : steps_text(timeline));
     });
     return kExitOk;
   } catch (const SimDeadlock& d) {
     print_error(steps_deadlock_text(d, s));
     return kExitFindings;
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;
   } catch (const std::length_error& e) {
@@ -161,15 +135,11 @@ int run_simulate(SimulateOptions opt) {
   const std::vector<std::uint32_t> stage_to_rank = placement_of(s).stage_to_rank;  // as placed, not padded
   try {
     a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);
-  } catch (const std::invalid_argument& e) {  // a model that cannot take this schedule
+  } catch (const UserError& e) {  // a model that cannot take this schedule
     print_error(e.what());
     return kExitUsage;
   } catch (const TimedDeadlock& d) {
-    std::string msg = "the schedule deadlocks: no remaining action can start";
-    for (const auto& st : d.stuck())
-      msg += "\nnote: rank " + std::to_string(st.rank) + " is stuck at its step " + std::to_string(st.step) + " (" +
-             action_text(s.ranks[st.rank].actions[st.step], s.sub_actions) + "), waiting for " + st.waiting_for;
-    print_error(msg);
+    print_error(timed_deadlock_text(d, s));
     return kExitFindings;
   }
   if (!opt.trace.empty()) {
@@ -185,34 +155,18 @@ int run_simulate(SimulateOptions opt) {
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
   std::optional<LivenessReport> live;
-  if (opt.liveness()) {
-    live.emplace();
-    try {
-      const std::uint32_t mbs = stated_microbatches(s);
-      live->stage_microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::StageMicrobatch);
-      live->microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::Microbatch);
-    } catch (const LivenessError& e) {
-      print_error("PyTorch's activation liveness cannot analyse rank " + std::to_string(e.rank()) +
-                  "'s order: " + e.what());
-      return kExitFindings;
-    }
-    live->cap = opt.memory_cap;
-    live->capped = *opt.memory_model.liveness();
+  try {
+    if (opt.liveness()) live = liveness_report(s, stage_to_rank, *opt.memory_model.liveness(), opt.memory_cap);
+  } catch (const LivenessError& e) {
+    print_error(liveness_error_text(e));
+    return kExitFindings;
   }
   // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
   const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
   const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model, runtime->optimizer}};
   const std::string time_unit = !opt.inputs.costs.empty() || !opt.inputs.model.empty() ? "us" : "cost units";
   if (!opt.html.empty()) {
-    HtmlReportInput html{s,
-                         t,
-                         a,
-                         view_input.options,
-                         "ppsched simulate: " + (opt.source.schedule.empty()
-                                                     ? display_name(opt.source.input)
-                                                     : fmt::format("{}, {} ranks, {} microbatches", opt.source.schedule,
-                                                                   opt.source.ranks, opt.source.microbatches)),
-                         time_unit};
+    const HtmlReportInput html{s, t, a, view_input.options, simulate_title(opt.report().source), time_unit};
     write_output(opt.html, [&](ByteSink& out) { write_html_report(html, out); });
   }
   if (!opt.svg.empty()) {
@@ -222,45 +176,10 @@ int run_simulate(SimulateOptions opt) {
     svg.time_unit = time_unit;
     write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out, svg); });
   }
+  const SimulateReport report =
+      opt.report(simulate_parameters(opt.inputs, *runtime, time_model, sim.send), live ? &*live : nullptr);
   write_output(opt.output, [&](ByteSink& out) {
-    if (opt.format == "json") {
-      nlohmann::ordered_json j;
-      j["schema_version"] = 1;
-      j["input"] = input_json(opt);
-      j["parameters"] = {{"model", "timed"},
-                         {"runtime", opt.inputs.runtime},
-                         {"optimizer", optimizer_name(runtime->optimizer)},
-                         {"runtime_params", opt.inputs.runtime_params},
-                         {"time_model", time_model},
-                         {"blocking_comms", opt.inputs.blocking_comms},
-                         {"overlap_factor", opt.inputs.overlap_factor},
-                         {"cost", cost_description(opt.inputs)},
-                         {"costs_file", opt.inputs.costs},
-                         {"topology", opt.inputs.topology},
-                         {"stage_spec", opt.inputs.stage_spec},
-                         {"model_file", opt.inputs.model},
-                         {"gpu", opt.inputs.gpu}};
-      // Only when it is not the default, so that reports made without the flag keep their bytes.
-      if (sim.send.eager()) j["parameters"]["send_mode"] = send_mode_name(sim.send);
-      std::vector<const SimView*> in_json_order(sim_views().size());
-      for (const SimView& v : sim_views()) in_json_order.at(v.json_position) = &v;
-      for (const SimView* v : in_json_order)
-        if (opt.wants(v->name)) j[std::string(v->json_key)] = v->json(view_input);
-      if (live) j["activation_liveness"] = liveness_json(*live);
-      out.write(json_text(j));
-      return;
-    }
-    std::string text;  // the chosen views, in this order, a blank line apart
-    auto add = [&](const std::string& view) { text += (text.empty() ? "" : "\n") + view; };
-    for (const SimView& v : sim_views())
-      if (opt.wants(v.name)) add(v.text(view_input));
-    if (live) add(liveness_text(*live));
-    out.write(text);
-    if (opt.gantt_width) {
-      AsciiOptions g;
-      g.width = opt.gantt_width;
-      out.write("\n" + ascii_gantt(s, t, g));
-    }
+    out.write(opt.format == "json" ? simulate_json(report, view_input) : simulate_text(report, view_input));
   });
   if (live) return fits_under_cap(live->capped_peak(), live->cap) ? kExitOk : kExitFindings;
   return fits_under_cap(a.memory.max_peak(), opt.memory_cap) ? kExitOk : kExitFindings;

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,6 +13,7 @@
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "ir/user_error.hpp"
 #include "parse/model_json.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "parse/stage_count.hpp"
@@ -52,27 +52,11 @@ bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTri
   const Schedule schedule = tune_schedule_of(req, best);
   const std::string csv = (std::filesystem::path(opt.emit_best) / "schedule.csv").string();
   write_output(csv, [&](ByteSink& out) { write_pytorch_csv(schedule, out); });
-  TorchtitanSettings t;
-  t.pp_degree = req.ranks;
-  t.schedule_class = torchtitan_class_for(best.stages_per_rank, schedule.placement.style == PlacementStyle::V);
-  t.csv_path = csv;
-  t.microbatch_size = best.microbatch_size;
-  t.local_batch_size = best.microbatches * best.microbatch_size;
-  t.comments.push_back("ppsched tune's best: " + best.family + ", " + std::to_string(best.stages_per_rank) +
-                       " stage(s) per rank, " + std::to_string(best.microbatches) + " microbatches of " +
-                       std::to_string(best.microbatch_size) + " sample(s)");
-  t.comments.push_back("time model: " + sources.time_model);
-  t.comments.push_back(
-      fmt::format("{} stage(s) per rank, {} stages in all: the class sets their placement, the CSV "
-                  "their order{}",
-                  best.stages_per_rank, req.ranks * best.stages_per_rank,
-                  opt.inputs.model.empty() ? "" : ", module_fqns_per_model_part their layers"));
+  TorchtitanSettings t = tune_best_settings(req, sources, best, schedule.placement.style == PlacementStyle::V, csv);
   if (!opt.inputs.model.empty()) {
     auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
     if (!mp) return false;
     t.module_fqns = torchtitan_module_fqns(mp->model, mp->partition);
-  } else {
-    t.comments.push_back("no --model: the layers of each stage are torchtitan's default split");
   }
   write_output((std::filesystem::path(opt.emit_best) / "torchtitan.toml").string(),
                [&](ByteSink& out) { out.write(torchtitan_toml(t)); });
@@ -131,12 +115,7 @@ bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
                                           in.costs.empty() ? in.stage_spec : in.costs, *stages, *stages));
     }
   }
-  const std::vector<std::uint32_t> shapes = tune_shapes(req);
-  for (std::uint32_t v : req.stages_per_rank)
-    if (std::find(shapes.begin(), shapes.end(), v) == shapes.end())
-      if (!req.only_stages)
-        sources.notes.push_back(std::to_string(v) + " stage(s) per rank not tried: " + std::to_string(req.ranks * v) +
-                                " stages exceed the model's " + std::to_string(req.max_stages) + " blocks");
+  for (std::string& note : untried_shape_notes(req)) sources.notes.push_back(std::move(note));
   return true;
 }
 
@@ -171,7 +150,7 @@ int run_tune(TuneOptions& opt) {
   std::vector<TuneTrial> trials;
   try {
     trials = tune_trials(req);
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;
   }

@@ -1,75 +1,29 @@
 // `ppsched validate`: lint schedules for what a GPU run would hit, before a job is queued.
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 #include "check/check.hpp"
-#include "check/expectations.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
-#include "diag/source_snippets.hpp"
-#include "diag/suggest.hpp"
 #include "exit_codes.hpp"
-#include "io/input_file.hpp"
-#include "model/cost_coverage.hpp"
-#include "model/costs.hpp"
-#include "parse/cost_table.hpp"
-#include "parse/schedule_reader.hpp"
-#include "parse/stage_spec_json.hpp"
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"
 #include "schedule_source.hpp"
 #include "sim_inputs.hpp"
-#include "synth/synth.hpp"
+#include "validate_file.hpp"
 
 namespace ppsched::cli {
 
 namespace {
-
-struct ValidateOptions {
-  std::vector<std::string> files;
-  std::string expect;  // compute-only | compute-comms | "" (detect)
-  std::uint32_t ranks = 0, stages_per_rank = 0, microbatches = 0;
-  std::string placement;  // loop | v | comma-separated list
-  std::string schedule;   // a family: its placement and stages per rank
-  std::string input_format = "auto";
-  bool lenient = false;
-  std::string dialect = "current";
-  std::vector<std::string> enable, disable;
-  bool werror = false;
-  bool list_rules = false;
-  std::string explain;
-  std::string format = "text";
-  std::string stage_spec;
-  double max_bubble = -1, max_memory = -1;
-  MemoryModelOptions memory_model;  // pytorch-liveness: --max-memory counts slots
-  std::string bubble_definition = "global";
-  std::string costs;
-  std::string fill = "none";
-  std::string pytorch_version;
-  std::string send_mode = "rendezvous";
-  bool quiet = false;
-  std::string docs_url = kDocsBaseUrl;
-};
 
 // The working directory, where CI runs from the repository root: SARIF's SRCROOT.
 std::string current_directory() {
   std::error_code ec;
   std::string dir = std::filesystem::current_path(ec).string();
   return ec ? std::string() : dir;
-}
-
-// $GITHUB_STEP_SUMMARY, when GitHub Actions sets it: the step's Markdown summary, appended to.
-void append_step_summary(const std::string& markdown) {
-  const char* path = std::getenv("GITHUB_STEP_SUMMARY");
-  if (!path || !*path) return;
-  std::FILE* f = std::fopen(path, "a");
-  const bool ok = f && std::fwrite(markdown.data(), 1, markdown.size(), f) == markdown.size();
-  if (f) std::fclose(f);
-  if (!ok) print_warning(std::string("could not append the findings table to $GITHUB_STEP_SUMMARY (") + path + ")");
 }
 
 int list_rules() {
@@ -81,46 +35,12 @@ int list_rules() {
 int explain(const std::string& id) {
   const Rule* r = find_rule(id);
   if (!r) {
-    std::vector<std::string_view> ids;
-    for (const Rule& x : rules()) ids.push_back(x.id);
-    std::string msg = "unknown rule '" + id + "'";
-    if (auto near = closest_match(id, ids)) msg += "; did you mean '" + *near + "'?";
-    print_error(msg + " (see --list-rules)");
+    print_error(unknown_rule_message(id));
     return kExitUsage;
   }
   const std::string out = rule_explanation_text(*r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
-}
-
-// What a readable file is checked against: what the flags say, the rest read off the file (each
-// guess noted in `inferred`); nullopt, having said why, when the flags cannot be read or hold.
-std::optional<CheckContext> make_context(const ValidateOptions& opt, const ParsedSchedule& p, const std::string& name,
-                                         std::vector<Inference>& inferred) {
-  Expectations want{.ranks = opt.ranks, .stages_per_rank = opt.stages_per_rank, .microbatches = opt.microbatches};
-  want.expect_compute_only = opt.expect == "compute-only";
-  if (const auto runtime = opt.schedule.empty() ? std::nullopt : runtime_class(opt.schedule)) {
-    // As torchtitan runs a file: a single-stage class holds one stage per rank; a multi-stage one
-    // takes the placement from the file, so nothing more is pinned.
-    if (*runtime == RuntimeClass::Single && !want.stages_per_rank) want.stages_per_rank = 1;
-  } else if (!opt.schedule.empty()) {
-    const Family* f = find_family(opt.schedule);
-    if (!f) {
-      print_error(unknown_schedule_message(opt.schedule));
-      return std::nullopt;
-    }
-    if (!want.stages_per_rank) want.stages_per_rank = f->default_stages_per_rank;
-    want.style = f->placement;
-  }
-  try {
-    parse_placement(opt.placement, want);
-    ResolvedContext resolved = resolve_context(p.schedule, &p.source, name, want);
-    inferred = std::move(resolved.inferred);
-    return std::move(resolved.context);
-  } catch (const std::invalid_argument& e) {  // not a placement, or a v placement the stages do not allow
-    print_error(e.what());
-    return std::nullopt;
-  }
 }
 
 int run_validate(const ValidateOptions& opt) {
@@ -130,82 +50,34 @@ int run_validate(const ValidateOptions& opt) {
     print_error("give one or more schedule files ('-' = stdin)");
     return kExitUsage;
   }
-  std::vector<std::pair<std::string, RuleLevel>> levels;
+  ValidateRun run;
+  std::vector<std::pair<std::string, RuleLevel>>& levels = run.levels;
   for (const auto& id : opt.disable) levels.emplace_back(id, RuleLevel::Off);
   for (const auto& id : opt.enable) levels.emplace_back(id, find_rule(id) ? find_rule(id)->level : RuleLevel::Error);
   for (const auto& [id, level] : levels)
     if (!find_rule(id)) return explain(id);  // says "unknown rule" with a suggestion
-  bool filters_non_grad_inputs = false;
   if (!opt.pytorch_version.empty()) {
     auto v = parse_pytorch_version(opt.pytorch_version);
     if (!v) {
       print_error("--pytorch-version: '" + opt.pytorch_version + "' is not a PyTorch release such as 2.12 or 2.13.0");
       return kExitUsage;
     }
-    filters_non_grad_inputs = *v >= std::pair{kPytorchFiltersNonGradInputs[0], kPytorchFiltersNonGradInputs[1]};
+    run.pytorch_filters_non_grad_inputs =
+        *v >= std::pair{kPytorchFiltersNonGradInputs[0], kPytorchFiltersNonGradInputs[1]};
     // There the schedule runs: what is left is a portability warning. It goes first, so an
     // explicit --enable or --disable of the rule still wins (the last matching level applies).
-    if (filters_non_grad_inputs)
+    if (run.pytorch_filters_non_grad_inputs)
       levels.insert(levels.begin(), {"input-grad-without-requires-grad", RuleLevel::Warning});
   }
-  const SendMode send_mode = *parse_send_mode(opt.send_mode);  // the option's check admitted it
-  if (!send_mode_has_sizes(send_mode, !opt.stage_spec.empty(), "--stage-spec")) return kExitUsage;
+  run.send_mode = *parse_send_mode(opt.send_mode);  // the option's check admitted it
+  if (!send_mode_has_sizes(run.send_mode, !opt.stage_spec.empty(), "--stage-spec")) return kExitUsage;
   int exit = kExitOk;
   std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
   ValidateTally tally;
   for (const std::string& file : opt.files) {
-    DiagnosticSink sink;
-    ScheduleReadOptions read_opt;
-    read_opt.format = *schedule_format_from_name(opt.input_format);
-    read_opt.lenient = opt.lenient;
-    read_opt.dialect = opt.dialect == "pre-2.6" ? ActionDialect::Pre26 : ActionDialect::Current;
-    auto parsed = read_schedule(file, read_opt, sink);
-    FileDiagnostics f;
-    f.file = display_name(file);
-    f.readable = parsed.has_value();
-    std::optional<CheckContext> ctx;
-    if (parsed) {
-      ctx = make_context(opt, *parsed, display_name(file), f.inferred);
-      if (!ctx) return kExitUsage;
-      std::optional<std::vector<StageSpec>> spec;
-      if (!opt.stage_spec.empty()) {
-        spec = read_stage_spec(opt.stage_spec, ctx->stages, sink);
-        if (!spec) {
-          print_diagnostics(sink);
-          return kExitUsage;
-        }
-        ctx->stage_spec = &*spec;
-      }
-      ctx->pytorch_filters_non_grad_inputs = filters_non_grad_inputs;
-      ctx->send_mode = send_mode;
-      ctx->max_bubble = opt.max_bubble;
-      ctx->bubble_per_stage = opt.bubble_definition == "per-stage";
-      ctx->max_memory = opt.max_memory;
-      ctx->memory_liveness = opt.memory_model.liveness();
-      std::optional<CostModel> costs;
-      if (!opt.costs.empty()) {
-        costs = CostModel::for_pipeline(ctx->ranks, ctx->stages);
-        CostCoverage given;
-        CostNeeds needs;
-        needs.kinds = compute_kinds_by_stage(*ctx->schedule, ctx->stages);
-        needs.filled_with = "the unit costs";
-        if (!read_cost_file(opt.costs, *costs, sink, &given) ||
-            !check_cost_coverage(display_name(opt.costs), given, needs, opt.fill == "unit", sink)) {
-          print_diagnostics(sink);
-          return kExitUsage;
-        }
-        ctx->costs = &*costs;
-      }
-      run_checks(*ctx, sink, levels);
-    }
-    f.diagnostics = sink.diagnostics();
-    if (file != "-" && needs_snippets(f.diagnostics)) {  // a clean file is not read twice
-      try {
-        fill_snippets(f.diagnostics, read_whole_input(file, std::size_t{1} << 30));
-      } catch (const IoError&) {
-      }
-    }
-    count_findings(f, opt.werror);
+    std::optional<FileDiagnostics> checked = validate_file(opt, run, file);
+    if (!checked) return kExitUsage;
+    FileDiagnostics& f = *checked;
     if (!f.readable)
       exit = std::max(exit, static_cast<int>(kExitUsage));
     else if (f.errors)

@@ -16,6 +16,7 @@
 #include "exit_codes.hpp"
 #include "io/byte_sink.hpp"
 #include "io/output_file.hpp"
+#include "ir/user_error.hpp"
 
 namespace {
 
@@ -112,6 +113,9 @@ int run(int argc, char** argv) {
   } catch (const ppsched::BrokenPipe&) {
     return kExitOk;  // the reader has all it wanted (`ppsched ... | head`)
   } catch (const ppsched::IoError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const ppsched::UserError& e) {  // one a command did not report itself
     print_error(e.what());
     return kExitUsage;
   } catch (const std::bad_alloc&) {

@@ -140,7 +140,7 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
                     p.optimizer == Optimizer::Sync ? "the makespan (--optimizer sync)"
                                                    : "the longest rank span (--optimizer post-validated)"));
     return std::move(r.schedule);
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     print_error(e.what());
     return std::nullopt;
   }

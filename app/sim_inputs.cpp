@@ -370,4 +370,21 @@ std::string cost_description(const SimInputOptions& opt) {
   return opt.cost.empty() ? "F=1,I=1,W=1,B=2 (unit)" : opt.cost;
 }
 
+SimulateParameters simulate_parameters(const SimInputOptions& opt, const RuntimeModel& model, std::string time_model,
+                                       const SendMode& send) {
+  return {opt.runtime,
+          model.optimizer,
+          opt.runtime_params,
+          std::move(time_model),
+          opt.blocking_comms,
+          opt.overlap_factor,
+          cost_description(opt),
+          opt.costs,
+          opt.topology,
+          opt.stage_spec,
+          opt.model,
+          opt.gpu,
+          send};
+}
+
 }  // namespace ppsched::cli

@@ -11,6 +11,7 @@
 #include "model/gpu.hpp"
 #include "model/network.hpp"
 #include "model/partition.hpp"
+#include "report/simulate_report.hpp"
 #include "sim/activation_liveness.hpp"
 #include "sim/runtime.hpp"
 #include "sim/send_mode.hpp"
@@ -122,5 +123,10 @@ void add_memory_model_options(CLI::App& sub, MemoryModelOptions& opt, const std:
 
 /// "F=1,I=1,W=1,B=2 (unit)" or the shorthand given, for reports.
 std::string cost_description(const SimInputOptions& opt);
+
+/// simulate's "parameters" block (report/simulate_report.hpp): each input flag as given, with
+/// the runtime model's optimizer, the time model and the send mode in effect.
+SimulateParameters simulate_parameters(const SimInputOptions& opt, const RuntimeModel& model, std::string time_model,
+                                       const SendMode& send);
 
 }  // namespace ppsched::cli

@@ -8,6 +8,7 @@
 
 #include "auto/search.hpp"
 #include "auto/shape.hpp"
+#include "ir/user_error.hpp"
 #include "sim/memory.hpp"
 
 namespace ppsched {
@@ -19,9 +20,8 @@ AutoResult auto_schedule(const AutoParams& p) {
     double need = shape.base[r];
     for (std::uint32_t s : shape.own[r]) need += shape.act[s];
     if (!fits_under_cap(need, p.memory_cap))
-      throw std::invalid_argument(
-          fmt::format("auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})",
-                      p.memory_cap, r, need));
+      throw UserError(fmt::format("auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})",
+                                  p.memory_cap, r, need));
   }
   return auto_detail::Search(p).run();
 }

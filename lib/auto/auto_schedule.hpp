@@ -78,7 +78,7 @@ struct AutoResult {
 /// (post-validated), the search's objective.
 inline double iteration_time(const AutoCandidate& c, Optimizer o) { return o == Optimizer::Sync ? c.makespan : c.span; }
 
-/// The search. Throws std::invalid_argument for impossible parameters (no ranks, a cap below
+/// The search. Throws UserError for impossible parameters (no ranks, a cap below
 /// one microbatch of activation, stages_per_rank other than 1 or 2).
 AutoResult auto_schedule(const AutoParams& p);
 

@@ -10,6 +10,7 @@
 #include "auto/candidate.hpp"
 #include "auto/rounds.hpp"
 #include "auto/variants.hpp"
+#include "ir/user_error.hpp"
 #include "sim/memory.hpp"
 
 namespace ppsched::auto_detail {
@@ -106,8 +107,7 @@ AutoResult Search::run() {
     if (round.keeps_start) keep_start();
     round.run(*this, allowance);
   }
-  if (!has_fitting_best())
-    throw std::invalid_argument(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
+  if (!has_fitting_best()) throw UserError(fmt::format("auto: no schedule fits the memory cap {:.4g}", p_.memory_cap));
   result_.schedule = best_guide_ ? std::move(guides_[*best_guide_].schedule) : std::move(*best_own_);
   return std::move(result_);
 }

@@ -27,7 +27,7 @@ class Search {
 
   /// Runs the rounds of search_rounds() in order, each where its row lets it (rounds.hpp), and
   /// returns the best candidate with its schedule. Stops at the first candidate that reaches the
-  /// objective's lower bound: nothing later could be faster. Throws std::invalid_argument when no
+  /// objective's lower bound: nothing later could be faster. Throws UserError when no
   /// candidate fits the cap.
   AutoResult run();
 

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "ir/user_error.hpp"
+
 namespace ppsched::auto_detail {
 
 Schedule schedule_of(const AutoParams& p, std::vector<std::vector<Action>>&& programs) {
@@ -18,12 +20,11 @@ Schedule schedule_of(const AutoParams& p, std::vector<std::vector<Action>>&& pro
 }
 
 void check_params(const AutoParams& p) {
-  if (p.ranks == 0 || p.microbatches == 0)
-    throw std::invalid_argument("auto: ranks and microbatches must be at least 1");
+  if (p.ranks == 0 || p.microbatches == 0) throw UserError("auto: ranks and microbatches must be at least 1");
   if (p.stages_per_rank != 1 && p.stages_per_rank != 2)
-    throw std::invalid_argument(fmt::format(
-        "auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement), not {}", p.stages_per_rank));
-  if (p.ranks * p.stages_per_rank > Action::kMaxStage) throw std::invalid_argument("auto: too many stages");
+    throw UserError(fmt::format("auto: --stages-per-rank must be 1 (loop placement) or 2 (V placement), not {}",
+                                p.stages_per_rank));
+  if (p.ranks * p.stages_per_rank > Action::kMaxStage) throw UserError("auto: too many stages");
 }
 
 }  // namespace ppsched::auto_detail

@@ -89,7 +89,7 @@ struct Shape {
   std::uint32_t partner(std::uint32_t s) const { return 2 * ranks - 1 - s; }
 };
 
-/// Throws std::invalid_argument for parameters no search takes: no ranks or microbatches, stages
+/// Throws UserError for parameters no search takes: no ranks or microbatches, stages
 /// per rank other than 1 or 2, more stages than an action can name.
 void check_params(const AutoParams& p);
 

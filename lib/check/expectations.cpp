@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/user_error.hpp"
+
 namespace ppsched {
 
 void parse_placement(const std::string& text, Expectations& want) {
@@ -18,7 +20,7 @@ void parse_placement(const std::string& text, Expectations& want) {
       try {
         want.stage_to_rank.push_back(static_cast<std::uint32_t>(std::stoul(item)));
       } catch (const std::exception&) {
-        throw std::invalid_argument("--placement: '" + item + "' is not a rank (give loop, v, or a list like 0,1,1,0)");
+        throw UserError("--placement: '" + item + "' is not a rank (give loop, v, or a list like 0,1,1,0)");
       }
     }
   }
@@ -59,7 +61,7 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
   } else if (want.style == PlacementStyle::V) {
     auto v = Placement::v(ctx.ranks, ctx.stages);
     if (!v)
-      throw std::invalid_argument(
+      throw UserError(
           fmt::format("a v placement needs stages ({}) to be a multiple of ranks ({})", ctx.stages, ctx.ranks));
     ctx.stage_to_rank = v->stage_to_rank;
   } else if (s.placement.style != PlacementStyle::Unspecified) {

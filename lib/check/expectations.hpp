@@ -31,7 +31,7 @@ struct Expectations {
 
 /// Reads a placement as --placement gives it into `want`: "loop" or "v" as the style, else the
 /// rank of each stage ("0,1,1,0") as an explicit list; "" leaves `want` as it is. Throws
-/// std::invalid_argument naming the first item that is not a rank.
+/// UserError naming the first item that is not a rank.
 void parse_placement(const std::string& text, Expectations& want);
 
 /// One value the context took from the schedule's actions because neither the caller nor the
@@ -47,7 +47,7 @@ struct ResolvedContext {
 };
 
 /// The context for checking `s` (read from `file`; `source` may be null) against `want`.
-/// Throws std::invalid_argument when `want` cannot hold: a v placement of a stage count that is
+/// Throws UserError when `want` cannot hold: a v placement of a stage count that is
 /// not a multiple of the ranks. The context points at `s` and `source`, which must outlive it.
 ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file, const Expectations& want);
 

@@ -34,7 +34,8 @@ struct AsciiOptions {
 
 /// The chart of `t` (the timeline of `s`), one '\n'-terminated line each. Throws
 /// std::invalid_argument for a timeline of another schedule or a width of 0, and
-/// std::logic_error for a timeline whose entries name steps that do not exist.
+/// std::logic_error for a timeline whose entries name steps that do not exist: the caller's
+/// bugs, not a user's error (UserError), since simulate's --gantt admits 10 to 1000 columns.
 std::string ascii_gantt(const Schedule& s, const Timeline& t, const AsciiOptions& opt = {});
 
 }  // namespace ppsched

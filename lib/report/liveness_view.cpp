@@ -18,6 +18,21 @@ nlohmann::ordered_json one(const ActivationLiveness& l) {
 
 }  // namespace
 
+LivenessReport liveness_report(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                               LivenessGranularity capped, double cap) {
+  LivenessReport r;
+  const std::uint32_t mbs = stated_microbatches(s);
+  r.stage_microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::StageMicrobatch);
+  r.microbatch = activation_liveness(s, stage_to_rank, mbs, LivenessGranularity::Microbatch);
+  r.capped = capped;
+  r.cap = cap;
+  return r;
+}
+
+std::string liveness_error_text(const LivenessError& e) {
+  return "PyTorch's activation liveness cannot analyse rank " + std::to_string(e.rank()) + "'s order: " + e.what();
+}
+
 std::string liveness_text(const LivenessReport& r) {
   std::string out = "activation liveness (PyTorch's analyze_pipeline_activation_liveness), slots per rank\n";
   out += fmt::format("{:<17} {:>5}", "granularity", "peak");

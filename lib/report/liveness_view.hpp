@@ -7,10 +7,13 @@
 //   microbatch           4       4      4
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ir/schedule.hpp"
 #include "sim/activation_liveness.hpp"
 
 namespace ppsched {
@@ -24,6 +27,14 @@ struct LivenessReport {
     return capped == LivenessGranularity::StageMicrobatch ? stage_microbatch.peak : microbatch.peak;
   }
 };
+
+/// The report of `s` (placed by `stage_to_rank`) at both granularities, over its stated
+/// microbatches, with the cap `cap` on the `capped` one. Throws LivenessError for an order
+/// PyTorch cannot analyse.
+LivenessReport liveness_report(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                               LivenessGranularity capped, double cap);
+/// "PyTorch's activation liveness cannot analyse rank 1's order: <PyTorch's message>".
+std::string liveness_error_text(const LivenessError& e);
 
 std::string liveness_text(const LivenessReport& r);
 nlohmann::ordered_json liveness_json(const LivenessReport& r);

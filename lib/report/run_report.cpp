@@ -222,4 +222,14 @@ std::string no_gpu_message(const run::Discovery& discovery) {
   return fmt::format("no usable GPU ({}): {}", kWhy[static_cast<int>(discovery.status)], discovery.message);
 }
 
+std::string ratio_bounds_problem(const run::BenchmarkReport& report, double min_ratio, double max_ratio) {
+  for (const run::RunResult& r : report.results) {
+    const double ratio = r.ratio();
+    if ((min_ratio > 0 && ratio < min_ratio) || (max_ratio > 0 && ratio > max_ratio))
+      return fmt::format("'{}': measured/simulated = {:.3f}, outside [{}, {}]", r.name, ratio, min_ratio,
+                         max_ratio > 0 ? fmt::format("{}", max_ratio) : "inf");
+  }
+  return {};
+}
+
 }  // namespace ppsched

@@ -51,4 +51,9 @@ void write_measured_trace(const run::RunResult& result, const std::string& backe
 /// Why `discovery` (not Ok) leaves no GPU to run on: "no usable GPU (no GPU driver): <message>".
 std::string no_gpu_message(const run::Discovery& discovery);
 
+/// The first result whose measured/simulated ratio is outside [min_ratio, max_ratio] (a bound
+/// <= 0 is none), as --min-ratio and --max-ratio report it: "'1F1B': measured/simulated = 1.000,
+/// outside [1.5, inf]"; empty when every result is inside.
+std::string ratio_bounds_problem(const run::BenchmarkReport& report, double min_ratio, double max_ratio);
+
 }  // namespace ppsched

@@ -69,7 +69,8 @@ struct SvgOptions {
 
 /// Writes the chart of `t` (the timeline of `s`) to `out`. Throws std::invalid_argument for
 /// bad options or a timeline of another schedule, and std::logic_error for a timeline whose
-/// entries name steps or streams that do not exist.
+/// entries name steps or streams that do not exist: the caller's bugs, not a user's error
+/// (UserError), since simulate's --width admits 200 to 200000 px and no flag sets the rest.
 void write_svg_gantt(const Schedule& s, const Timeline& t, ByteSink& out, const SvgOptions& opt = {});
 
 }  // namespace ppsched

@@ -9,7 +9,7 @@
 namespace ppsched {
 
 /// Throws std::logic_error or std::invalid_argument, naming `view`, when `t` cannot be a
-/// timeline of `s`.
+/// timeline of `s`: a bug upstream either way, never a user's error (UserError).
 void check_timeline_shape(const Schedule& s, const Timeline& t, const char* view);
 
 }  // namespace ppsched

@@ -75,4 +75,26 @@ std::string torchtitan_toml(const TorchtitanSettings& s) {
   return out;
 }
 
+TorchtitanSettings tune_best_settings(const TuneRequest& request, const TuneSources& sources, const TuneTrial& best,
+                                      bool v_placement, const std::string& csv_path) {
+  TorchtitanSettings t;
+  t.pp_degree = request.ranks;
+  t.schedule_class = torchtitan_class_for(best.stages_per_rank, v_placement);
+  t.csv_path = csv_path;
+  t.microbatch_size = best.microbatch_size;
+  t.local_batch_size = best.microbatches * best.microbatch_size;
+  t.comments.push_back("ppsched tune's best: " + best.family + ", " + std::to_string(best.stages_per_rank) +
+                       " stage(s) per rank, " + std::to_string(best.microbatches) + " microbatches of " +
+                       std::to_string(best.microbatch_size) + " sample(s)");
+  t.comments.push_back("time model: " + sources.time_model);
+  t.comments.push_back(
+      fmt::format("{} stage(s) per rank, {} stages in all: the class sets their placement, the CSV "
+                  "their order{}",
+                  best.stages_per_rank, request.ranks * best.stages_per_rank,
+                  sources.model.empty() ? "" : ", module_fqns_per_model_part their layers"));
+  if (sources.model.empty())
+    t.comments.push_back("no --model: the layers of each stage are torchtitan's default split");
+  return t;
+}
+
 }  // namespace ppsched

@@ -10,6 +10,8 @@
 
 #include "model/network.hpp"
 #include "model/partition.hpp"
+#include "report/tune_report.hpp"
+#include "tune/tune.hpp"
 
 namespace ppsched {
 
@@ -30,6 +32,14 @@ std::vector<std::vector<std::string>> torchtitan_module_fqns(const NetworkModel&
 
 /// The snippet: comments, then [parallelism] and [training] tables.
 std::string torchtitan_toml(const TorchtitanSettings& settings);
+
+/// The settings that run `best`, the pick of a tune of `request` whose schedule CSV is at
+/// `csv_path` (V-placed when `v_placement`): the class of its placement, the microbatch and local
+/// batch sizes, and comments on what was chosen under which time model (`sources`). The modules
+/// per stage are the caller's to fill in from the model's partition; without a model
+/// (`sources.model` empty) a comment says torchtitan splits the layers itself.
+TorchtitanSettings tune_best_settings(const TuneRequest& request, const TuneSources& sources, const TuneTrial& best,
+                                      bool v_placement, const std::string& csv_path);
 
 /// The class whose stage placement matches a schedule of `stages_per_rank` stages per rank in
 /// loop or V placement: 1F1B (one per rank), Interleaved1F1B (loop), ZBVZeroBubble (V).

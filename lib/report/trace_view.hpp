@@ -74,7 +74,10 @@ struct TraceOptions {
 
 /// Writes the trace of `t` (the timeline of `s`) to `out`. `memory` may be null. Throws
 /// std::invalid_argument for bad options or a timeline of another schedule, and
-/// std::logic_error for a timeline the simulator should never produce (see above).
+/// std::logic_error for a timeline the simulator should never produce (see above). All three
+/// are the caller's bugs, not a user's error (UserError): no flag sets the time scale or the
+/// display unit, and simulate and run pass the timeline of the schedule they ran, so the CLI
+/// reports them as internal errors.
 void write_chrome_trace(const Schedule& s, const Timeline& t, const MemoryProfile* memory, ByteSink& out,
                         const TraceOptions& opt = {});
 

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "report/json_text.hpp"
 #include "synth/synth.hpp"
 
@@ -37,6 +39,17 @@ nlohmann::ordered_json or_null(bool present, auto value) {
 }
 
 }  // namespace
+
+std::vector<std::string> untried_shape_notes(const TuneRequest& request) {
+  std::vector<std::string> notes;
+  if (request.only_stages) return notes;
+  const std::vector<std::uint32_t> shapes = tune_shapes(request);
+  for (std::uint32_t v : request.stages_per_rank)
+    if (std::find(shapes.begin(), shapes.end(), v) == shapes.end())
+      notes.push_back(std::to_string(v) + " stage(s) per rank not tried: " + std::to_string(request.ranks * v) +
+                      " stages exceed the model's " + std::to_string(request.max_stages) + " blocks");
+  return notes;
+}
 
 std::string format_tune_memory(double value, bool in_bytes) {
   if (!in_bytes) return fmt::format("{:.4g}", value);

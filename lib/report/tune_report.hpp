@@ -39,6 +39,11 @@ std::string tune_json(const TuneRequest& request, const TuneSources& sources, co
 /// against peak memory, the cap as a line, the pick ringed; hovering a dot names it.
 std::string tune_html(const TuneRequest& request, const TuneSources& sources, const TuneResult& result);
 
+/// The header's notes on the stages per rank the model's blocks leave out of `request` ("4 stage(s)
+/// per rank not tried: 16 stages exceed the model's 12 blocks"); none when a table or spec fixes
+/// the stage count (`only_stages`), which says so itself.
+std::vector<std::string> untried_shape_notes(const TuneRequest& request);
+
 /// "71.3 GiB" for bytes, "4.5" for microbatches of activation or PyTorch's slots.
 std::string format_tune_memory(double value, bool in_bytes);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "diag/render.hpp"
+#include "diag/suggest.hpp"
 
 namespace ppsched {
 
@@ -73,6 +74,14 @@ std::string rules_text() {
 std::string rule_explanation_text(const Rule& r) {
   return fmt::format("{} ({} by default)\n  {}\n  how to fix: {}\n  docs/rules.md#{}\n", r.id, rule_level_name(r.level),
                      r.summary, r.help, r.id);
+}
+
+std::string unknown_rule_message(const std::string& id) {
+  std::vector<std::string_view> ids;
+  for (const Rule& x : rules()) ids.push_back(x.id);
+  std::string msg = "unknown rule '" + id + "'";
+  if (auto near = closest_match(id, ids)) msg += "; did you mean '" + *near + "'?";
+  return msg + " (see --list-rules)";
 }
 
 }  // namespace ppsched

@@ -36,4 +36,8 @@ std::string rules_text();
 /// `validate --explain ID`: the rule's summary, default level, how to fix it and its manual anchor.
 std::string rule_explanation_text(const Rule& r);
 
+/// The error for an --explain, --enable or --disable of no rule: "unknown rule 'ID'; did you mean
+/// 'NEAR'? (see --list-rules)", the suggestion when an id is close.
+std::string unknown_rule_message(const std::string& id);
+
 }  // namespace ppsched

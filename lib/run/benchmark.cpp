@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "ir/user_error.hpp"
+
 namespace ppsched::run {
 
 namespace {
@@ -22,11 +24,11 @@ constexpr std::size_t kIsolatedIterations = 4;
 
 std::vector<int> map_ranks_to_devices(std::uint32_t ranks, std::size_t visible, const std::vector<int>& ordinals) {
   const std::vector<int> use = devices_to_use(visible, ordinals);
-  if (use.empty()) throw std::invalid_argument("no device to run on");
+  if (use.empty()) throw UserError("no device to run on");
   for (int o : use)
     if (o < 0 || static_cast<std::size_t>(o) >= visible)
-      throw std::invalid_argument("device " + std::to_string(o) + " is not visible (" + std::to_string(visible) +
-                                  " device" + (visible == 1 ? "" : "s") + ")");
+      throw UserError("device " + std::to_string(o) + " is not visible (" + std::to_string(visible) + " device" +
+                      (visible == 1 ? "" : "s") + ")");
   std::vector<int> out(ranks);
   for (std::uint32_t r = 0; r < ranks; ++r)
     out[r] = use[static_cast<std::size_t>(r) * use.size() / std::max<std::uint32_t>(ranks, 1)];

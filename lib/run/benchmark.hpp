@@ -19,8 +19,8 @@ namespace ppsched::run {
 
 /// Which device each of `ranks` ranks runs on: `ordinals` lists the devices to use (empty: all
 /// `visible` ones); ranks are spread evenly in contiguous blocks, so neighbouring stages share a
-/// device when there are more ranks than devices. Throws std::invalid_argument for an ordinal
-/// that is not visible.
+/// device when there are more ranks than devices. Throws UserError for an ordinal that is not
+/// visible, or when there is no device.
 std::vector<int> map_ranks_to_devices(std::uint32_t ranks, std::size_t visible, const std::vector<int>& ordinals);
 
 /// One schedule to run.

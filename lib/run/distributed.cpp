@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ir/action_text.hpp"
+#include "ir/user_error.hpp"
 
 namespace ppsched::run {
 
@@ -88,27 +89,26 @@ std::vector<std::int32_t> place_ranks(std::uint32_t ranks, int processes, const 
   std::vector<std::int32_t> out(ranks);
   if (map.empty()) {
     if (static_cast<std::uint32_t>(processes) != ranks)
-      throw std::invalid_argument("the schedule has " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") +
-                                  " but the launcher started " + std::to_string(processes) + " process" +
-                                  (processes == 1 ? "" : "es") +
-                                  ": start one process per rank, or place ranks "
-                                  "with --rank-map");
+      throw UserError("the schedule has " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") +
+                      " but the launcher started " + std::to_string(processes) + " process" +
+                      (processes == 1 ? "" : "es") +
+                      ": start one process per rank, or place ranks "
+                      "with --rank-map");
     for (std::uint32_t r = 0; r < ranks; ++r) out[r] = static_cast<std::int32_t>(r);
     return out;
   }
   if (map.size() != ranks)
-    throw std::invalid_argument("--rank-map lists " + std::to_string(map.size()) + " process" +
-                                (map.size() == 1 ? "" : "es") + ", but the schedule has " + std::to_string(ranks) +
-                                " ranks: give one process per rank");
+    throw UserError("--rank-map lists " + std::to_string(map.size()) + " process" + (map.size() == 1 ? "" : "es") +
+                    ", but the schedule has " + std::to_string(ranks) + " ranks: give one process per rank");
   std::vector<int> holder(static_cast<std::size_t>(std::max(processes, 0)), -1);
   for (std::uint32_t r = 0; r < ranks; ++r) {
     const int p = map[r];
     if (p < 0 || p >= processes)
-      throw std::invalid_argument("--rank-map puts rank " + std::to_string(r) + " on process " + std::to_string(p) +
-                                  ", but the launcher started processes 0 to " + std::to_string(processes - 1));
+      throw UserError("--rank-map puts rank " + std::to_string(r) + " on process " + std::to_string(p) +
+                      ", but the launcher started processes 0 to " + std::to_string(processes - 1));
     if (holder[p] >= 0)
-      throw std::invalid_argument("--rank-map puts ranks " + std::to_string(holder[p]) + " and " + std::to_string(r) +
-                                  " on process " + std::to_string(p) + ": a process (one GPU) runs one rank");
+      throw UserError("--rank-map puts ranks " + std::to_string(holder[p]) + " and " + std::to_string(r) +
+                      " on process " + std::to_string(p) + ": a process (one GPU) runs one rank");
     holder[p] = static_cast<int>(r);
     out[r] = p;
   }

@@ -30,7 +30,7 @@
 namespace ppsched::run {
 
 /// Which process runs each pipeline rank: `map[r]` when a map is given (--rank-map), else rank r
-/// on process r. Throws std::invalid_argument: a map of the wrong length, a process out of range
+/// on process r. Throws UserError: a map of the wrong length, a process out of range
 /// or given two ranks, or without a map a process count other than the rank count.
 std::vector<std::int32_t> place_ranks(std::uint32_t ranks, int processes, const std::vector<int>& map);
 

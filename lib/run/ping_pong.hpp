@@ -12,7 +12,8 @@
 namespace ppsched::run {
 
 /// Half the median of `round_trip_us` (the mean of the middle two for an even count, as
-/// run/stats.hpp's median). Throws std::invalid_argument when there are none.
+/// run/stats.hpp's median). Throws std::invalid_argument when there are none: the caller's
+/// bug (the CUDA device refuses fewer than one round before it times any), not a user's error.
 inline double one_way_us(std::vector<double> round_trip_us) {
   if (round_trip_us.empty()) throw std::invalid_argument("one_way_us: no round trips were timed");
   std::sort(round_trip_us.begin(), round_trip_us.end());

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "ir/user_error.hpp"
 #include "sim/memory.hpp"
 
 namespace ppsched {
@@ -42,11 +43,11 @@ inline constexpr std::array<LivenessGranularity, 2> kLivenessGranularities = {Li
 std::optional<LivenessGranularity> liveness_granularity_from_name(std::string_view name);
 
 /// PyTorch's ValueError for an order it cannot analyse, word for word (what()), and the rank
-/// whose order it is (PyTorch analyses one rank at a time, so its message does not say).
-class LivenessError : public std::invalid_argument {
+/// whose order it is (PyTorch analyses one rank at a time, so its message does not say). A
+/// user's error: the order is the schedule's.
+class LivenessError : public UserError {
  public:
-  explicit LivenessError(const std::string& message, std::uint32_t rank = 0)
-      : std::invalid_argument(message), rank_(rank) {}
+  explicit LivenessError(const std::string& message, std::uint32_t rank = 0) : UserError(message), rank_(rank) {}
   std::uint32_t rank() const { return rank_; }
 
  private:

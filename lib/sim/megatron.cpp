@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ir/user_error.hpp"
 #include "sim/timed_rules.hpp"
 
 namespace ppsched {
@@ -53,8 +54,7 @@ class MegatronSim {
               const RuntimeParams& params, Optimizer optimizer)
       : s_(s), placement_(placement), opt_(opt), overhead_(params.p2p_call_overhead_us) {
     if (has_comms(s))
-      throw std::invalid_argument(
-          "--runtime megatron issues its own sends and receives; give it a compute-only schedule");
+      throw UserError("--runtime megatron issues its own sends and receives; give it a compute-only schedule");
     sync_ = megatron_path(s, optimizer) == MegatronPath::Synchronous;
     stages_ = stages_in_use(s);
     microbatches_ = microbatches_in_use(s);

@@ -40,7 +40,7 @@ namespace ppsched {
 enum class MegatronPath : std::uint8_t { Synchronous, ZeroBubbleRuntime };
 MegatronPath megatron_path(const Schedule& s, Optimizer o);
 
-/// Simulates compute-only `s` (SEND/RECV actions are refused with std::invalid_argument: Megatron
+/// Simulates compute-only `s` (SEND/RECV actions are refused with UserError: Megatron
 /// places its own) with placement `stage_to_rank` as Megatron-LM runs it. Costs and transfers come
 /// from `opt` (blocking_comms is not used: the path decides). Throws TimedDeadlock when the
 /// schedule cannot finish.

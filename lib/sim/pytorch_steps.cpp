@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ir/action_text.hpp"
+#include "ir/user_error.hpp"
 #include "passes/key_table.hpp"
 #include "passes/microbatch_set.hpp"
 
@@ -255,7 +256,7 @@ class StepSimulator {
     }
     msg += ": " + why;
     if (!key_error.empty()) msg += " (PyTorch: KeyError: " + key_error + ")";
-    throw std::invalid_argument(msg);
+    throw UserError(msg);
   }
 
   const Schedule& s_;

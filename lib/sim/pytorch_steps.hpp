@@ -55,7 +55,7 @@
 //                                   sibling); one step; afterwards its sub-actions count as done on
 //                                   the rank that ran it.
 //
-// Where PyTorch fails with a bare KeyError, std::invalid_argument says what is wrong and ends with
+// Where PyTorch fails with a bare KeyError, UserError says what is wrong and ends with
 // PyTorch's error; it is thrown when the simulation reaches the action, as PyTorch's is:
 //
 //   * a stage the action needs that has no rank: PyTorch looks up stage_to_rank of the action's own
@@ -113,7 +113,7 @@ class SimDeadlock : public std::runtime_error {
 /// The result keeps s's sub-action table, sizes and placement, with num_stages set to `num_stages`.
 /// `stage_to_rank` is indexed by stage (kUnplaced marks a stage with no rank); `num_stages` only
 /// says which stage is the last. Throws SimDeadlock when a step makes no progress, and
-/// std::invalid_argument where PyTorch fails with a KeyError (see above), and std::length_error
+/// UserError where PyTorch fails with a KeyError (see above), and std::length_error
 /// when the grid passes `max_cells` cells (ranks x steps; 16M by default, 128 MiB of timelines;
 /// 1F1B over 64 ranks and 16384 microbatches lowered with comms needs 7.4M):
 /// a dependency chain across many ranks makes the lock-step grid grow quadratically.

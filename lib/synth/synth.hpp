@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "ir/user_error.hpp"
 
 namespace ppsched {
 
-/// Bad synthesis parameters (PyTorch's constructor rules, plus ppsched's limits).
-class SynthError : public std::invalid_argument {
+/// Bad synthesis parameters (PyTorch's constructor rules, plus ppsched's limits): a user's error.
+class SynthError : public UserError {
  public:
-  using std::invalid_argument::invalid_argument;
+  using UserError::UserError;
 };
 
 struct SynthParams {

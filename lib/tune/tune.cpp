@@ -73,7 +73,7 @@ void evaluate(const TuneRequest& req, TuneTrial& t, const SimInputs& in) {
     } else {
       built = tune_schedule_of(req, t);
     }
-  } catch (const std::invalid_argument& e) {  // SynthError, or auto's "no schedule fits"
+  } catch (const UserError& e) {  // SynthError, or auto's "no schedule fits"
     t.note = e.what();
     return;
   }
@@ -132,7 +132,7 @@ void rank_trials(std::vector<TuneTrial>& trials) {
 
 std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request) {
   if ((request.microbatches == 0) == (request.global_batch == 0))
-    throw std::invalid_argument("give either --microbatches M or --global-batch G");
+    throw UserError("give either --microbatches M or --global-batch G");
   if (request.microbatches) return {request.microbatches};
   std::vector<std::uint32_t> counts;
   for (std::uint32_t m = 1; m <= request.global_batch; ++m)
@@ -158,14 +158,14 @@ std::vector<TuneTrial> tune_trials(const TuneRequest& request) {
   const std::vector<std::string> families = request.families.empty() ? default_families() : request.families;
   for (const std::string& f : families)
     if (!is_auto_schedule(f) && !find_family(f))
-      throw std::invalid_argument("--families: unknown schedule '" + f + "' (see ppsched list)");
+      throw UserError("--families: unknown schedule '" + f + "' (see ppsched list)");
   const std::vector<std::uint32_t> shapes = tune_shapes(request);
   if (shapes.empty())
-    throw std::invalid_argument(fmt::format(
-        "no pipeline shape to try: stages per rank {} on {} ranks {}", fmt::join(request.stages_per_rank, ", "),
-        request.ranks,
-        request.only_stages ? fmt::format("never give the {} stages the costs describe", request.only_stages)
-                            : fmt::format("need more than the model's {} blocks", request.max_stages)));
+    throw UserError(fmt::format("no pipeline shape to try: stages per rank {} on {} ranks {}",
+                                fmt::join(request.stages_per_rank, ", "), request.ranks,
+                                request.only_stages
+                                    ? fmt::format("never give the {} stages the costs describe", request.only_stages)
+                                    : fmt::format("need more than the model's {} blocks", request.max_stages)));
   auto tried = [&](std::uint32_t v) { return std::find(shapes.begin(), shapes.end(), v) != shapes.end(); };
   std::vector<TuneTrial> out;
   auto trial = [&](std::string family, std::uint32_t v, std::uint32_t m) {

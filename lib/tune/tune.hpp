@@ -88,7 +88,7 @@ std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request);
 std::vector<std::uint32_t> tune_shapes(const TuneRequest& request);
 
 /// The trials of a request, unevaluated: per count, per family, at each stage count it supports.
-/// Throws std::invalid_argument for an unknown family or an empty set of shapes.
+/// Throws UserError for an unknown family or an empty set of shapes.
 std::vector<TuneTrial> tune_trials(const TuneRequest& request);
 
 /// The simulator's inputs for one placement (stage -> rank) and microbatch size; nullopt stops

@@ -13,6 +13,7 @@
 #include "auto/variants.hpp"
 #include "check/check.hpp"
 #include "io/byte_sink.hpp"
+#include "ir/user_error.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
 #include "model/network.hpp"
@@ -211,7 +212,7 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   try {
     simulate_pytorch_steps(s, stage_to_rank, stages);
   } catch (const SimDeadlock&) {
-  } catch (const std::invalid_argument&) {  // PyTorch's KeyError cases, documented
+  } catch (const UserError&) {  // PyTorch's KeyError cases, documented
   }
   // Both recipes, and the runtime one with PyTorch's lowering keywords (deferred RECVs, an
   // unbounded look-ahead).
@@ -288,7 +289,7 @@ void auto_search(const std::uint8_t* d, std::size_t n) {
   AutoResult r;
   try {
     r = auto_schedule(a);
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     const std::string_view why = e.what();
     if (why.find("below what rank") == std::string_view::npos && why.find("no schedule fits") == std::string_view::npos)
       fuzz_fail("auto refused a pipeline for an undocumented reason");

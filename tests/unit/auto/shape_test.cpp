@@ -12,7 +12,7 @@ using namespace ppsched::test;
 TEST_CASE("a search refuses no ranks, no microbatches, and stages per rank other than 1 or 2") {
   CHECK_NOTHROW(auto_detail::check_params(unit_params(4, 8, 1, 0)));
   CHECK_NOTHROW(auto_detail::check_params(unit_params(4, 8, 2, 0)));
-  CHECK_THROWS_AS(auto_detail::check_params(unit_params(0, 8, 1, 0)), std::invalid_argument);
+  CHECK_THROWS_AS(auto_detail::check_params(unit_params(0, 8, 1, 0)), UserError);
   CHECK_THROWS_WITH(auto_detail::check_params(unit_params(4, 0, 1, 0)), Catch::Contains("at least 1"));
   CHECK_THROWS_WITH(auto_detail::check_params(unit_params(4, 8, 3, 0)), Catch::Contains("not 3"));
   CHECK_THROWS_WITH(auto_detail::check_params(unit_params(Action::kMaxStage, 8, 2, 0)),

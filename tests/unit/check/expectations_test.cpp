@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "ir/user_error.hpp"
 #include "parse/pytorch_csv.hpp"
 #include "support/catch.hpp"
 
@@ -120,5 +121,6 @@ TEST_CASE("parse_placement: loop, v, a list of ranks, and the errors") {
     INFO(text);
     Expectations bad;
     CHECK_THROWS_WITH(parse_placement(text, bad), message);
+    CHECK_THROWS_AS(parse_placement(text, bad), UserError);
   }
 }

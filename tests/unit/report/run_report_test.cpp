@@ -173,3 +173,13 @@ TEST_CASE("run report: why no GPU can be used") {
   d.status = run::Discovery::Status::NotBuilt;
   CHECK(no_gpu_message(d).rfind("no usable GPU (built without CUDA): ", 0) == 0);
 }
+
+TEST_CASE("run report: the first ratio outside --min-ratio and --max-ratio, or nothing") {
+  const run::BenchmarkReport rep = one_f_one_b();  // no jitter: measured = simulated
+  REQUIRE(rep.results.size() == 1);
+  REQUIRE(rep.results[0].ratio() == Approx(1.0));
+  CHECK(ratio_bounds_problem(rep, 0, 0).empty());  // no bounds
+  CHECK(ratio_bounds_problem(rep, 0.9, 1.1).empty());
+  CHECK(ratio_bounds_problem(rep, 1.5, 0) == "'1F1B': measured/simulated = 1.000, outside [1.5, inf]");
+  CHECK(ratio_bounds_problem(rep, 0, 0.5) == "'1F1B': measured/simulated = 1.000, outside [0, 0.5]");
+}

@@ -63,5 +63,38 @@ TEST_CASE("torchtitan_toml: module names follow the partition, blocks numbered f
                                                                               {"layers.2", "norm", "output"}});
 }
 
+TEST_CASE("torchtitan_toml: tune's pick as settings, with the comments that say what was chosen") {
+  TuneRequest req;
+  req.ranks = 4;
+  TuneTrial best;
+  best.family = "ZBVZeroBubble";
+  best.stages_per_rank = 2;
+  best.microbatches = 8;
+  best.microbatch_size = 2;
+  TuneSources src;
+  src.time_model = "ideal: test";
+  const TorchtitanSettings t = tune_best_settings(req, src, best, true, "best/schedule.csv");
+  CHECK(t.pp_degree == 4);
+  CHECK(t.schedule_class == "ZBVZeroBubble");
+  CHECK(t.csv_path == "best/schedule.csv");
+  CHECK(t.microbatch_size == 2);
+  CHECK(t.local_batch_size == 16);
+  CHECK(t.module_fqns.empty());
+  CHECK(t.comments == std::vector<std::string>{
+                          "ppsched tune's best: ZBVZeroBubble, 2 stage(s) per rank, 8 microbatches of 2 sample(s)",
+                          "time model: ideal: test",
+                          "2 stage(s) per rank, 8 stages in all: the class sets their placement, the CSV their order",
+                          "no --model: the layers of each stage are torchtitan's default split"});
+  // With a model the modules per stage are the caller's, and the comment says where they go.
+  src.model = "llama.model.json";
+  best.stages_per_rank = 1;
+  const TorchtitanSettings m = tune_best_settings(req, src, best, false, "s.csv");
+  CHECK(m.schedule_class == "1F1B");
+  CHECK(m.comments.size() == 3);
+  CHECK(m.comments.back() ==
+        "1 stage(s) per rank, 4 stages in all: the class sets their placement, the CSV their order, "
+        "module_fqns_per_model_part their layers");
+}
+
 }  // namespace
 }  // namespace ppsched

@@ -121,3 +121,8 @@ TEST_CASE("validate text: --list-rules has a line per rule, --explain says how t
   CHECK(rule_explanation_text(*r) == std::string(r->id) + " (error by default)\n  " + std::string(r->summary) +
                                          "\n  how to fix: " + std::string(r->help) + "\n  docs/rules.md#deadlock\n");
 }
+
+TEST_CASE("validate text: an unknown rule id, with the closest rule when there is one") {
+  CHECK(unknown_rule_message("deadlok") == "unknown rule 'deadlok'; did you mean 'deadlock'? (see --list-rules)");
+  CHECK(unknown_rule_message("zzzzzzzzzzzzzzzz") == "unknown rule 'zzzzzzzzzzzzzzzz' (see --list-rules)");
+}

@@ -3,6 +3,7 @@
 // simulator, predicts the measured iteration within 5% (the issue's loop, here with jitter).
 #include <atomic>
 
+#include "ir/user_error.hpp"
 #include "model/costs.hpp"
 #include "parse/cost_table.hpp"
 #include "passes/passes.hpp"
@@ -124,6 +125,7 @@ TEST_CASE("ranks map to devices in contiguous blocks, unknown ordinals are refus
   CHECK(map_ranks_to_devices(4, 8, {6, 7}) == std::vector<int>{6, 6, 7, 7});
   CHECK(map_ranks_to_devices(3, 2, {}) == std::vector<int>{0, 0, 1});
   CHECK_THROWS_WITH(map_ranks_to_devices(4, 2, {0, 2}), Catch::Contains("device 2 is not visible (2 devices)"));
+  CHECK_THROWS_AS(map_ranks_to_devices(4, 2, {0, 2}), UserError);  // the --devices given
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "ir/user_error.hpp"
 #include "passes/passes.hpp"
 #include "run/benchmark.hpp"
 #include "run/distributed.hpp"
@@ -83,6 +84,7 @@ TEST_CASE("ranks go to processes one to one, by --rank-map or in order") {
   CHECK_THROWS_WITH(place_ranks(2, 4, {1, 1}), Catch::Contains("ranks 0 and 1 on process 1"));
   CHECK_THROWS_WITH(place_ranks(2, 4, {0, 4}), Catch::Contains("processes 0 to 3"));
   CHECK_THROWS_WITH(place_ranks(2, 4, {0}), Catch::Contains("lists 1 process,"));
+  CHECK_THROWS_AS(place_ranks(2, 4, {0}), UserError);  // the --rank-map given, a usage error
 }
 
 TEST_CASE("a process's plan keeps its rank's launches, turns transfers into Send/SendDone/Recv, and is safe") {

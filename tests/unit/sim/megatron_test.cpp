@@ -2,6 +2,7 @@
 // executor, and what it refuses.
 #include "sim/megatron.hpp"
 
+#include "ir/user_error.hpp"
 #include "passes/passes.hpp"
 #include "support/catch.hpp"
 #include "synth/synth.hpp"
@@ -116,7 +117,7 @@ TEST_CASE("megatron: SEND and RECV are Megatron's to place, schedule_as_run leav
   REQUIRE(has_comms(lowered));
   CHECK_THROWS_AS(
       simulate_megatron(lowered, lowered.placement.stage_to_rank, two_ranks(), overhead(0.1), Optimizer::Sync),
-      std::invalid_argument);
+      UserError);
   const Schedule run = schedule_as_run(lowered, Runtime::Megatron);
   CHECK_FALSE(has_comms(run));
   CHECK(simulate_megatron(run, run.placement.stage_to_rank, two_ranks(), overhead(0.1), Optimizer::Sync).makespan ==

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/user_error.hpp"
 #include "sim/pytorch_steps.hpp"
 #include "support/catch.hpp"
 #include "support/schedule_text.hpp"
@@ -43,7 +44,7 @@ DeadlockSeen deadlock(std::string_view text, const std::vector<std::uint32_t>& s
 std::string invalid(std::string_view text, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages) {
   try {
     simulate_pytorch_steps(from_csv(text), stage_to_rank, num_stages);
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     return e.what();
   }
   return "no error";

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/user_error.hpp"
 #include "sim/aggregate.hpp"
 #include "sim/runtime.hpp"
 #include "support/catch.hpp"
@@ -142,6 +143,7 @@ TEST_CASE("tune: bad requests are refused with the flag's message") {
   both.global_batch = 8;
   CHECK_THROWS_WITH(tune_trials(both), "give either --microbatches M or --global-batch G");
   CHECK_THROWS_WITH(tune_trials(request(4, 8, {"ZBX"})), "--families: unknown schedule 'ZBX' (see ppsched list)");
+  CHECK_THROWS_AS(tune_trials(both), UserError);
   // A family that cannot run the shape is a trial that did not run, with the family's reason.
   const TuneRequest dual = request(4, 2, {"DualPipeV"});
   auto result = tune_schedules(dual, tune_trials(dual),
