@@ -14,15 +14,17 @@ on each mutant, in several forms. It fails on:
   - a changed file: the input modified, an -o target touched by a failed command or left
     unwritten by a successful one, or a temporary file left behind.
 
-  mutation_sweep.py PPSCHED [--mutants N] [--seed S]
+  mutation_sweep.py PPSCHED [--mutants N] [--seed S] [--jobs J]
 
 Mutants are drawn from a fixed seed, so a failure reproduces; each one found is printed with the
 mutant's text and the command line.
 """
 import argparse
+import concurrent.futures
 import hashlib
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,66 +132,85 @@ def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
+def check_mutant(ppsched, n, source, data, top, env):
+    """Runs every command on one mutant in a directory of its own; returns (runs, exits, failures)."""
+    tmp = os.path.join(top, f"m{n}")
+    os.mkdir(tmp)
+    ext = os.path.splitext(source)[1]
+    f = os.path.join(tmp, f"mutant{n}{ext}")
+    open(f, "wb").write(data)
+    before = digest(f)
+    out = os.path.join(tmp, f"out{n}")
+    failures, runs, exits = [], 0, {}
+    for argv, target, to_stdout in commands(f, out):
+        if target:
+            open(target, "w").write("precious\n")
+        cmd = [ppsched] + argv
+        runs += 1
+        try:
+            p = subprocess.run(cmd, capture_output=True, timeout=TIME_LIMIT_S, env=env, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            failures.append((cmd, data, f"still running after {TIME_LIMIT_S} s"))
+            continue
+        rc = p.returncode
+        exits[rc] = exits.get(rc, 0) + 1
+        problems = []
+        if rc < 0:
+            problems.append(f"killed by signal {-rc}")
+        elif rc not in (0, 1, 2):
+            problems.append(f"exit {rc}")
+        if b"internal error" in p.stderr:
+            problems.append("'internal error' on stderr")
+        if rc != 0 and not p.stdout.strip() and not p.stderr.strip():
+            problems.append(f"exit {rc} with no message")
+        if rc == 0 and to_stdout and not p.stdout.strip():
+            problems.append("exit 0 with an empty report")
+        if digest(f) != before:
+            problems.append("the input file changed")
+        if target:
+            kept = open(target).read() == "precious\n"
+            if rc == 2 and not kept:
+                problems.append("a failed command replaced its -o file")
+            if rc == 0 and kept:
+                problems.append("a successful command did not write its -o file")
+        left = [x for x in os.listdir(tmp) if "ppsched-tmp" in x]
+        if left:
+            problems.append(f"temporary files left behind: {left}")
+            for x in left:
+                os.remove(os.path.join(tmp, x))
+        if problems:
+            failures.append((cmd, data, "; ".join(problems) + "\n" + p.stderr.decode("utf-8", "replace")[-600:]))
+    shutil.rmtree(tmp)
+    return runs, exits, failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("ppsched")
     ap.add_argument("--mutants", type=int, default=int(os.environ.get("PPSCHED_SWEEP_MUTANTS", "200")))
     ap.add_argument("--seed", type=int, default=24)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
     args.ppsched = os.path.abspath(args.ppsched)
     rng = random.Random(args.seed)
     files = corpus_files()
+    # The mutants are drawn up front, in order, so the set does not depend on --jobs.
+    drawn = []
+    for n in range(args.mutants):
+        source = rng.choice(files)
+        drawn.append((n, source, mutant(source, rng)))
     failures, runs, exits = [], 0, {}
     env = dict(os.environ, NO_COLOR="1")
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in range(args.mutants):
-            source = rng.choice(files)
-            ext = os.path.splitext(source)[1]
-            f = os.path.join(tmp, f"mutant{n}{ext}")
-            data = mutant(source, rng)
-            open(f, "wb").write(data)
-            before = digest(f)
-            out = os.path.join(tmp, f"out{n}")
-            for argv, target, to_stdout in commands(f, out):
-                if target:
-                    open(target, "w").write("precious\n")
-                cmd = [args.ppsched] + argv
-                runs += 1
-                try:
-                    p = subprocess.run(cmd, capture_output=True, timeout=TIME_LIMIT_S, env=env, cwd=tmp)
-                except subprocess.TimeoutExpired:
-                    failures.append((cmd, data, f"still running after {TIME_LIMIT_S} s"))
-                    continue
-                rc = p.returncode
-                exits[rc] = exits.get(rc, 0) + 1
-                problems = []
-                if rc < 0:
-                    problems.append(f"killed by signal {-rc}")
-                elif rc not in (0, 1, 2):
-                    problems.append(f"exit {rc}")
-                if b"internal error" in p.stderr:
-                    problems.append("'internal error' on stderr")
-                if rc != 0 and not p.stdout.strip() and not p.stderr.strip():
-                    problems.append(f"exit {rc} with no message")
-                if rc == 0 and to_stdout and not p.stdout.strip():
-                    problems.append("exit 0 with an empty report")
-                if digest(f) != before:
-                    problems.append("the input file changed")
-                if target:
-                    kept = open(target).read() == "precious\n"
-                    if rc == 2 and not kept:
-                        problems.append("a failed command replaced its -o file")
-                    if rc == 0 and kept:
-                        problems.append("a successful command did not write its -o file")
-                left = [x for x in os.listdir(tmp) if "ppsched-tmp" in x]
-                if left:
-                    problems.append(f"temporary files left behind: {left}")
-                    for x in left:
-                        os.remove(os.path.join(tmp, x))
-                if problems:
-                    failures.append((cmd, data, "; ".join(problems) + "\n" + p.stderr.decode("utf-8", "replace")[-600:]))
-            for x in os.listdir(tmp):
-                os.remove(os.path.join(tmp, x))
+    with tempfile.TemporaryDirectory() as top:
+        # Each mutant runs in its own directory, so concurrent commands cannot see each other's
+        # temporary files; the results are gathered in mutant order.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = pool.map(lambda d: check_mutant(args.ppsched, d[0], d[1], d[2], top, env), drawn)
+            for r, e, f in results:
+                runs += r
+                failures += f
+                for k, v in e.items():
+                    exits[k] = exits.get(k, 0) + v
     print(f"{args.mutants} mutants of {len(files)} files, {runs} runs; exits: "
           + ", ".join(f"{k}: {v}" for k, v in sorted(exits.items())))
     for cmd, data, why in failures[:20]:
