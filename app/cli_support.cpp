@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "diag/render.hpp"
+#include "io/log_text.hpp"
 #include "io/output_file.hpp"
 
 namespace ppsched::cli {
@@ -81,11 +82,26 @@ void print_diagnostics(const DiagnosticSink& sink) {
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
-void print_error(const std::string& message) { std::fprintf(stderr, "ppsched: error: %s\n", message.c_str()); }
+namespace {
+// A message can quote a file name, a cell or a key: it goes out through the log guard.
+void print_line(std::FILE* to, std::string_view prefix, const std::string& message) {
+  const std::string text = guarded(std::string(prefix) + message + "\n");
+  std::fwrite(text.data(), 1, text.size(), to);
+}
+}  // namespace
 
-void print_warning(const std::string& message) { std::fprintf(stderr, "ppsched: warning: %s\n", message.c_str()); }
+void print_error(const std::string& message) { print_line(stderr, "ppsched: error: ", message); }
 
-void print_note(const std::string& message) { std::fprintf(stderr, "ppsched: note: %s\n", message.c_str()); }
+void print_warning(const std::string& message) { print_line(stderr, "ppsched: warning: ", message); }
+
+void print_note(const std::string& message) { print_line(stderr, "ppsched: note: ", message); }
+
+void print_stdout(std::string_view text) {
+  const std::string safe = guarded(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
+}
+
+void print_annotations(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
   OutputFile out(path);

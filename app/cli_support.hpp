@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "diag/diagnostic.hpp"
 #include "io/byte_sink.hpp"
@@ -21,6 +22,13 @@ void print_error(const std::string& message);
 void print_warning(const std::string& message);
 /// Prints "ppsched: note: <message>" to standard error.
 void print_note(const std::string& message);
+
+/// Writes a report to standard output through the log guard (io/log_text.hpp): no line of it
+/// starts a workflow command or carries a terminal escape.
+void print_stdout(std::string_view text);
+/// Writes GitHub annotations ppsched built itself (report/validate_formats.hpp), as they are:
+/// the one output that may start a line with "::".
+void print_annotations(std::string_view text);
 
 /// Checks for a numeric flag: a finite number > 0, or >= 0. CLI11's PositiveNumber and
 /// NonNegativeNumber let NaN and infinity through, and state their range as "0 to" the largest

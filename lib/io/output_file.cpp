@@ -80,6 +80,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     // Standard output or error, whatever it is connected to: writing through the descriptor
     // keeps the shell's redirection (and its file offset) intact.
     fd_ = fd;
+    guard_ = true;
     return;
   }
   struct stat lst {};
@@ -145,8 +146,17 @@ void OutputFile::write(std::string_view bytes) {
 }
 
 void OutputFile::flush() {
-  const char* p = buffer_.data();
-  std::size_t left = buffer_.size();
+  if (guard_) {
+    guarded_.clear();
+    log_guard_.feed(buffer_, guarded_);
+    write_all(guarded_.data(), guarded_.size());
+  } else {
+    write_all(buffer_.data(), buffer_.size());
+  }
+  buffer_.clear();
+}
+
+void OutputFile::write_all(const char* p, std::size_t left) {
   while (left > 0) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
@@ -156,11 +166,15 @@ void OutputFile::flush() {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  buffer_.clear();
 }
 
 void OutputFile::commit() {
   flush();
+  if (guard_) {
+    guarded_.clear();
+    log_guard_.finish(guarded_);
+    write_all(guarded_.data(), guarded_.size());
+  }
   if (owns_fd_) {
     int fd = fd_;
     fd_ = -1;

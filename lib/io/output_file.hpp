@@ -5,7 +5,9 @@
 // temporary file is removed, so the old content survives any failure. Anything else that
 // exists (a device, a FIFO, a terminal, /dev/stdout) is written in place: renaming over it
 // would replace the node itself when running as root. "-" and /dev/stdout are standard output
-// (written through descriptor 1, so a shell redirection and its offset are kept).
+// (written through descriptor 1, so a shell redirection and its offset are kept). What goes to
+// standard output or error passes io/log_text.hpp's LogGuard: no line of it can start a GitHub
+// workflow command or carry a terminal escape (docs/ci.md, "What ppsched never prints").
 //
 // SIGINT, SIGTERM, SIGHUP and SIGXFSZ during a write: install_output_signal_handlers() makes
 // them remove the temporary file and exit with 128 + the signal number (130 for Ctrl-C).
@@ -15,6 +17,7 @@
 #include <string_view>
 
 #include "io/byte_sink.hpp"
+#include "io/log_text.hpp"
 
 namespace ppsched {
 
@@ -39,6 +42,7 @@ class OutputFile final : public ByteSink {
 
  private:
   void flush();
+  void write_all(const char* p, std::size_t left);
   void abort() noexcept;
 
   std::string path_;         // as given
@@ -47,7 +51,9 @@ class OutputFile final : public ByteSink {
   int fd_ = -1;
   bool owns_fd_ = false;
   bool committed_ = false;
-  std::string buffer_;
+  bool guard_ = false;  // standard output or error: through log_guard_
+  LogGuard log_guard_;
+  std::string buffer_, guarded_;
 };
 
 }  // namespace ppsched
