@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -107,6 +108,17 @@ void write_output(const std::string& path, const std::function<void(ByteSink&)>&
   OutputFile out(path);
   produce(out);
   out.commit();
+}
+
+void write_outputs_together(const std::vector<std::pair<std::string, std::function<void(ByteSink&)>>>& outputs) {
+  std::vector<std::unique_ptr<OutputFile>> files;
+  std::vector<OutputFile*> set;
+  for (const auto& [path, produce] : outputs) {
+    files.push_back(std::make_unique<OutputFile>(path));
+    produce(*files.back());
+    set.push_back(files.back().get());
+  }
+  commit_together(set);
 }
 
 void append_step_summary(const std::string& markdown) {

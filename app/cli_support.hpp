@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "diag/diagnostic.hpp"
 #include "io/byte_sink.hpp"
@@ -48,5 +50,9 @@ void append_step_summary(const std::string& markdown);
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce);
+
+/// Writes a set of outputs so that they are all new or all old afterwards (commit_together in
+/// io/output_file.hpp): each is produced in full, then all are renamed into place.
+void write_outputs_together(const std::vector<std::pair<std::string, std::function<void(ByteSink&)>>>& outputs);
 
 }  // namespace ppsched::cli

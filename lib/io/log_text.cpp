@@ -89,6 +89,13 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+bool is_utf8(std::string_view text) {
+  std::uint32_t cp = 0;
+  for (std::size_t i = 0, n = 0; i < text.size(); i += n)
+    if ((n = utf8_at(text, i, cp)) == 0) return false;
+  return true;
+}
+
 bool starts_workflow_command(std::string_view line) {
   const std::size_t i = blanks(line);
   return line.size() >= i + 2 && line[i] == ':' && line[i + 1] == ':';

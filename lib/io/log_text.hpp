@@ -30,6 +30,8 @@ std::string printable_line(std::string_view text);
 /// A path for the start of a line: printable, and "./" before a relative path that would start
 /// the line with "::" or blanks (still the same file, and no workflow command).
 std::string display_path(std::string_view path);
+/// True when `text` is UTF-8 (no overlong forms, no surrogates).
+bool is_utf8(std::string_view text);
 /// True when a line (after blanks) starts with "::", a workflow command to a GitHub runner.
 bool starts_workflow_command(std::string_view line);
 

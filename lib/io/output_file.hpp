@@ -15,6 +15,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/byte_sink.hpp"
 #include "io/log_text.hpp"
@@ -35,6 +36,8 @@ class OutputFile final : public ByteSink {
   void write(std::string_view bytes) override;
   /// Flushes and puts the file in place. Throws IoError (BrokenPipe for a closed pipe).
   void commit();
+  /// Flushes and closes, leaving the temporary file unrenamed (commit_together renames).
+  void finish();
 
   const std::string& path() const { return path_; }
   /// True when the output is written through a temporary file and a rename.
@@ -45,15 +48,24 @@ class OutputFile final : public ByteSink {
   void write_all(const char* p, std::size_t left);
   void abort() noexcept;
 
+  friend void commit_together(const std::vector<OutputFile*>& files);
+
   std::string path_;         // as given
   std::string target_path_;  // the file renamed over (symlinks resolved)
   std::string temp_path_;    // empty when writing in place
   int fd_ = -1;
   bool owns_fd_ = false;
   bool committed_ = false;
+  int temp_slot_ = -1;  // its place among the temporaries a signal removes
   bool guard_ = false;  // standard output or error: through log_guard_
   LogGuard log_guard_;
   std::string buffer_, guarded_;
 };
+
+/// Commits a set of outputs so that they are all new or all old: every file is written in full
+/// first (a failure leaves every old file), then each is renamed into place while its old
+/// content is kept under a link, and a failed rename puts back those renamed before it. Throws
+/// IoError naming the file that failed. (A SIGKILL between two renames can still part them.)
+void commit_together(const std::vector<OutputFile*>& files);
 
 }  // namespace ppsched

@@ -89,14 +89,16 @@ std::string escape_workflow(std::string_view s, bool property) {
 std::string escape_data(std::string_view s) { return escape_workflow(s, false); }
 std::string escape_property(std::string_view s) { return escape_workflow(s, true); }
 
-// RFC 3986: a path's bytes as a URI path, the unreserved characters and '/' as they are, every
-// other byte (space, '#', '?', '%', non-ASCII UTF-8, controls) as %XX.
+// RFC 3986: a path's bytes as a URI path. The unreserved characters, the sub-delimiters, '@' and
+// '/' stay as they are; every other byte (space, '#', '?', '%', ':', which would read as a
+// scheme in a relative reference, non-ASCII UTF-8, controls) becomes %XX.
 std::string uri_path(std::string_view path) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : path) {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-        c == '_' || c == '~' || c == '/') {
+        c == '_' || c == '~' || c == '/' || c == '@' ||
+        std::string_view("!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -136,9 +138,7 @@ void by_severity(const std::vector<FileDiagnostics>& files, Visit&& visit) {
 
 std::string docs_url_problem(std::string_view url) {
   const std::string shown = printable(url);
-  const auto refuse = [&](std::string_view why) {
-    return fmt::format("'{}' is refused as --docs-url: {}", shown, why);
-  };
+  const auto refuse = [&](std::string_view why) { return fmt::format("'{}' is refused: {}", shown, why); };
   std::string_view rest;
   if (url.rfind("https://", 0) == 0)
     rest = url.substr(8);
