@@ -118,6 +118,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd_ < 0) fail(path_, "open for writing", errno);
     owns_fd_ = true;
+    guard_ = ::isatty(fd_) == 1;  // a terminal named by path (/dev/tty, /dev/pts/N) is guarded too
     return;
   }
   std::string tmpl = dir_of(target_path_) + "/." + base_of(target_path_) + ".ppsched-tmp-XXXXXX";
