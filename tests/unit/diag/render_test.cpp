@@ -53,7 +53,7 @@ TEST_CASE("the sink caps errors and counts what it dropped") {
   CHECK(render_text(sink).ends_with("note: 3 more error(s) not shown\n"));
 }
 
-TEST_CASE("a hostile file name and source line never start a workflow command; the caret follows") {
+TEST_CASE("a hostile file name and source line never start a workflow command, and the caret follows") {
   Diagnostic d;
   d.rule = "action-syntax";
   d.loc = {"::add-mask::s.csv", 1, 5, {}};

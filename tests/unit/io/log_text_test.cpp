@@ -44,7 +44,7 @@ TEST_CASE("is_utf8") {
   CHECK_FALSE(is_utf8("\xe2\x82"));  // cut short
 }
 
-TEST_CASE("LogGuard: lines keep their shape; each line's start and every control is neutralised") {
+TEST_CASE("LogGuard: lines keep their shape, each line's start and every control is neutralised") {
   CHECK(guarded("a,b\r\nc\n") == "a,b\r\nc\n");  // CRLF and newlines kept
   CHECK(guarded("ok\n::add-mask::x\n  ::error::y\n") == "ok\n\\x3A:add-mask::x\n  \\x3A:error::y\n");
   CHECK(guarded("a::b\n:c\n") == "a::b\n:c\n");

@@ -152,7 +152,7 @@ TEST_CASE("SARIF: artifact URIs are percent-encoded (RFC 3986), relative and abs
   CHECK(where(4)["uri"] == "%3A%3Aadd-mask%3A%3As%1B.csv");
 }
 
-TEST_CASE("--docs-url: only a plain absolute http(s) base is taken") {
+TEST_CASE("docs_url_problem: only a plain absolute http(s) base is taken as --docs-url") {
   CHECK(docs_url_problem(kDocsBaseUrl).empty());
   CHECK(docs_url_problem("https://git.example.org/ppsched/-/blob/main/docs/").empty());
   CHECK(docs_url_problem("http://10.0.0.1:8080/docs/").empty());
