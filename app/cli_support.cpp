@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <utility>
 
 #include "diag/render.hpp"
+#include "io/log_text.hpp"
 #include "io/output_file.hpp"
 
 namespace ppsched::cli {
@@ -81,16 +83,42 @@ void print_diagnostics(const DiagnosticSink& sink) {
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
-void print_error(const std::string& message) { std::fprintf(stderr, "ppsched: error: %s\n", message.c_str()); }
+namespace {
+// A message can quote a file name, a cell or a key: it goes out through the log guard.
+void print_line(std::FILE* to, std::string_view prefix, const std::string& message) {
+  const std::string text = guarded(std::string(prefix) + message + "\n");
+  std::fwrite(text.data(), 1, text.size(), to);
+}
+}  // namespace
 
-void print_warning(const std::string& message) { std::fprintf(stderr, "ppsched: warning: %s\n", message.c_str()); }
+void print_error(const std::string& message) { print_line(stderr, "ppsched: error: ", message); }
 
-void print_note(const std::string& message) { std::fprintf(stderr, "ppsched: note: %s\n", message.c_str()); }
+void print_warning(const std::string& message) { print_line(stderr, "ppsched: warning: ", message); }
+
+void print_note(const std::string& message) { print_line(stderr, "ppsched: note: ", message); }
+
+void print_stdout(std::string_view text) {
+  const std::string safe = guarded(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
+}
+
+void print_annotations(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
   OutputFile out(path);
   produce(out);
   out.commit();
+}
+
+void write_outputs_together(const std::vector<std::pair<std::string, std::function<void(ByteSink&)>>>& outputs) {
+  std::vector<std::unique_ptr<OutputFile>> files;
+  std::vector<OutputFile*> set;
+  for (const auto& [path, produce] : outputs) {
+    files.push_back(std::make_unique<OutputFile>(path));
+    produce(*files.back());
+    set.push_back(files.back().get());
+  }
+  commit_together(set);
 }
 
 void append_step_summary(const std::string& markdown) {

@@ -6,6 +6,9 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "diag/diagnostic.hpp"
 #include "io/byte_sink.hpp"
@@ -21,6 +24,13 @@ void print_error(const std::string& message);
 void print_warning(const std::string& message);
 /// Prints "ppsched: note: <message>" to standard error.
 void print_note(const std::string& message);
+
+/// Writes a report to standard output through the log guard (io/log_text.hpp): no line of it
+/// starts a workflow command or carries a terminal escape.
+void print_stdout(std::string_view text);
+/// Writes GitHub annotations ppsched built itself (report/validate_formats.hpp), as they are:
+/// the one output that may start a line with "::".
+void print_annotations(std::string_view text);
 
 /// Checks for a numeric flag: a finite number > 0, or >= 0. CLI11's PositiveNumber and
 /// NonNegativeNumber let NaN and infinity through, and state their range as "0 to" the largest
@@ -40,5 +50,9 @@ void append_step_summary(const std::string& markdown);
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce);
+
+/// Writes a set of outputs so that they are all new or all old afterwards (commit_together in
+/// io/output_file.hpp): each is produced in full, then all are renamed into place.
+void write_outputs_together(const std::vector<std::pair<std::string, std::function<void(ByteSink&)>>>& outputs);
 
 }  // namespace ppsched::cli

@@ -40,27 +40,27 @@ struct TuneOptions {
   KeywordOptions keywords;          // PyTorch's runtime lowering, under --runtime pytorch
 };
 
-// DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml.
+// DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml,
+// as one set: after the command both are new or both are old.
 bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTrial& best) {
   const TuneRequest& req = opt.request;
-  std::error_code ec;
-  std::filesystem::create_directories(opt.emit_best, ec);
-  if (ec) {
+  if (std::error_code ec; std::filesystem::create_directories(opt.emit_best, ec), ec) {
     print_error("--emit-best " + opt.emit_best + ": cannot create the directory: " + ec.message());
     return false;
   }
   const Schedule schedule = tune_schedule_of(req, best);
-  const std::string csv = (std::filesystem::path(opt.emit_best) / "schedule.csv").string();
-  write_output(csv, [&](ByteSink& out) { write_pytorch_csv(schedule, out); });
+  const std::string csv = (std::filesystem::path(opt.emit_best) / "schedule.csv").string(),
+                    toml = (std::filesystem::path(opt.emit_best) / "torchtitan.toml").string();
   TorchtitanSettings t = tune_best_settings(req, sources, best, schedule.placement.style == PlacementStyle::V, csv);
   if (!opt.inputs.model.empty()) {
     auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
     if (!mp) return false;
     t.module_fqns = torchtitan_module_fqns(mp->model, mp->partition);
   }
-  write_output((std::filesystem::path(opt.emit_best) / "torchtitan.toml").string(),
-               [&](ByteSink& out) { out.write(torchtitan_toml(t)); });
-  print_note("wrote " + csv + " and " + (std::filesystem::path(opt.emit_best) / "torchtitan.toml").string());
+  const std::string settings = torchtitan_toml(t);  // refuses what TOML cannot hold, before any write
+  write_outputs_together({{csv, [&](ByteSink& out) { write_pytorch_csv(schedule, out); }},
+                          {toml, [&](ByteSink& out) { out.write(settings); }}});
+  print_note("wrote " + csv + " and " + toml);
   return true;
 }
 

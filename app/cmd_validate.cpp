@@ -28,7 +28,7 @@ std::string current_directory() {
 
 int list_rules() {
   const std::string out = rules_text();
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print_stdout(out);
   return kExitOk;
 }
 
@@ -39,7 +39,7 @@ int explain(const std::string& id) {
     return kExitUsage;
   }
   const std::string out = rule_explanation_text(*r);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print_stdout(out);
   return kExitOk;
 }
 
@@ -87,19 +87,20 @@ int run_validate(const ValidateOptions& opt) {
       files.push_back(std::move(f));
       continue;
     }
-    const std::string out = validate_text(f, false, opt.quiet);  // file by file, as each is checked
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    print_stdout(validate_text(f, false, opt.quiet));  // file by file, as each is checked
   }
   if (opt.format == "text" && opt.quiet) {
-    const std::string out = tally.text();
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    print_stdout(tally.text());
   }
   if (opt.format != "text") {
     SarifOptions sarif{PPSCHED_VERSION, opt.docs_url, current_directory()};
     const std::string out = opt.format == "json"    ? validate_json(files)
                             : opt.format == "sarif" ? sarif_report(files, sarif)
                                                     : github_annotations(files);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (opt.format == "github")
+      print_annotations(out);  // built with escaped properties; its other lines are safe as made
+    else
+      print_stdout(out);
   }
   if (opt.format == "github") append_step_summary(github_step_summary(files));
   return exit;
@@ -165,11 +166,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--docs-url", opt->docs_url,
                   "SARIF: the base URL of ppsched's docs, for each rule's helpUri (default: " +
                       std::string(kDocsBaseUrl) + "; set it to where your copy is served)")
-      ->check([](const std::string& url) {
-        return url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0
-                   ? std::string()
-                   : "'" + url + "' is not an absolute http(s) URL: code scanning links lead nowhere without one";
-      });
+      ->check([](const std::string& url) { return docs_url_problem(url); });
   sub->footer("Example:\n  ppsched validate --schedule ZBVZeroBubble --quiet schedules/*.csv");
   commands.push_back({sub, [opt] { return run_validate(*opt); }});
 }

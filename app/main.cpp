@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "diag/suggest.hpp"
 #include "exit_codes.hpp"
 #include "io/byte_sink.hpp"
+#include "io/log_text.hpp"
 #include "io/output_file.hpp"
 #include "ir/user_error.hpp"
 
@@ -104,7 +106,12 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
+    // CLI11 quotes the arguments it rejects: its messages go out through the log guard too.
+    std::ostringstream out, err;
+    int rc = app.exit(e, out, err);
+    print_stdout(out.str());
+    const std::string err_text = ppsched::guarded(err.str());
+    std::fwrite(err_text.data(), 1, err_text.size(), stderr);
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {

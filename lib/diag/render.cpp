@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "io/log_text.hpp"
+
 namespace ppsched {
 
 namespace {
@@ -18,9 +22,11 @@ const char* color_of(Severity s) {
   return "";
 }
 
+// Every piece of the user's text goes out through io/log_text.hpp: the file name starts the line,
+// so it must not start a workflow command; messages quote cells, keys and names.
 void append_loc(std::string& out, const SourceLoc& loc) {
   if (loc.file.empty()) return;
-  out += loc.file;
+  out += display_path(loc.file);
   if (loc.line) {
     out += fmt::format(":{}", loc.line);
     if (loc.column) out += fmt::format(":{}", loc.column);
@@ -28,15 +34,38 @@ void append_loc(std::string& out, const SourceLoc& loc) {
   out += ": ";
 }
 
+// The source line as the log may show it: a leading "::" and "##[" escaped (workflow commands),
+// any byte that is not printable ASCII as \xHH, and the caret moved with what it points at.
 void append_snippet(std::string& out, const Snippet& s, bool color) {
   if (s.text.empty()) return;
-  out += s.text;
+  const bool command = starts_workflow_command(s.text);
+  const std::size_t first_colon = s.text.find(':');
+  std::string line, under;  // the line, and the blanks before the caret
+  std::size_t caret_end = s.caret + std::max<std::uint32_t>(1, s.length), span = 0;
+  for (std::size_t i = 0; i < s.text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s.text[i]);
+    const std::size_t before = line.size();
+    if (command && i == first_colon)
+      line += "\\x3A";
+    else if (c == '[' && i >= 2 && s.text[i - 1] == '#' && s.text[i - 2] == '#')
+      line += "\\x5B";
+    else if ((c >= 0x20 && c < 0x7F) || c == '\t')
+      line += static_cast<char>(c);
+    else
+      line += fmt::format("\\x{:02X}", c);
+    const std::size_t width = line.size() - before;
+    if (i < s.caret)  // keep tabs in the caret line so it lines up under tabbed source
+      under.append(width, c == '\t' ? '\t' : ' ');
+    else if (i < caret_end)
+      span += width;
+  }
+  if (caret_end > s.text.size()) span += caret_end - std::max<std::size_t>(s.caret, s.text.size());
+  out += line;
   out += '\n';
-  // Keep tabs in the caret line so it lines up under tabbed source.
-  for (std::uint32_t i = 0; i < s.caret && i < s.text.size(); ++i) out += s.text[i] == '\t' ? '\t' : ' ';
+  out += under;
   if (color) out += "\x1b[1;32m";
   out += '^';
-  for (std::uint32_t i = 1; i < s.length; ++i) out += '~';
+  for (std::size_t i = 1; i < std::max<std::size_t>(1, span); ++i) out += '~';
   if (color) out += "\x1b[0m";
   out += '\n';
 }
@@ -51,10 +80,10 @@ void append_head(std::string& out, Severity sev, const SourceLoc& loc, const std
   if (color) out += "\x1b[0m\x1b[1m";
   out += ' ';
   if (!loc.path.empty()) {
-    out += loc.path;
+    append_printable(out, loc.path);
     out += ": ";
   }
-  out += msg;
+  append_printable(out, msg);
   if (!rule.empty()) out += fmt::format(" [{}]", rule);
   if (color) out += "\x1b[0m";
   out += '\n';
@@ -76,8 +105,8 @@ std::string render_text(const Diagnostic& d, const RenderOptions& opt) {
 std::string render_one_line(const Diagnostic& d) {
   std::string out;
   append_loc(out, d.loc);
-  if (!d.loc.path.empty()) out += d.loc.path + ": ";
-  out += d.message;
+  if (!d.loc.path.empty()) out += printable(d.loc.path) + ": ";
+  append_printable(out, d.message);
   if (!d.rule.empty()) out += fmt::format(" [{}]", d.rule);
   return out;
 }

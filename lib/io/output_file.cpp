@@ -50,18 +50,29 @@ int named_descriptor(const std::string& p) {
   return -1;
 }
 
-// Temporary file of the output being written, for the signal handler: one output is written
-// at a time, and unlink() is async-signal-safe.
-char g_pending_temp[PATH_MAX];
+// Temporary files of the outputs being written, for the signal handler: a few at a time (a set
+// committed together), and unlink() is async-signal-safe.
+constexpr int kPendingSlots = 4;
+char g_pending_temp[kPendingSlots][PATH_MAX];
 
-void remember_temp(const std::string& p) {
-  std::size_t n = std::min(p.size(), sizeof g_pending_temp - 1);
-  std::memcpy(g_pending_temp, p.data(), n);
-  g_pending_temp[n] = '\0';
+int remember_temp(const std::string& p) {
+  for (int slot = 0; slot < kPendingSlots; ++slot) {
+    if (g_pending_temp[slot][0] != '\0') continue;
+    std::size_t n = std::min(p.size(), sizeof g_pending_temp[slot] - 1);
+    std::memcpy(g_pending_temp[slot], p.data(), n);
+    g_pending_temp[slot][n] = '\0';
+    return slot;
+  }
+  return -1;  // more at once than the slots: that one is not removed on a signal
+}
+
+void forget_temp(int slot) {
+  if (slot >= 0) g_pending_temp[slot][0] = '\0';
 }
 
 extern "C" void remove_temp_and_exit(int sig) {
-  if (g_pending_temp[0] != '\0') ::unlink(g_pending_temp);
+  for (auto& temp : g_pending_temp)
+    if (temp[0] != '\0') ::unlink(temp);
   _exit(128 + sig);
 }
 
@@ -80,6 +91,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     // Standard output or error, whatever it is connected to: writing through the descriptor
     // keeps the shell's redirection (and its file offset) intact.
     fd_ = fd;
+    guard_ = true;
     return;
   }
   struct stat lst {};
@@ -106,6 +118,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd_ < 0) fail(path_, "open for writing", errno);
     owns_fd_ = true;
+    guard_ = ::isatty(fd_) == 1;  // a terminal named by path (/dev/tty, /dev/pts/N) is guarded too
     return;
   }
   std::string tmpl = dir_of(target_path_) + "/." + base_of(target_path_) + ".ppsched-tmp-XXXXXX";
@@ -113,7 +126,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   if (fd_ < 0) fail(path_, "create a temporary file beside it", errno);
   owns_fd_ = true;
   temp_path_ = tmpl;
-  remember_temp(temp_path_);
+  temp_slot_ = remember_temp(temp_path_);
   if (::fchmod(fd_, mode) != 0) {
     int err = errno;
     abort();
@@ -131,7 +144,8 @@ void OutputFile::abort() noexcept {
   owns_fd_ = false;
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   temp_path_.clear();
-  g_pending_temp[0] = '\0';
+  forget_temp(temp_slot_);
+  temp_slot_ = -1;
 }
 
 void OutputFile::write(std::string_view bytes) {
@@ -145,8 +159,17 @@ void OutputFile::write(std::string_view bytes) {
 }
 
 void OutputFile::flush() {
-  const char* p = buffer_.data();
-  std::size_t left = buffer_.size();
+  if (guard_) {
+    guarded_.clear();
+    log_guard_.feed(buffer_, guarded_);
+    write_all(guarded_.data(), guarded_.size());
+  } else {
+    write_all(buffer_.data(), buffer_.size());
+  }
+  buffer_.clear();
+}
+
+void OutputFile::write_all(const char* p, std::size_t left) {
   while (left > 0) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
@@ -156,23 +179,81 @@ void OutputFile::flush() {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  buffer_.clear();
 }
 
-void OutputFile::commit() {
+void OutputFile::finish() {
   flush();
+  if (guard_) {
+    guarded_.clear();
+    log_guard_.finish(guarded_);
+    write_all(guarded_.data(), guarded_.size());
+  }
   if (owns_fd_) {
     int fd = fd_;
     fd_ = -1;
     owns_fd_ = false;
     if (::close(fd) != 0) fail(path_, "write", errno);
   }
+}
+
+void OutputFile::commit() {
+  finish();
   if (!temp_path_.empty()) {
     if (::rename(temp_path_.c_str(), target_path_.c_str()) != 0) fail(path_, "replace", errno);
     temp_path_.clear();
-    g_pending_temp[0] = '\0';
+    forget_temp(temp_slot_);
+    temp_slot_ = -1;
   }
   committed_ = true;
+}
+
+void commit_together(const std::vector<OutputFile*>& files) {
+  // Every byte first: a failure here leaves every old file as it was.
+  for (OutputFile* f : files) f->finish();
+  // Then the renames, each old file kept under a link until all are in place, so a failed
+  // rename puts back the ones done before it.
+  struct Done {
+    OutputFile* file;
+    std::string backup;  // empty: there was no old file
+  };
+  std::vector<Done> done;
+  const auto roll_back = [&] {
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      if (it->backup.empty())
+        ::unlink(it->file->target_path_.c_str());
+      else
+        ::rename(it->backup.c_str(), it->file->target_path_.c_str());
+    }
+  };
+  for (OutputFile* f : files) {
+    if (f->temp_path_.empty()) {  // written in place (a device, standard output): nothing to rename
+      f->committed_ = true;
+      continue;
+    }
+    std::string backup;
+    struct stat st {};
+    if (::lstat(f->target_path_.c_str(), &st) == 0) {
+      backup = f->temp_path_ + ".old";
+      if (::link(f->target_path_.c_str(), backup.c_str()) != 0) {
+        const int err = errno;
+        roll_back();
+        fail(f->path_, "keep the old file while the set is replaced", err);
+      }
+    }
+    if (::rename(f->temp_path_.c_str(), f->target_path_.c_str()) != 0) {
+      const int err = errno;
+      if (!backup.empty()) ::unlink(backup.c_str());
+      roll_back();
+      fail(f->path_, "replace", err);
+    }
+    done.push_back({f, backup});
+    f->temp_path_.clear();
+    forget_temp(f->temp_slot_);
+    f->temp_slot_ = -1;
+    f->committed_ = true;
+  }
+  for (const Done& d : done)
+    if (!d.backup.empty()) ::unlink(d.backup.c_str());
 }
 
 }  // namespace ppsched

@@ -5,7 +5,9 @@
 // temporary file is removed, so the old content survives any failure. Anything else that
 // exists (a device, a FIFO, a terminal, /dev/stdout) is written in place: renaming over it
 // would replace the node itself when running as root. "-" and /dev/stdout are standard output
-// (written through descriptor 1, so a shell redirection and its offset are kept).
+// (written through descriptor 1, so a shell redirection and its offset are kept). What goes to
+// standard output or error passes io/log_text.hpp's LogGuard: no line of it can start a GitHub
+// workflow command or carry a terminal escape (docs/ci.md, "What ppsched never prints").
 //
 // SIGINT, SIGTERM, SIGHUP and SIGXFSZ during a write: install_output_signal_handlers() makes
 // them remove the temporary file and exit with 128 + the signal number (130 for Ctrl-C).
@@ -13,8 +15,10 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/byte_sink.hpp"
+#include "io/log_text.hpp"
 
 namespace ppsched {
 
@@ -32,6 +36,8 @@ class OutputFile final : public ByteSink {
   void write(std::string_view bytes) override;
   /// Flushes and puts the file in place. Throws IoError (BrokenPipe for a closed pipe).
   void commit();
+  /// Flushes and closes, leaving the temporary file unrenamed (commit_together renames).
+  void finish();
 
   const std::string& path() const { return path_; }
   /// True when the output is written through a temporary file and a rename.
@@ -39,7 +45,10 @@ class OutputFile final : public ByteSink {
 
  private:
   void flush();
+  void write_all(const char* p, std::size_t left);
   void abort() noexcept;
+
+  friend void commit_together(const std::vector<OutputFile*>& files);
 
   std::string path_;         // as given
   std::string target_path_;  // the file renamed over (symlinks resolved)
@@ -47,7 +56,16 @@ class OutputFile final : public ByteSink {
   int fd_ = -1;
   bool owns_fd_ = false;
   bool committed_ = false;
-  std::string buffer_;
+  int temp_slot_ = -1;  // its place among the temporaries a signal removes
+  bool guard_ = false;  // standard output or error: through log_guard_
+  LogGuard log_guard_;
+  std::string buffer_, guarded_;
 };
+
+/// Commits a set of outputs so that they are all new or all old: every file is written in full
+/// first (a failure leaves every old file), then each is renamed into place while its old
+/// content is kept under a link, and a failed rename puts back those renamed before it. Throws
+/// IoError naming the file that failed. (A SIGKILL between two renames can still part them.)
+void commit_together(const std::vector<OutputFile*>& files);
 
 }  // namespace ppsched

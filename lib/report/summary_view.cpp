@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "io/log_text.hpp"
 #include "ir/action_text.hpp"
 #include "report/sim_views.hpp"
 
@@ -17,7 +18,7 @@ double finite(double v) { return std::isfinite(v) ? v : 0.0; }
 }  // namespace
 
 std::string summary_text(const SimAnalysis& a, const SimReportOptions& opt) {
-  std::string out = opt.time_model.empty() ? "" : "time model         " + opt.time_model + "\n";
+  std::string out = opt.time_model.empty() ? "" : "time model         " + printable(opt.time_model) + "\n";
   out += fmt::format("makespan           {:g}\n", a.makespan);
   out += fmt::format("iteration time     {:g} ({})\n", iteration_time(a, opt.optimizer),
                      opt.optimizer == Optimizer::Sync ? "optimizer sync: the makespan"

@@ -2,25 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "report/toml_text.hpp"
+
 namespace ppsched {
-
-namespace {
-
-// A TOML basic string: quotes and backslashes escaped, control characters as \uXXXX.
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += char(c);
-    else if (c < 0x20 || c == 0x7f)
-      out += fmt::format("\\u{:04X}", c);
-    else
-      out += char(c);
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 std::vector<std::vector<std::string>> torchtitan_module_fqns(const NetworkModel& model, const Partition& partition) {
   std::vector<std::uint32_t> block_index(model.layers.size());
@@ -55,17 +39,18 @@ std::string torchtitan_class_for(std::uint32_t stages_per_rank, bool v_placement
 
 std::string torchtitan_toml(const TorchtitanSettings& s) {
   std::string out;
-  for (const std::string& c : s.comments) out += "# " + c + "\n";
+  for (const std::string& c : s.comments) out += toml_comment(c);  // they quote the user's files
   out += "[parallelism]\n";
   out += fmt::format("pipeline_parallel_degree = {}\n", s.pp_degree);
-  out += "pipeline_parallel_schedule = " + toml_string(s.schedule_class) + "\n";
-  if (!s.csv_path.empty()) out += "pipeline_parallel_schedule_csv = " + toml_string(s.csv_path) + "\n";
+  out += "pipeline_parallel_schedule = " + toml_string(s.schedule_class, "the schedule class") + "\n";
+  if (!s.csv_path.empty())
+    out += "pipeline_parallel_schedule_csv = " + toml_string(s.csv_path, "the schedule's path") + "\n";
   out += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.microbatch_size);
   if (!s.module_fqns.empty()) {
     out += "module_fqns_per_model_part = [\n";
     for (const auto& stage : s.module_fqns) {
       out += "  [";
-      for (std::size_t i = 0; i < stage.size(); ++i) out += (i ? ", " : "") + toml_string(stage[i]);
+      for (std::size_t i = 0; i < stage.size(); ++i) out += (i ? ", " : "") + toml_string(stage[i], "a module name");
       out += "],\n";
     }
     out += "]\n";

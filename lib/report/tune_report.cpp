@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "io/log_text.hpp"
 #include "report/json_text.hpp"
 #include "synth/synth.hpp"
 
@@ -128,8 +129,9 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
                                                     : "costs " + sources.cost;
   std::string out = fmt::format("# ppsched tune: {} ranks, {}, stages per rank {}, memory cap {} ({})\n", request.ranks,
                                 counts, fmt::join(tune_shapes(request), "/"), cap, unit);
-  out += "# " + costs + "; time model: " + sources.time_model + "\n";
-  for (const std::string& note : sources.notes) out += "# note: " + note + "\n";
+  // File names, a model's and a runtime file's names are the user's: one line each, printable.
+  out += "# " + printable(costs) + "; time model: " + printable(sources.time_model) + "\n";
+  for (const std::string& note : sources.notes) out += "# note: " + printable(note) + "\n";
   out += "# bubble = 1 - busy / (ranks x time); b = samples per microbatch\n";
   const char* rate = sources.times_in_us ? "samples/s" : "samples/t";
   out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", "rank", "schedule", "shape", "iteration",

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "check/check.hpp"
 #include "diag/render.hpp"
+#include "io/log_text.hpp"
 #include "report/json_text.hpp"
 
 namespace ppsched {
@@ -86,16 +89,39 @@ std::string escape_workflow(std::string_view s, bool property) {
 std::string escape_data(std::string_view s) { return escape_workflow(s, false); }
 std::string escape_property(std::string_view s) { return escape_workflow(s, true); }
 
+// RFC 3986: a path's bytes as a URI path. The unreserved characters, the sub-delimiters, '@' and
+// '/' stay as they are; every other byte (space, '#', '?', '%', ':', which would read as a
+// scheme in a relative reference, non-ASCII UTF-8, controls) becomes %XX.
+std::string uri_path(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~' || c == '/' || c == '@' ||
+        std::string_view("!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 // A path as SARIF names it: relative to `root` when it lies under it, with the uriBaseId %SRCROOT%
 // (code scanning resolves it to the checkout, so the document names no machine's path); an
-// absolute path elsewhere as given.
+// absolute path elsewhere as a file:// URI. Both percent-encoded (`a b#c.csv` is `a%20b%23c.csv`).
 nlohmann::ordered_json artifact(const std::string& file, const std::string& root) {
   std::string path = file;
   if (!root.empty() && path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')
     path = path.substr(root.size() + 1);
   while (path.rfind("./", 0) == 0) path = path.substr(2);
-  nlohmann::ordered_json a{{"uri", path}};
-  if (!root.empty() && !path.empty() && path.front() != '/' && path != "<stdin>") a["uriBaseId"] = "%SRCROOT%";
+  if (path == "<stdin>" || path == "-") return nlohmann::ordered_json{{"uri", "stdin"}};
+  const bool absolute = !path.empty() && path.front() == '/';
+  // ':' is encoded too, so a relative path never reads as a URI scheme.
+  nlohmann::ordered_json a{{"uri", absolute ? "file://" + uri_path(path) : uri_path(path)}};
+  if (!root.empty() && !path.empty() && !absolute) a["uriBaseId"] = "%SRCROOT%";
   return a;
 }
 
@@ -109,6 +135,57 @@ void by_severity(const std::vector<FileDiagnostics>& files, Visit&& visit) {
 }
 
 }  // namespace
+
+std::string docs_url_problem(std::string_view url) {
+  const std::string shown = printable(url);
+  const auto refuse = [&](std::string_view why) { return fmt::format("'{}' is refused: {}", shown, why); };
+  std::string_view rest;
+  if (url.rfind("https://", 0) == 0)
+    rest = url.substr(8);
+  else if (url.rfind("http://", 0) == 0)
+    rest = url.substr(7);
+  else
+    return refuse("it is not an absolute http(s) URL, and code scanning links lead nowhere without one");
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7F) return refuse("it holds a blank, a control character or a byte that is not ASCII");
+    if (std::string_view("\"'<>\\`{}|^").find(c) != std::string_view::npos)
+      return refuse(fmt::format("it holds '{}', which a link must not", c));
+  }
+  if (url.find_first_of("?#") != std::string_view::npos)
+    return refuse("a base URL has no query or fragment ('rules.md#<rule>' is added to it)");
+  const std::size_t slash = rest.find('/');
+  const std::string_view authority = rest.substr(0, slash);
+  if (authority.find('@') != std::string_view::npos) return refuse("it names a user ('@' before the host)");
+  std::string_view host = authority, port;
+  if (!host.empty() && host.front() == '[') {  // an IPv6 literal
+    const std::size_t close = host.find(']');
+    if (close == std::string_view::npos || close < 3) return refuse("its [IPv6] host is not closed");
+    for (char c : host.substr(1, close - 1))
+      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.')
+        return refuse("its [IPv6] host is malformed");
+    port = host.substr(close + 1);
+    if (!port.empty() && port.front() != ':') return refuse("something follows its [IPv6] host");
+  } else {
+    const std::size_t colon = host.find(':');
+    if (colon != std::string_view::npos) port = host.substr(colon), host = host.substr(0, colon);
+    if (host.empty()) return refuse("it has no host");
+    if (host.front() == '.' || host.front() == '-' || host.back() == '.' || host.back() == '-' ||
+        host.find("..") != std::string_view::npos)
+      return refuse("its host is malformed");
+    for (char c : host)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-')
+        return refuse("its host may hold only letters, digits, '.' and '-'");
+  }
+  if (!port.empty()) {
+    const std::string_view digits = port.substr(1);
+    if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+      return refuse("its port is not a number");
+  }
+  if (slash == std::string_view::npos || url.back() != '/')
+    return refuse("it must end with '/', at the folder that holds rules.md");
+  return {};
+}
 
 std::string sarif_report(const std::vector<FileDiagnostics>& files, const SarifOptions& opt) {
   nlohmann::ordered_json rules = nlohmann::ordered_json::array();
@@ -185,24 +262,28 @@ std::string github_annotations(const std::vector<FileDiagnostics>& files) {
   by_severity(files, [&](const FileDiagnostics& f, const Diagnostic& d) {
     if (shown[static_cast<int>(d.severity)]++ >= kPerSeverity) {
       // Past GitHub's limit: as the text format prints it, so the log keeps it.
-      rest += render_text(d);
+      rest += guarded(render_text(d));  // safe as rendered; the guard says so in one place
       ++over;
       return;
     }
     const char* cmd = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "notice";
-    std::string props = "file=" + escape_property(f.file);
+    std::string props = "file=" + escape_property(printable(f.file));
     if (d.loc.line) props += fmt::format(",line={}", d.loc.line);
     if (d.loc.line && d.loc.column)
       props += fmt::format(",col={},endColumn={}", d.loc.column,
                            d.loc.column + std::max<std::uint32_t>(1, d.snippet.length));
     props += ",title=";
     props += escape_property(fmt::format("ppsched {}", d.rule));
-    std::string message = d.loc.path.empty() ? d.message : fmt::format("{}: {}", d.loc.path, d.message);
+    // The user's text in a message is made printable line by line; the lines are joined by
+    // newlines (%0A) that ppsched puts there.
+    std::string message =
+        d.loc.path.empty() ? printable(d.message) : fmt::format("{}: {}", printable(d.loc.path), printable(d.message));
     for (const Note& n : d.notes) {
       if (n.loc.line)
-        message += fmt::format("\n{}:{}:{}: note: {}", f.file, n.loc.line, n.loc.column, n.message);
+        message +=
+            fmt::format("\n{}:{}:{}: note: {}", printable(f.file), n.loc.line, n.loc.column, printable(n.message));
       else
-        message += fmt::format("\nnote: {}", n.message);
+        message += fmt::format("\nnote: {}", printable(n.message));
     }
     out += fmt::format("::{} {}::{}\n", cmd, props, escape_data(message));
   });
@@ -216,16 +297,51 @@ std::string github_annotations(const std::vector<FileDiagnostics>& files) {
 
 namespace {
 
-// A Markdown table cell: no line breaks, no column separators.
+// A Markdown table cell of the user's text: no HTML (< > & as entities), no Markdown structure
+// (emphasis, code, links, strike-through and the cell separator backslash-escaped, "://" broken
+// so no URL becomes a link), control characters shown as \xHH; the line breaks are ppsched's own
+// <br> between the lines of a message.
 std::string cell(std::string_view s) {
   std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += "<br>";
-    else if (c != '\r')
-      out += c;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t nl = s.find('\n', start);
+    if (nl == std::string_view::npos) nl = s.size();
+    if (start) out += "<br>";
+    std::string_view line = s.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    for (char c : printable(line)) {
+      switch (c) {
+        case '<':
+          out += "&lt;";
+          break;
+        case '>':
+          out += "&gt;";
+          break;
+        case '&':
+          out += "&amp;";
+          break;
+        case ':':
+          out += "&#58;";
+          break;
+        case '\\':
+        case '`':
+        case '*':
+        case '_':
+        case '[':
+        case ']':
+        case '~':
+        case '|':
+        case '!':
+        case '#':
+          out += '\\';
+          out += c;
+          break;
+        default:
+          out += c;
+      }
+    }
+    start = nl + 1;
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/validate_report.hpp"
@@ -24,6 +25,12 @@ namespace ppsched {
 /// Where the rules' and the manual's pages are served: docs/rules.md is `base + "rules.md"`.
 /// `validate --docs-url` overrides it; docs/ci.md documents it.
 inline constexpr const char* kDocsBaseUrl = "https://github.com/ppsched/ppsched/blob/main/docs/";
+
+/// Why `url` cannot be the docs' base, empty when it can: an absolute http:// or https:// URL of
+/// printable ASCII (no blanks, quotes, backslashes or angle brackets), a host of letters, digits,
+/// '.' and '-' (an optional :port, or an [IPv6] literal) with no user part, no query or fragment,
+/// and a path that ends with '/', where rules.md is.
+std::string docs_url_problem(std::string_view url);
 
 struct SarifOptions {
   std::string version;                  ///< ppsched's, for tool.driver.semanticVersion

@@ -4,6 +4,7 @@
 
 #include "diag/render.hpp"
 #include "diag/suggest.hpp"
+#include "io/log_text.hpp"
 
 namespace ppsched {
 
@@ -40,10 +41,10 @@ std::string validate_text(const FileDiagnostics& f, bool color, bool quiet) {
     }
     for (std::size_t i = 0; i < pins.size(); ++i)
       flags += fmt::format("{}{}", i == 0 ? "" : i + 1 == pins.size() ? " or " : ", ", pins[i]);
-    out += fmt::format("{}: note: inferred {} (pass {} to check against {})\n", f.file, joined, flags,
+    out += fmt::format("{}: note: inferred {} (pass {} to check against {})\n", display_path(f.file), joined, flags,
                        f.inferred.size() == 1 ? "it" : "them");
   }
-  out += fmt::format("{}: {}\n", f.file,
+  out += fmt::format("{}: {}\n", display_path(f.file),
                      !f.readable              ? "unreadable"
                      : f.errors || f.warnings ? fmt::format("{} error(s), {} warning(s)", f.errors, f.warnings)
                                               : std::string("ok"));

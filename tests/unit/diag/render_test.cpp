@@ -52,3 +52,19 @@ TEST_CASE("the sink caps errors and counts what it dropped") {
   CHECK(sink.full());
   CHECK(render_text(sink).ends_with("note: 3 more error(s) not shown\n"));
 }
+
+TEST_CASE("a hostile file name and source line never start a workflow command, and the caret follows") {
+  Diagnostic d;
+  d.rule = "action-syntax";
+  d.loc = {"::add-mask::s.csv", 1, 5, {}};
+  d.message = "'::x' is \x1b[2Jnot an action";
+  d.snippet = Snippet{"::a,::x,##[g]", 4, 3};
+  const std::string text = render_text(d);
+  CHECK(text ==
+        "./::add-mask::s.csv:1:5: error: '::x' is \\x1B[2Jnot an action [action-syntax]\n"
+        "\\x3A:a,::x,##\\x5Bg]\n"
+        "       ^~~\n");
+  Diagnostic w = d;
+  w.snippet = Snippet{"##[x", 2, 2};  // the caret on an escaped byte spans its escape
+  CHECK(render_text(w).find("##\\x5Bx\n  ^~~~~\n") != std::string::npos);
+}

@@ -113,3 +113,49 @@ TEST_CASE("an unwritable directory is an IoError naming the path") {
   CHECK_THROWS_WITH(OutputFile("/nonexistent-dir/x.csv"),
                     Catch::Matchers::StartsWith("/nonexistent-dir/x.csv: cannot create a temporary file"));
 }
+
+TEST_CASE("commit_together: a set of outputs is all new after it") {
+  TempDir dir;
+  spit(dir.path / "schedule.csv", "old csv");
+  spit(dir.path / "torchtitan.toml", "old toml");
+  OutputFile csv((dir.path / "schedule.csv").string()), toml((dir.path / "torchtitan.toml").string());
+  csv.write("new csv");
+  toml.write("new toml");
+  commit_together({&csv, &toml});
+  CHECK(slurp(dir.path / "schedule.csv") == "new csv");
+  CHECK(slurp(dir.path / "torchtitan.toml") == "new toml");
+  CHECK(dir.entries() == 2);  // no temporary and no kept old file left
+}
+
+TEST_CASE("commit_together: a failed rename puts back the files renamed before it (all old)") {
+  TempDir dir;
+  spit(dir.path / "schedule.csv", "old csv");
+  spit(dir.path / "torchtitan.toml", "old toml");
+  {
+    OutputFile csv((dir.path / "schedule.csv").string()), toml((dir.path / "torchtitan.toml").string());
+    csv.write("new csv");
+    toml.write("new toml");
+    // The second target becomes a directory that holds a file: neither kept nor replaced.
+    fs::remove(dir.path / "torchtitan.toml");
+    fs::create_directory(dir.path / "torchtitan.toml");
+    spit(dir.path / "torchtitan.toml" / "x", "");
+    CHECK_THROWS_AS(commit_together({&csv, &toml}), IoError);
+  }
+  CHECK(slurp(dir.path / "schedule.csv") == "old csv");  // the first went back
+  CHECK(fs::is_directory(dir.path / "torchtitan.toml"));
+  CHECK(dir.entries() == 2);  // the temporaries are gone with their OutputFiles
+}
+
+TEST_CASE("commit_together: a new file of a failed set is removed again") {
+  TempDir dir;
+  {
+    OutputFile csv((dir.path / "schedule.csv").string()), toml((dir.path / "torchtitan.toml").string());
+    csv.write("new csv");
+    toml.write("new toml");
+    fs::create_directory(dir.path / "torchtitan.toml");
+    spit(dir.path / "torchtitan.toml" / "x", "");
+    CHECK_THROWS_AS(commit_together({&csv, &toml}), IoError);
+  }
+  CHECK_FALSE(fs::exists(dir.path / "schedule.csv"));  // there was no old one: none now
+  CHECK(dir.entries() == 1);
+}

@@ -79,7 +79,7 @@ TEST_CASE("SARIF: links under the docs URL asked for, paths relative to the sour
   auto where = [&](std::size_t i) { return run["results"][i]["locations"][0]["physicalLocation"]["artifactLocation"]; };
   CHECK(where(0)["uri"] == "schedules/s.csv");
   CHECK(where(0)["uriBaseId"] == "%SRCROOT%");
-  CHECK(where(2)["uri"] == "/elsewhere/s.csv");
+  CHECK(where(2)["uri"] == "file:///elsewhere/s.csv");  // an absolute path is a file:// URI
   CHECK_FALSE(where(2).contains("uriBaseId"));
   CHECK(where(4)["uri"] == "schedules/t.csv");
   CHECK(where(4)["uriBaseId"] == "%SRCROOT%");
@@ -134,4 +134,76 @@ TEST_CASE("GitHub step summary: cells keep the table's shape") {
   d.message = "one | two\nthree";
   const std::string summary = github_step_summary({FileDiagnostics{"a|b.csv", {d}}});
   CHECK(summary.find("| a\\|b.csv | 1 | 1 | error | x | one \\| two<br>three |") != std::string::npos);
+}
+
+TEST_CASE("SARIF: artifact URIs are percent-encoded (RFC 3986), relative and absolute") {
+  FileDiagnostics spaced = sample(), absolute = sample(), colon = sample();
+  spaced.file = "/ci/repo/a b#c.csv";
+  absolute.file = "/tmp/x?y/50%.csv";
+  colon.file = "::add-mask::s\x1b.csv";
+  auto doc =
+      nlohmann::json::parse(sarif_report({spaced, absolute, colon}, SarifOptions{"1", kDocsBaseUrl, "/ci/repo"}));
+  auto where = [&](std::size_t i) {
+    return doc["runs"][0]["results"][i]["locations"][0]["physicalLocation"]["artifactLocation"];
+  };
+  CHECK(where(0)["uri"] == "a%20b%23c.csv");
+  CHECK(where(0)["uriBaseId"] == "%SRCROOT%");
+  CHECK(where(2)["uri"] == "file:///tmp/x%3Fy/50%25.csv");
+  CHECK(where(4)["uri"] == "%3A%3Aadd-mask%3A%3As%1B.csv");
+}
+
+TEST_CASE("docs_url_problem: only a plain absolute http(s) base is taken as --docs-url") {
+  CHECK(docs_url_problem(kDocsBaseUrl).empty());
+  CHECK(docs_url_problem("https://git.example.org/ppsched/-/blob/main/docs/").empty());
+  CHECK(docs_url_problem("http://10.0.0.1:8080/docs/").empty());
+  CHECK(docs_url_problem("https://[::1]:8443/docs/").empty());
+  const std::pair<const char*, const char*> refused[] = {
+      {"ftp://x.org/docs/", "not an absolute http(s) URL"},
+      {"https://x.org/docs", "must end with '/'"},
+      {"https://x.org", "must end with '/'"},
+      {"https://x.org/a b/", "a blank"},
+      {"https://x.org/a\nb/", "a control character"},
+      {"https://x.org/\"onmouseover=\"/", "holds '\"'"},
+      {"https://x.org/<script>/", "holds '<'"},
+      {"https://user@x.org/docs/", "names a user"},
+      {"https:///docs/", "no host"},
+      {"https://-x.org/docs/", "host is malformed"},
+      {"https://x_y.org/docs/", "only letters, digits"},
+      {"https://x.org:http/docs/", "port is not a number"},
+      {"https://x.org/docs/?q=1/", "no query or fragment"},
+      {"https://x.org/d\xc3\xa9/", "not ASCII"},
+  };
+  for (const auto& [url, why] : refused) {
+    INFO(url);
+    const std::string problem = docs_url_problem(url);
+    CHECK(problem.find(why) != std::string::npos);
+  }
+}
+
+TEST_CASE("GitHub annotations and the step summary carry no command, escape or markup from the user") {
+  Diagnostic d;
+  d.rule = "action-syntax";
+  d.loc = {"::add-mask::s.csv", 1, 1, {}};
+  d.message = "'::stop-commands::t\x1b[2J' <img src=x> `code` [a](http://e.org) *b*";
+  FileDiagnostics f{"::add-mask::s.csv", {d}};
+  const std::string out = github_annotations({f});
+  CHECK(out ==
+        "::error file=%3A%3Aadd-mask%3A%3As.csv,line=1,col=1,endColumn=2,title=ppsched action-syntax::"
+        "'::stop-commands::t\\x1B[2J' <img src=x> `code` [a](http://e.org) *b*\n");
+  // Past the 10 per kind the findings are plain lines: none starts a command.
+  FileDiagnostics many{"::error title=x::s.csv", {}};
+  for (int i = 0; i < 12; ++i) {
+    Diagnostic e = d;
+    e.loc.file = many.file;
+    many.diagnostics.push_back(e);
+  }
+  const std::string rest = github_annotations({many});
+  CHECK(rest.find("\n./::error title=x::s.csv:1:1: error: ") != std::string::npos);
+  CHECK(rest.find("\n::error title=x") == std::string::npos);
+  const std::string summary = github_step_summary({f});
+  CHECK(summary.find("| \\&#58;\\&#58;add-mask") == std::string::npos);  // sanity of the expectation below
+  CHECK(summary.find("| &#58;&#58;add-mask&#58;&#58;s.csv | 1 | 1 | error | action-syntax | "
+                     "'&#58;&#58;stop-commands&#58;&#58;t\\\\x1B\\[2J' &lt;img src=x&gt; \\`code\\` "
+                     "\\[a\\](http&#58;//e.org) \\*b\\* |") != std::string::npos);
+  CHECK(summary.find('<') == summary.find("<br>"));  // no raw HTML: the only '<' would be ppsched's <br>
 }
