@@ -97,6 +97,7 @@ int run(int argc, char** argv) {
       if (c.app->get_name() == argv[1]) {
         if (std::string problem = unknown_option(*c.app, argc, argv); !problem.empty()) {
           print_error(problem);
+          if (c.on_parse_error) c.on_parse_error(argc, argv, problem);
           return kExitUsage;
         }
       }
@@ -105,6 +106,9 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    if (rc != 0)
+      for (const auto& c : commands)
+        if (c.on_parse_error && argc > 1 && c.app->get_name() == argv[1]) c.on_parse_error(argc, argv, e.what());
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {
