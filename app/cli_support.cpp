@@ -78,9 +78,21 @@ CLI::Validator byte_suffixes() {
       "NUMBER[GiB|GB|...]", "byte suffix");
 }
 
+namespace {
+ErrorLog* error_log = nullptr;  // the live ErrorLog, if any
+}  // namespace
+
+ErrorLog::ErrorLog() { error_log = this; }
+ErrorLog::~ErrorLog() { error_log = nullptr; }
+
 void print_diagnostics(const DiagnosticSink& sink) {
   std::string text = render_text(sink, RenderOptions{stderr_color()});
   std::fwrite(text.data(), 1, text.size(), stderr);
+  if (error_log && sink.error_count() > 0) {
+    std::string plain = render_text(sink, RenderOptions{false});
+    while (!plain.empty() && plain.back() == '\n') plain.pop_back();
+    error_log->messages_.push_back(std::move(plain));
+  }
 }
 
 namespace {
@@ -91,7 +103,10 @@ void print_line(std::FILE* to, std::string_view prefix, const std::string& messa
 }
 }  // namespace
 
-void print_error(const std::string& message) { print_line(stderr, "ppsched: error: ", message); }
+void print_error(const std::string& message) {
+  print_line(stderr, "ppsched: error: ", message);
+  if (error_log) error_log->messages_.push_back(message);
+}
 
 void print_warning(const std::string& message) { print_line(stderr, "ppsched: warning: ", message); }
 

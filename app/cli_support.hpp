@@ -20,6 +20,23 @@ void print_diagnostics(const DiagnosticSink& sink);
 
 /// Prints "ppsched: error: <message>" to standard error.
 void print_error(const std::string& message);
+/// While one is alive, print_error and print_diagnostics also keep what they print (without the
+/// "ppsched: error: " prefix and without colour): for a command whose output document must carry
+/// the error that stopped it (validate's SARIF and JSON logs). One at a time.
+class ErrorLog {
+ public:
+  ErrorLog();
+  ~ErrorLog();
+  ErrorLog(const ErrorLog&) = delete;
+  ErrorLog& operator=(const ErrorLog&) = delete;
+  const std::vector<std::string>& messages() const { return messages_; }
+
+ private:
+  friend void print_error(const std::string& message);
+  friend void print_diagnostics(const DiagnosticSink& sink);
+  std::vector<std::string> messages_;
+};
+
 /// Prints "ppsched: warning: <message>" to standard error.
 void print_warning(const std::string& message);
 /// Prints "ppsched: note: <message>" to standard error.

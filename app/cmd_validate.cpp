@@ -3,11 +3,14 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "check/check.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "ir/user_error.hpp"
 #include "report/validate_formats.hpp"
 #include "report/validate_json.hpp"
 #include "report/validate_text.hpp"
@@ -43,9 +46,52 @@ int explain(const std::string& id) {
   return kExitOk;
 }
 
+// The document of a machine format (json, sarif) for what was checked, with what stopped the run.
+std::string document(const ValidateOptions& opt, const std::vector<FileDiagnostics>& files,
+                     const std::vector<std::string>& tool_errors) {
+  SarifOptions sarif{PPSCHED_VERSION, opt.docs_url, current_directory(), tool_errors};
+  return opt.format == "json" ? validate_json(files, tool_errors) : sarif_report(files, sarif);
+}
+
+int validate_files(const ValidateOptions& opt, std::vector<FileDiagnostics>& files);
+
+// Flags CLI11 could not take: the log still comes, with the error. CLI11 stops at the first
+// flag it cannot take, which may come before --format, so the format is read off the words.
+void parse_failed(int argc, char** argv, const std::string& message) {
+  ValidateOptions opt;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--format" && i + 1 < argc) opt.format = argv[i + 1];
+    if (word.rfind("--format=", 0) == 0) opt.format = std::string(word.substr(9));
+  }
+  if (opt.format != "json" && opt.format != "sarif") return;
+  print_stdout(document(opt, {}, {message}));
+}
+
 int run_validate(const ValidateOptions& opt) {
   if (opt.list_rules) return list_rules();
   if (!opt.explain.empty()) return explain(opt.explain);
+  const bool machine = opt.format == "json" || opt.format == "sarif";
+  // A CI step uploads the log whatever the exit code: a run that stops early (a flag that does
+  // not hold for one of the files, a stage spec that cannot be read) still writes a whole one,
+  // with what it checked and the error that stopped it.
+  ErrorLog errors;
+  std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
+  int exit = kExitUsage;
+  try {
+    exit = validate_files(opt, files);
+  } catch (const UserError& e) {
+    print_error(e.what());
+  }
+  const bool stopped = !errors.messages().empty();
+  if (machine) {
+    print_stdout(document(opt, files, errors.messages()));
+  }
+  if (opt.format == "github" && !stopped) append_step_summary(github_step_summary(files));
+  return stopped ? static_cast<int>(kExitUsage) : exit;
+}
+
+int validate_files(const ValidateOptions& opt, std::vector<FileDiagnostics>& files) {
   if (opt.files.empty()) {
     print_error("give one or more schedule files ('-' = stdin)");
     return kExitUsage;
@@ -72,7 +118,6 @@ int run_validate(const ValidateOptions& opt) {
   run.send_mode = *parse_send_mode(opt.send_mode);  // the option's check admitted it
   if (!send_mode_has_sizes(run.send_mode, !opt.stage_spec.empty(), "--stage-spec")) return kExitUsage;
   int exit = kExitOk;
-  std::vector<FileDiagnostics> files;  // for the formats that write one document at the end
   ValidateTally tally;
   for (const std::string& file : opt.files) {
     std::optional<FileDiagnostics> checked = validate_file(opt, run, file);
@@ -92,17 +137,8 @@ int run_validate(const ValidateOptions& opt) {
   if (opt.format == "text" && opt.quiet) {
     print_stdout(tally.text());
   }
-  if (opt.format != "text") {
-    SarifOptions sarif{PPSCHED_VERSION, opt.docs_url, current_directory()};
-    const std::string out = opt.format == "json"    ? validate_json(files)
-                            : opt.format == "sarif" ? sarif_report(files, sarif)
-                                                    : github_annotations(files);
-    if (opt.format == "github")
-      print_annotations(out);  // built with escaped properties; its other lines are safe as made
-    else
-      print_stdout(out);
-  }
-  if (opt.format == "github") append_step_summary(github_step_summary(files));
+  if (opt.format == "github")
+    print_annotations(github_annotations(files));  // built with escaped properties; its other lines are safe as made
   return exit;
 }
 
@@ -168,7 +204,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
                       std::string(kDocsBaseUrl) + "; set it to where your copy is served)")
       ->check([](const std::string& url) { return docs_url_problem(url); });
   sub->footer("Example:\n  ppsched validate --schedule ZBVZeroBubble --quiet schedules/*.csv");
-  commands.push_back({sub, [opt] { return run_validate(*opt); }});
+  commands.push_back({sub, [opt] { return run_validate(*opt); }, parse_failed});
 }
 
 }  // namespace ppsched::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace CLI {
@@ -14,6 +15,9 @@ namespace ppsched::cli {
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
+  /// Called, when set, after the command's words could not be parsed (CLI11 has said why, in
+  /// `message`): for a command whose output document must exist whatever went wrong.
+  std::function<void(int argc, char** argv, const std::string& message)> on_parse_error = nullptr;
 };
 
 void add_compile_command(CLI::App& app, std::vector<Command>& commands);

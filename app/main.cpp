@@ -99,6 +99,7 @@ int run(int argc, char** argv) {
       if (c.app->get_name() == argv[1]) {
         if (std::string problem = unknown_option(*c.app, argc, argv); !problem.empty()) {
           print_error(problem);
+          if (c.on_parse_error) c.on_parse_error(argc, argv, problem);
           return kExitUsage;
         }
       }
@@ -112,6 +113,9 @@ int run(int argc, char** argv) {
     print_stdout(out.str());
     const std::string err_text = ppsched::guarded(err.str());
     std::fwrite(err_text.data(), 1, err_text.size(), stderr);
+    if (rc != 0)
+      for (const auto& c : commands)
+        if (c.on_parse_error && argc > 1 && c.app->get_name() == argv[1]) c.on_parse_error(argc, argv, e.what());
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {

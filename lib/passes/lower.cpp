@@ -7,6 +7,37 @@
 
 namespace ppsched {
 
+namespace {
+
+// add_send_recv names each stuck rank by the index of its head in the schedule it was given. The
+// passes before it only drop idle steps and remove or add actions that are not compute
+// (REDUCE_GRAD, UNSHARD, RESHARD), and a head that waits is a compute action (every other kind is
+// always ready), so the head is the same n-th compute action of its rank in `passed` and in
+// `input`: the error is restated with the index in `input`, the schedule the caller gave and the
+// one every message names its actions from.
+PassError in_terms_of(const PassError& e, const Schedule& passed, const Schedule& input) {
+  std::vector<PassError::Stuck> stuck = e.stuck();
+  for (PassError::Stuck& st : stuck) {
+    if (st.rank >= passed.ranks.size() || st.rank >= input.ranks.size()) continue;
+    const auto& from = passed.ranks[st.rank].actions;
+    std::size_t nth = 0;
+    for (std::size_t i = 0; i < st.step && i < from.size(); ++i) nth += is_compute(from[i].kind);
+    const auto& to = input.ranks[st.rank].actions;
+    for (std::size_t i = 0; i < to.size(); ++i) {
+      if (!is_compute(to[i].kind)) continue;
+      if (nth-- == 0) {
+        st.step = i;
+        break;
+      }
+    }
+  }
+  PassError out(e.what(), std::move(stuck));
+  if (e.grid_step()) out.with_grid_step(*e.grid_step());
+  return out;
+}
+
+}  // namespace
+
 // `_PipelineScheduleRuntime._prepare_schedule_with_comms(format="compute_only")`: validation
 // (which also yields the stage-to-rank map), then the compute-only check, then per rank
 // `_add_unshard_reshard` and `_add_reduce_grad`, then `_add_send_recv` over all ranks.
@@ -31,12 +62,24 @@ Schedule lower_runtime(const Schedule& s, const RuntimeLowering& options) {
 
   Schedule fsdp = add_unshard_reshard(s, options.max_active_stages);
   Schedule reduced = add_reduce_grad(fsdp, num_microbatches);
-  Schedule comms = add_send_recv(reduced, stage_to_rank, num_stages);
+  Schedule comms;
+  try {
+    comms = add_send_recv(reduced, stage_to_rank, num_stages);
+  } catch (const PassError& e) {
+    if (e.stuck().empty()) throw;
+    throw in_terms_of(e, reduced, s);
+  }
   return options.defer_pp_recv ? defer_recv_ops(comms, stage_to_rank) : comms;
 }
 
 Schedule lower_runtime_recipe(const Schedule& s, const RuntimeLowering& options) {
-  return lower_runtime(strip_kind(s, ActionKind::ReduceGrad), options);
+  const Schedule stripped = strip_kind(s, ActionKind::ReduceGrad);
+  try {
+    return lower_runtime(stripped, options);
+  } catch (const PassError& e) {
+    if (e.stuck().empty()) throw;
+    throw in_terms_of(e, stripped, s);
+  }
 }
 
 // PyTorch's tests pass the mapping they built the schedule with; a CSV does not state one, so

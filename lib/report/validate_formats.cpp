@@ -246,6 +246,12 @@ std::string sarif_report(const std::vector<FileDiagnostics>& files, const SarifO
                                  {"semanticVersion", opt.version},
                                  {"informationUri", opt.docs_url + "manual.md"},
                                  {"rules", rules}}}}}};
+  if (!opt.tool_errors.empty()) {
+    nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    for (const std::string& e : opt.tool_errors) notes.push_back({{"level", "error"}, {"message", {{"text", e}}}});
+    run["invocations"] = nlohmann::ordered_json::array(
+        {{{"executionSuccessful", false}, {"toolExecutionNotifications", std::move(notes)}}});
+  }
   run["columnKind"] = "utf16CodeUnits";
   run["results"] = results;
   nlohmann::ordered_json doc{

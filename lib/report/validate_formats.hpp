@@ -8,6 +8,8 @@
 //           GitHub needs to display it; columns are 1-based and endColumn is one past the cell)
 //           and related locations from the notes. A file under the working directory is named
 //           relative to it, against the uriBaseId %SRCROOT% (the repository root in CI).
+//           A run stopped by an error still gives a whole log: what was checked before it, and
+//           the error in invocations[0].toolExecutionNotifications (executionSuccessful false).
 //   github  ::error file=F,line=L,col=C,endColumn=E,title=ppsched RULE::MESSAGE, escaped as the
 //           workflow-command syntax requires; at most 10 per severity (GitHub's per-step limit).
 //           The rest follow as compiler-style lines, so the log has every finding, and
@@ -38,6 +40,10 @@ struct SarifOptions {
   /// The directory paths are made relative to (the uriBaseId %SRCROOT%), absolute; empty: paths
   /// stay as given, with no uriBaseId.
   std::string srcroot;
+  /// What stopped the run before every file was checked (a flag that does not hold for a file,
+  /// an unreadable stage spec): each becomes an error notification of the run's invocation,
+  /// which then says executionSuccessful false. Empty: no invocation is written.
+  std::vector<std::string> tool_errors = {};
 };
 
 std::string sarif_report(const std::vector<FileDiagnostics>& files, const SarifOptions& opt);

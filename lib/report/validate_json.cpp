@@ -33,10 +33,11 @@ nlohmann::ordered_json file_json(const FileDiagnostics& f) {
 
 }  // namespace
 
-std::string validate_json(const std::vector<FileDiagnostics>& files) {
+std::string validate_json(const std::vector<FileDiagnostics>& files, const std::vector<std::string>& tool_errors) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const FileDiagnostics& f : files) list.push_back(file_json(f));
   nlohmann::ordered_json doc{{"schema_version", 1}, {"tool", "ppsched validate"}, {"files", std::move(list)}};
+  if (!tool_errors.empty()) doc["tool_errors"] = tool_errors;
   return json_text(doc);
 }
 

@@ -8,7 +8,9 @@
 //                       "file": "s.csv", "line": 4, "column": 5, "notes": []}]}]}
 //
 // A diagnostic has "path" (its JSON path) only when the file is JSON; note locations are
-// line and column in the same file. Printed with two-space indents and a final newline.
+// line and column in the same file. Printed with two-space indents and a final newline. A run
+// that an error stopped before every file was checked still gives the document, with the files
+// checked before it and "tool_errors": ["what stopped it", ...] (absent when nothing did).
 #pragma once
 
 #include <string>
@@ -18,6 +20,6 @@
 
 namespace ppsched {
 
-std::string validate_json(const std::vector<FileDiagnostics>& files);
+std::string validate_json(const std::vector<FileDiagnostics>& files, const std::vector<std::string>& tool_errors = {});
 
 }  // namespace ppsched

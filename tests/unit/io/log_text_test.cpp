@@ -18,7 +18,7 @@ TEST_CASE("printable: control characters, C1, bidi overrides and non-UTF-8 bytes
   CHECK(printable("surrogate \xed\xa0\x80") == "surrogate \\xED\\xA0\\x80");
 }
 
-TEST_CASE("printable: the legacy '##[' workflow command is broken anywhere in a line") {
+TEST_CASE("printable: the legacy double-hash bracket workflow command is broken anywhere in a line") {
   CHECK(printable("x ##[add-mask]secret") == "x ##\\x5Badd-mask]secret");
   CHECK(printable("#[ok] ##") == "#[ok] ##");
 }

@@ -207,3 +207,19 @@ TEST_CASE("GitHub annotations and the step summary carry no command, escape or m
                      "\\[a\\](http&#58;//e.org) \\*b\\* |") != std::string::npos);
   CHECK(summary.find('<') == summary.find("<br>"));  // no raw HTML: the only '<' would be ppsched's <br>
 }
+
+TEST_CASE("SARIF: a run stopped by an error keeps its results and says so in the invocation") {
+  SarifOptions opt;
+  auto clean = nlohmann::json::parse(sarif_report({sample()}, opt));
+  CHECK_FALSE(clean["runs"][0].contains("invocations"));  // a run that finished says nothing
+  opt.tool_errors = {"spec.json:3:12: error: $.stages: the stage spec describes 2 stages"};
+  auto doc = nlohmann::json::parse(sarif_report({sample()}, opt));
+  const auto& run = doc["runs"][0];
+  CHECK(run["results"].size() == 2);  // what was checked before the error
+  REQUIRE(run["invocations"].size() == 1);
+  CHECK(run["invocations"][0]["executionSuccessful"] == false);
+  const auto& notes = run["invocations"][0]["toolExecutionNotifications"];
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0]["level"] == "error");
+  CHECK(notes[0]["message"]["text"] == opt.tool_errors[0]);
+}

@@ -110,3 +110,12 @@ TEST_CASE("validate json: no files is an empty list") {
   CHECK(doc["files"] == nlohmann::json::array());
   CHECK(doc["schema_version"] == 1);
 }
+
+TEST_CASE("validate json: a run stopped by an error keeps the files checked and lists the error") {
+  auto finished = nlohmann::json::parse(validate_json({sample()}));
+  CHECK_FALSE(finished.contains("tool_errors"));
+  auto doc = nlohmann::json::parse(validate_json({sample()}, {"--schedule: unknown schedule 'ZBX'"}));
+  CHECK(doc["files"].size() == 1);
+  REQUIRE(doc["tool_errors"].size() == 1);
+  CHECK(doc["tool_errors"][0] == "--schedule: unknown schedule 'ZBX'");
+}
