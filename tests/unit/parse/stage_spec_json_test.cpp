@@ -69,7 +69,7 @@ TEST_CASE("errors: stage spec problems name the value, with line and column") {
         "[stage-spec]\n"
         "s.json:4:43: error: $.stages[1].inputs[1].keyword: \"keyword\" must be true or false [stage-spec]\n"
         "s.json:4:79: error: $.stages[1].inputs[1].tensor: \"tensor\" must be true or false [stage-spec]\n");
-  CHECK(errors("{\"schema_version\": 1, \"stages\": [}").starts_with("s.json:1:1: error: $: invalid JSON: "));
+  CHECK(errors("{\"schema_version\": 1, \"stages\": [}").starts_with("s.json:1:34: error: invalid JSON: "));
 }
 
 TEST_CASE("a stage spec states each stage's recompute: a mode, or a mode with its cost and memory") {
