@@ -34,7 +34,7 @@ std::string_view json_line_at(std::string_view text, std::size_t offset) {
 }
 
 Diagnostic json_syntax_diagnostic(std::string_view name, std::string_view text, const nlohmann::json::exception& e,
-                                  std::size_t byte, std::string rule) {
+                                  std::size_t byte, std::string_view last_token, std::string rule) {
   Diagnostic d;
   d.rule = std::move(rule);
   d.loc.file = std::string(name);
@@ -56,14 +56,23 @@ Diagnostic json_syntax_diagnostic(std::string_view name, std::string_view text, 
                                 : "invalid JSON: the number " + literal + " is too large for a double";
     return d;
   }
-  // byte is 1-based: the byte after the last one read.
+  // byte is 1-based: the byte after the last one read. A string, number or literal the parser
+  // stopped on ends there, and nlohmann's last_token holds it from its first byte (after a
+  // bracket or comma it holds more than one token, ending in that one byte). Its text is
+  // nlohmann's rendering (control bytes spelt out, "<end of input>"), so it is used only where
+  // it matches the bytes.
   std::size_t at = byte > 0 ? byte - 1 : 0;
+  const std::size_t end = std::min(byte, text.size());
+  const bool one_byte =
+      last_token.empty() || std::string_view("{}[],:").find(last_token.back()) != std::string_view::npos;
+  if (!one_byte && last_token.size() <= end && text.substr(end - last_token.size(), last_token.size()) == last_token)
+    at = end - last_token.size();
   auto [line, col] = json_line_col(text, at);
   d.loc.line = line;
   d.loc.column = col;
   auto cut = what.find(": ", what.find("column"));
   d.message = "invalid JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2));
-  d.snippet = make_snippet(json_line_at(text, at), col - 1, 1);
+  d.snippet = make_snippet(json_line_at(text, at), col - 1, end > at ? end - at : 1);
   return d;
 }
 
@@ -87,6 +96,47 @@ bool check_duplicate_keys(std::string_view name, std::string_view text, const st
   return false;
 }
 
+namespace {
+
+// Accepts every event and keeps the parse error: where the parser stopped and on what token,
+// which nlohmann's exception does not say. Run on the error path only.
+struct SyntaxProbe : nlohmann::json_sax<nlohmann::json> {
+  std::size_t byte = 0;
+  std::string last_token;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception&) override {
+    byte = position;
+    last_token = token;
+    return false;
+  }
+};
+
+}  // namespace
+
+bool parse_json_text(std::string_view name, std::string_view text, const std::string& rule, nlohmann::json& doc,
+                     DiagnosticSink& sink) {
+  try {
+    doc = nlohmann::json::parse(text);  // skips a UTF-8 byte order mark
+    return true;
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large ("1e999")
+    SyntaxProbe probe;
+    nlohmann::json::sax_parse(text, &probe);
+    sink.report(json_syntax_diagnostic(name, text, e, probe.byte, probe.last_token, rule));
+    return false;
+  }
+}
+
 JsonInput::JsonInput(std::string path, std::string rule, DiagnosticSink& sink)
     : path_(std::move(path)), name_(display_name(path_)), rule_(std::move(rule)), sink_(sink) {}
 
@@ -102,15 +152,7 @@ bool JsonInput::load(nlohmann::json& doc) {
       return false;
     }
   }
-  try {
-    doc = nlohmann::json::parse(text_);  // skips a UTF-8 byte order mark
-  } catch (const nlohmann::json::parse_error& e) {
-    sink_.report(json_syntax_diagnostic(name_, text_, e, e.byte, rule_));
-    return false;
-  } catch (const nlohmann::json::exception& e) {  // a number too large ("1e999")
-    sink_.report(json_syntax_diagnostic(name_, text_, e, 0, rule_));
-    return false;
-  }
+  if (!parse_json_text(name_, text_, rule_, doc, sink_)) return false;
   if (!check_duplicate_keys(name_, text_, rule_, sink_)) return false;
   if (!doc.is_object()) return error("$", "expected a JSON object"), false;
   // Not doc.value(...): it throws when the key holds another type (an array, an object).
@@ -134,6 +176,11 @@ void JsonInput::error(const std::string& at, std::string message) {
   sink_.report(std::move(d));
 }
 
+std::string unknown_key_message(std::string_view key, std::span<const std::string_view> keys) {
+  if (auto near = closest_match(key, keys)) return fmt::format("unknown key '{}'; did you mean '{}'?", key, *near);
+  return fmt::format("unknown key '{}' (the keys here are {})", key, fmt::join(keys, ", "));
+}
+
 bool JsonInput::known_keys(const nlohmann::json& obj, const std::string& at, std::span<const std::string_view> keys) {
   if (!obj.is_object()) return true;
   bool ok = true;
@@ -141,9 +188,7 @@ bool JsonInput::known_keys(const nlohmann::json& obj, const std::string& at, std
     bool known = false;
     for (auto k : keys) known |= k == key;
     if (known) continue;
-    auto near = closest_match(key, keys);
-    error(at + "." + key, fmt::format("unknown key '{}' (the keys here are {}){}", key, fmt::join(keys, ", "),
-                                      near ? fmt::format("; did you mean '{}'?", *near) : std::string()));
+    error(at + "." + key, unknown_key_message(key, keys));
     ok = false;
   }
   return ok;

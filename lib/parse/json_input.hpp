@@ -61,16 +61,26 @@ class JsonInput {
 bool read_json_number(JsonInput& f, const nlohmann::json& obj, const std::string& at, const char* key, double& out,
                       bool required, bool positive);
 
+/// The message for a key `key` that is not one of `keys`: "unknown key 'k'; did you mean 'x'?"
+/// when one is close, else "unknown key 'k' (the keys here are a, b, c)".
+std::string unknown_key_message(std::string_view key, std::span<const std::string_view> keys);
+
 /// 1-based line and column of byte `offset` of `text`.
 std::pair<std::uint32_t, std::uint32_t> json_line_col(std::string_view text, std::size_t offset);
 /// The line of `text` that holds byte `offset`, without its newline.
 std::string_view json_line_at(std::string_view text, std::size_t offset);
 
 /// The diagnostic for text nlohmann-json could not parse. `byte` is where the parser stopped
-/// (1-based, as nlohmann counts: the byte after the last one read); a number too large for a
-/// double ("1e999") is pointed at as a literal, found before that byte.
+/// (1-based, as nlohmann counts: the byte after the last one read) and `last_token` the token it
+/// stopped on: the caret goes on the token's first byte. A number too large for a double
+/// ("1e999") is pointed at as a literal.
 Diagnostic json_syntax_diagnostic(std::string_view name, std::string_view text, const nlohmann::json::exception& e,
-                                  std::size_t byte, std::string rule);
+                                  std::size_t byte, std::string_view last_token, std::string rule);
+
+/// Parses `text` into `doc`; on a syntax error reports it (json_syntax_diagnostic) and returns
+/// false. A UTF-8 byte order mark is skipped.
+bool parse_json_text(std::string_view name, std::string_view text, const std::string& rule, nlohmann::json& doc,
+                     DiagnosticSink& sink);
 
 /// Reports the first key given twice in one object of `text` (valid JSON), at its second place
 /// with a note at the first; false when there was one.

@@ -93,6 +93,7 @@ class ScheduleEvents {
   // A syntax error: where the parser stopped, and its exception.
   bool syntax_error = false;
   std::size_t error_byte = 0;
+  std::string error_token;
   std::optional<nlohmann::json::parse_error> parse_error_;
   std::optional<nlohmann::json::out_of_range> range_error_;
 
@@ -123,9 +124,10 @@ class ScheduleEvents {
     key_ = k;
     return true;
   }
-  bool parse_error(std::size_t byte, const std::string&, const nlohmann::json::exception& e) {
+  bool parse_error(std::size_t byte, const std::string& token, const nlohmann::json::exception& e) {
     syntax_error = true;
     error_byte = byte;
+    error_token = token;
     if (e.id == 406)
       range_error_.emplace(static_cast<const nlohmann::json::out_of_range&>(e));
     else
@@ -307,9 +309,11 @@ class JsonScheduleReader {
     json::sax_parse(first, last, &events);  // skips a UTF-8 byte order mark
     if (events.syntax_error) {
       if (events.range_error_)
-        sink_.report(json_syntax_diagnostic(name_, text, *events.range_error_, events.error_byte, "json-syntax"));
+        sink_.report(json_syntax_diagnostic(name_, text, *events.range_error_, events.error_byte, events.error_token,
+                                            "json-syntax"));
       else
-        sink_.report(json_syntax_diagnostic(name_, text, *events.parse_error_, events.error_byte, "json-syntax"));
+        sink_.report(json_syntax_diagnostic(name_, text, *events.parse_error_, events.error_byte, events.error_token,
+                                            "json-syntax"));
       return std::nullopt;
     }
     if (!events.root_type.empty()) {
@@ -367,9 +371,7 @@ class JsonScheduleReader {
     bool keys_ok = true;
     for (auto it = doc.begin(); it != doc.end(); ++it) {
       if (std::find(std::begin(kKeys), std::end(kKeys), it.key()) != std::end(kKeys)) continue;
-      auto near = closest_match(it.key(), kKeys);
-      error("$." + it.key(), fmt::format("unknown key '{}' (the keys are {}){}", it.key(), fmt::join(kKeys, ", "),
-                                         near ? fmt::format("; did you mean '{}'?", *near) : std::string()));
+      error("$." + it.key(), unknown_key_message(it.key(), kKeys));
       keys_ok = false;
     }
     if (!keys_ok) return false;

@@ -63,8 +63,8 @@ TEST_CASE("placement styles are read and expanded") {
 
 TEST_CASE("errors: JSON problems name the place") {
   CHECK(first_error("{\"schema_version\": 1,\n \"programs\": [[\"0F0\" \"1F0\"]]}") ==
-        "s.json:2:26: error: invalid JSON: syntax error while parsing array - unexpected string "
-        "literal; expected ']' [json-syntax]\n \"programs\": [[\"0F0\" \"1F0\"]]}\n                         ^\n");
+        "s.json:2:22: error: invalid JSON: syntax error while parsing array - unexpected string "
+        "literal; expected ']' [json-syntax]\n \"programs\": [[\"0F0\" \"1F0\"]]}\n                     ^~~~~\n");
   CHECK(first_error("[]") ==
         "s.json:1:1: error: $: a schedule must be a JSON object, got array [json-schema]\n[]\n^\n");
   CHECK(first_error(R"({"programs":[]})") ==
