@@ -2,15 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "io/byte_sink.hpp"
 #include "io/input_file.hpp"
 #include "parse/fccp.hpp"
 #include "parse/io_diagnostic.hpp"
+#include "parse/json_input.hpp"
 
 namespace ppsched {
 
@@ -36,6 +39,7 @@ std::optional<ActionKind> cost_kind(std::string_view name) {
 std::optional<KindCosts> parse_cost_shorthand(std::string_view text, std::string& error) {
   KindCosts c = unit_costs();
   bool b_given = false;
+  std::array<std::string_view, std::tuple_size_v<KindCosts>> given{};  // each kind's item, once given
   while (!text.empty()) {
     auto comma = text.find(',');
     std::string_view item = text.substr(0, comma);
@@ -58,6 +62,13 @@ std::optional<KindCosts> parse_cost_shorthand(std::string_view text, std::string
       error = fmt::format("'{}': the cost must be a finite number >= 0", item);
       return std::nullopt;
     }
+    auto& earlier = given[static_cast<std::size_t>(*kind)];
+    if (!earlier.empty()) {
+      error =
+          fmt::format("'{}': {} is given twice (first as '{}'); give each kind once", item, kind_name(*kind), earlier);
+      return std::nullopt;
+    }
+    earlier = item;
     c[static_cast<std::size_t>(*kind)] = *value;
     b_given |= *kind == ActionKind::B;
   }
@@ -101,7 +112,29 @@ bool set_cost(CostModel& model, CostCoverage* given, std::int64_t stage, std::st
   return true;
 }
 
-bool read_csv_costs(const std::string& path, const std::string& text, CostModel& model, CostCoverage* given,
+// The place of a (stage, kind) row, to report a second row for it: which one was meant would be
+// a guess (a table concatenated from two runs, a copy-paste), so it is an error, not last-wins.
+class SeenRows {
+ public:
+  /// The place of the earlier row for (stage, kind), or nullopt (then this one is recorded).
+  std::optional<std::string> seen(std::int64_t stage, std::string_view kind, std::string place) {
+    auto k = cost_kind(kind);
+    if (!k || stage < 0) return std::nullopt;  // set_cost reports it
+    auto [it, inserted] = first_.emplace(std::pair{stage, static_cast<int>(*k)}, std::move(place));
+    if (inserted) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::map<std::pair<std::int64_t, int>, std::string> first_;
+};
+
+std::string twice(std::int64_t stage, std::string_view kind, const std::string& first) {
+  return fmt::format("stage {} has a second {} time (the first is {}); give each (stage, kind) once", stage, kind,
+                     first);
+}
+
+bool read_csv_costs(const std::string& path, std::string_view text, CostModel& model, CostCoverage* given,
                     DiagnosticSink& sink) {
   const std::string& name = path;  // already the display name
   try {
@@ -110,6 +143,7 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
     in.read_header(io::ignore_extra_column, "stage", "kind", "time_us");
     std::string stage_text, kind, time_text;
     bool ok = true;
+    SeenRows rows;
     while (in.read_row(stage_text, kind, time_text)) {
       auto line = static_cast<std::uint32_t>(in.get_file_line());
       auto fail = [&](std::string msg) { sink.report(cost_error(name, line, {}, std::move(msg))); };
@@ -126,6 +160,11 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
         ok = false;
         continue;
       }
+      if (auto first = rows.seen(stage, kind, fmt::format("on line {}", line))) {
+        fail(twice(stage, kind, *first));
+        ok = false;
+        continue;
+      }
       ok &= set_cost(model, given, stage, kind, *value, fail);
     }
     return ok;
@@ -135,43 +174,45 @@ bool read_csv_costs(const std::string& path, const std::string& text, CostModel&
   }
 }
 
-bool read_json_costs(const std::string& path, const std::string& text, CostModel& model, CostCoverage* given,
+constexpr std::array<std::string_view, 2> kTableKeys{"schema_version", "costs"};
+constexpr std::array<std::string_view, 3> kRowKeys{"stage", "kind", "time_us"};
+
+bool read_json_costs(const std::string& path, std::string_view text, CostModel& model, CostCoverage* given,
                      DiagnosticSink& sink) {
-  const std::string& name = path;  // already the display name
+  JsonInput f(path, text, "cost-file", sink);  // path is already the display name
   nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large ("1e999")
-    sink.report(cost_error(name, 0, {}, std::string("invalid JSON: ") + e.what()));
-    return false;
-  }
-  auto fail_at = [&](std::string path_, std::string msg) {
-    sink.report(cost_error(name, 0, std::move(path_), std::move(msg)));
-  };
-  if (!doc.is_object() || !doc.contains("costs") || !doc["costs"].is_array()) {
-    fail_at("$",
+  if (!f.load(doc) || !f.known_keys(doc, "$", kTableKeys)) return false;
+  if (!doc.contains("costs") || !doc["costs"].is_array()) {
+    f.error(doc.contains("costs") ? "$.costs" : "$",
             "a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", \"kind\", \"time_us\"}, "
             "...]");
     return false;
   }
-  auto version = doc.find("schema_version");  // not doc.value(): it throws on another type
-  if (version == doc.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) {
-    fail_at("$.schema_version", "schema_version must be 1");
-    return false;
-  }
   bool ok = true;
+  SeenRows rows;
   const auto& costs = doc["costs"];
   for (std::size_t i = 0; i < costs.size(); ++i) {
     std::string at = fmt::format("$.costs[{}]", i);
     const auto& c = costs[i];
     if (!c.is_object() || !c.contains("stage") || !c["stage"].is_number_integer() || !c.contains("kind") ||
         !c["kind"].is_string() || !c.contains("time_us") || !c["time_us"].is_number()) {
-      fail_at(at, "each cost needs an integer \"stage\", a string \"kind\" and a number \"time_us\"");
+      f.error(at, "each cost needs an integer \"stage\", a string \"kind\" and a number \"time_us\"");
       ok = false;
       continue;
     }
-    ok &= set_cost(model, given, c["stage"].get<std::int64_t>(), c["kind"].get<std::string>(),
-                   c["time_us"].get<double>(), [&](std::string msg) { fail_at(at, std::move(msg)); });
+    if (!f.known_keys(c, at, kRowKeys)) {
+      ok = false;
+      continue;
+    }
+    const auto stage = c["stage"].get<std::int64_t>();
+    const auto kind = c["kind"].get<std::string>();
+    if (auto first = rows.seen(stage, kind, at)) {
+      f.error(at, twice(stage, kind, *first));
+      ok = false;
+      continue;
+    }
+    ok &= set_cost(model, given, stage, kind, c["time_us"].get<double>(),
+                   [&](std::string msg) { f.error(at, std::move(msg)); });
   }
   return ok;
 }
@@ -191,10 +232,14 @@ bool read_cost_file(const std::string& path, CostModel& model, DiagnosticSink& s
 
 bool read_cost_text(std::string_view name, const std::string& text, CostModel& model, DiagnosticSink& sink,
                     CostCoverage* given) {
-  auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{')
+  // A UTF-8 byte order mark is skipped by both readers (nlohmann skips it itself, and keeps the
+  // columns of the first line counted from the file's first byte).
+  std::string_view body = text;
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
+  auto first = body.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && body[first] == '{')
     return read_json_costs(std::string(name), text, model, given, sink);
-  return read_csv_costs(std::string(name), text, model, given, sink);
+  return read_csv_costs(std::string(name), body, model, given, sink);
 }
 
 bool check_cost_coverage(std::string_view name, const CostCoverage& given, const CostNeeds& needs, bool fill,

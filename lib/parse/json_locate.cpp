@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace ppsched {
 
@@ -96,6 +98,42 @@ std::optional<std::size_t> locate_json_path(std::string_view text, std::string_v
     }
   }
   return i;
+}
+
+std::optional<DuplicateKey> find_duplicate_key(std::string_view text) {
+  // One frame per open container; an object's frame holds its keys and where each starts.
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    std::unordered_map<std::string_view, std::size_t> keys;
+  };
+  std::vector<Frame> open;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      std::size_t end = skip_string(text, i);
+      if (!open.empty() && open.back().object && open.back().expect_key) {
+        Frame& f = open.back();
+        std::string_view key = text.substr(i + 1, end >= i + 2 ? end - i - 2 : 0);
+        auto [it, inserted] = f.keys.emplace(key, i);
+        if (!inserted) return DuplicateKey{it->second, i, std::string(key)};
+        f.expect_key = false;
+      }
+      i = end;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      Frame& f = open.emplace_back();
+      f.object = c == '{';
+      f.expect_key = f.object;
+    } else if (c == '}' || c == ']') {
+      if (!open.empty()) open.pop_back();
+    } else if (c == ',' && !open.empty() && open.back().object) {
+      open.back().expect_key = true;
+    }
+    ++i;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ppsched

@@ -131,11 +131,7 @@ class ModelReader {
   }
 
   void known_keys(const json& obj, const std::string& at, std::span<const std::string_view> keys) {
-    for (const auto& [key, value] : obj.items()) {
-      bool known = false;
-      for (auto k : keys) known |= k == key;
-      if (!known) error(at + "." + key, fmt::format("unknown key '{}'{}", key, did_you_mean(key, keys)));
-    }
+    ok_ &= f_.known_keys(obj, at, keys);
   }
 
   // An integer >= 1 (0 stays "not given").

@@ -18,22 +18,6 @@ constexpr std::array<std::string_view, 5> kKeys{"schema_version", "runtime", "ha
 constexpr std::string_view kWithParams = "megatron";
 constexpr std::array<std::string_view, 2> kWithoutParams{"ideal", "pytorch"};
 
-// Unlike the topology reader, which ignores keys it does not know, a key misspelt here would
-// silently leave a figure at a value nobody chose: every key must be known.
-bool known_keys(JsonInput& f, const nlohmann::json& doc) {
-  bool ok = true;
-  for (const auto& [key, value] : doc.items()) {
-    bool known = false;
-    for (auto k : kKeys) known |= k == key;
-    if (known) continue;
-    auto near = closest_match(key, kKeys);
-    f.error("$." + key, fmt::format("unknown key '{}' (the keys are {}){}", key, fmt::join(kKeys, ", "),
-                                    near ? fmt::format("; did you mean '{}'?", *near) : std::string()));
-    ok = false;
-  }
-  return ok;
-}
-
 bool read_runtime(JsonInput& f, const nlohmann::json& doc, std::string& out) {
   if (!doc.contains("runtime")) return f.error("$", "missing \"runtime\" (\"megatron\")"), false;
   const auto& v = doc["runtime"];
@@ -71,7 +55,8 @@ std::optional<RuntimeParams> params_from(JsonInput& f) {
   p.hardware.clear();
   p.source.clear();
   p.p2p_call_overhead_us = 0;
-  bool ok = known_keys(f, doc);
+  // A key misspelt here would silently leave a figure at a value nobody chose.
+  bool ok = f.known_keys(doc, "$", kKeys);
   ok &= read_runtime(f, doc, p.runtime);
   ok &= read_text(f, doc, "hardware", p.hardware);
   ok &= read_text(f, doc, "source", p.source);

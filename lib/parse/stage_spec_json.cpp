@@ -2,11 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include "parse/json_input.hpp"
 
 namespace ppsched {
 
 namespace {
+
+constexpr std::array<std::string_view, 2> kTopKeys{"schema_version", "stages"};
+constexpr std::array<std::string_view, 7> kStageKeys{
+    "activation_bytes", "gradient_bytes", "activation_memory_bytes", "weight_grad_memory_bytes", "weight_bytes",
+    "recompute",        "inputs"};
+constexpr std::array<std::string_view, 4> kRecomputeKeys{"mode", "cost", "kept_memory_bytes", "weight_groups"};
+constexpr std::array<std::string_view, 4> kInputKeys{"name", "requires_grad", "keyword", "tensor"};
+constexpr const char* kInputShape =
+    "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false, \"tensor\": true|false}";
 
 constexpr const char* kRecomputeShape =
     "\"recompute\" is \"none\", \"full\", or {\"mode\": \"full\"|\"selective\", \"cost\": fraction of the forward, "
@@ -42,6 +53,7 @@ bool read_recompute(JsonInput& f, const nlohmann::json& st, const std::string& a
     f.error(rat, kRecomputeShape);
     return false;
   }
+  if (!f.known_keys(v, rat, kRecomputeKeys)) return false;
   if (!mode_of(v["mode"], rat + ".mode")) return false;
   const bool selective = r.mode == Recompute::Mode::Selective;
   bool ok = read_json_number(f, v, rat, "cost", r.cost, selective, false);
@@ -66,6 +78,8 @@ bool read_recompute(JsonInput& f, const nlohmann::json& st, const std::string& a
 std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_t num_stages) {
   nlohmann::json doc;
   if (!f.load(doc)) return std::nullopt;
+  // A misspelt key (weight_byte) would leave its value at the default without a word.
+  if (!f.known_keys(doc, "$", kTopKeys)) return std::nullopt;
   if (!doc.contains("stages") || !doc["stages"].is_array())
     return f.error("$.stages", "\"stages\" must list one object per stage"), std::nullopt;
   const auto& stages = doc["stages"];
@@ -87,6 +101,7 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
       continue;
     }
     StageSpec& sp = out[i];
+    ok &= f.known_keys(st, at, kStageKeys);
     ok &= read_json_number(f, st, at, "activation_bytes", sp.activation_bytes, true, false);
     sp.gradient_bytes = sp.activation_bytes;
     ok &= read_json_number(f, st, at, "gradient_bytes", sp.gradient_bytes, false, false);
@@ -97,13 +112,22 @@ std::optional<std::vector<StageSpec>> stage_spec_from(JsonInput& f, std::uint32_
     ok &= read_recompute(f, st, at, sp.recompute);
     if (st.contains("inputs")) {
       const auto& inputs = st["inputs"];
+      // Not a list is an error: ignoring it would skip the zero-bubble input-gradient check.
+      if (!inputs.is_array()) {
+        f.error(at + ".inputs", fmt::format("\"inputs\" must be a list, got {}: [{{\"name\": ..., \"requires_grad\": "
+                                            "true|false, \"keyword\": true|false, \"tensor\": true|false}}, ...]",
+                                            inputs.type_name()));
+        ok = false;
+      }
       for (std::size_t k = 0; inputs.is_array() && k < inputs.size(); ++k) {
         const auto& in = inputs[k];
         std::string iat = fmt::format("{}.inputs[{}]", at, k);
         if (!in.is_object() || !in.contains("name") || !in["name"].is_string()) {
-          f.error(iat,
-                  "an input is {\"name\": ..., \"requires_grad\": true|false, \"keyword\": true|false, "
-                  "\"tensor\": true|false}");
+          f.error(iat, kInputShape);
+          ok = false;
+          continue;
+        }
+        if (!f.known_keys(in, iat, kInputKeys)) {
           ok = false;
           continue;
         }

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <ranges>
 #include <vector>
 
@@ -12,6 +13,10 @@
 namespace ppsched {
 
 namespace {
+
+constexpr std::array<std::string_view, 4> kTopKeys{"schema_version", "nodes", "slices", "links"};
+constexpr std::array<std::string_view, 3> kLinkClasses{"intra_node", "inter_node", "inter_slice"};
+constexpr std::array<std::string_view, 2> kLinkKeys{"latency_us", "bandwidth_gbps"};
 
 bool read_link(JsonInput& f, const nlohmann::json& links, const char* name, Link& out) {
   std::string at = std::string("$.links.") + name;
@@ -22,7 +27,8 @@ bool read_link(JsonInput& f, const nlohmann::json& links, const char* name, Link
   const auto& l = links[name];
   if (!l.is_object()) return f.error(at, "a link is an object with latency_us and bandwidth_gbps"), false;
   double gbps = 0;
-  bool ok = read_json_number(f, l, at, "latency_us", out.latency_us, true, false);
+  bool ok = f.known_keys(l, at, kLinkKeys);
+  ok &= read_json_number(f, l, at, "latency_us", out.latency_us, true, false);
   ok &= read_json_number(f, l, at, "bandwidth_gbps", gbps, true, true);
   out.bytes_per_us = gbps * 1e3;  // GB/s = 1e9 bytes/s = 1e3 bytes/us
   return ok;
@@ -31,6 +37,8 @@ bool read_link(JsonInput& f, const nlohmann::json& links, const char* name, Link
 std::optional<Topology> topology_from(JsonInput& f, std::uint32_t ranks) {
   nlohmann::json doc;
   if (!f.load(doc)) return std::nullopt;
+  // A misspelt key ("slice", "latency") would leave what it meant at its default without a word.
+  if (!f.known_keys(doc, "$", kTopKeys)) return std::nullopt;
   Topology t;
   const std::uint32_t kUnplacedRank = 0xFFFFFFFF;
   t.node_of_rank.assign(ranks, kUnplacedRank);
@@ -97,6 +105,7 @@ std::optional<Topology> topology_from(JsonInput& f, std::uint32_t ranks) {
   for (std::uint32_t r = 0; r < ranks && ok; ++r) t.slice_of_rank[r] = slice_of_node[t.node_of_rank[r]];
   if (!doc.contains("links") || !doc["links"].is_object())
     return f.error("$.links", "\"links\" must give intra_node, inter_node and inter_slice"), std::nullopt;
+  ok &= f.known_keys(doc["links"], "$.links", kLinkClasses);
   ok &= read_link(f, doc["links"], "intra_node", t.intra_node);
   ok &= read_link(f, doc["links"], "inter_node", t.inter_node);
   ok &= read_link(f, doc["links"], "inter_slice", t.inter_slice);

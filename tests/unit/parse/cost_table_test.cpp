@@ -58,6 +58,11 @@ TEST_CASE("errors: the shorthand names the bad item") {
   CHECK(shorthand_error("W=") == "'W=': the cost must be a finite number >= 0");
 }
 
+TEST_CASE("errors: a kind the shorthand gives twice is refused, not last-wins") {
+  CHECK(shorthand_error("F=1,B=2,F=3") == "'F=3': F is given twice (first as 'F=1'); give each kind once");
+  CHECK(shorthand_error("W=1,I=1,W=1") == "'W=1': W is given twice (first as 'W=1'); give each kind once");
+}
+
 TEST_CASE("a CSV cost table overrides the stages and kinds it lists, and only those") {
   CostModel model = CostModel::uniform(2, 1, unit_costs());
   DiagnosticSink sink;
@@ -94,23 +99,61 @@ TEST_CASE("errors: a CSV cost table reports every bad row with its line") {
   CHECK(table_errors("c.csv", "stage,kind,time_us\n0,F\n").starts_with("c.csv: error: "));
 }
 
-TEST_CASE("errors: a JSON cost table reports the path of each bad cost") {
+TEST_CASE("errors: a JSON cost table reports the path, line and column of each bad cost") {
   CHECK(table_errors("c.json", "{\"costs\": 3}") ==
-        "c.json: error: $: a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", "
+        "c.json: error: $.schema_version: schema_version must be 1 [cost-file]\n");
+  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": 3}") ==
+        "c.json:1:32: error: $.costs: a cost table is an object with \"schema_version\": 1 and \"costs\": [{\"stage\", "
         "\"kind\", \"time_us\"}, ...] [cost-file]\n");
   CHECK(table_errors("c.json", "{\"schema_version\": \"1\", \"costs\": []}") ==
-        "c.json: error: $.schema_version: schema_version must be 1 [cost-file]\n");
+        "c.json:1:20: error: $.schema_version: schema_version must be 1 [cost-file]\n");
   CHECK(table_errors("c.json",
                      "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\"}, "
                      "{\"stage\": 2, \"kind\": \"F\", \"time_us\": 1}, "
                      "{\"stage\": 1, \"kind\": \"F\", \"time_us\": -2}]}") ==
-        "c.json: error: $.costs[0]: each cost needs an integer \"stage\", a string \"kind\" and a number "
+        "c.json:1:33: error: $.costs[0]: each cost needs an integer \"stage\", a string \"kind\" and a number "
         "\"time_us\" [cost-file]\n"
-        "c.json: error: $.costs[1]: stage 2 is out of range: the schedule has stages 0 to 1 [cost-file]\n"
-        "c.json: error: $.costs[2]: time_us must be a finite number >= 0, got -2 [cost-file]\n");
+        "c.json:1:60: error: $.costs[1]: stage 2 is out of range: the schedule has stages 0 to 1 [cost-file]\n"
+        "c.json:1:101: error: $.costs[2]: time_us must be a finite number >= 0, got -2 [cost-file]\n");
   CHECK(table_errors("c.json",
                      "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 1e999}]}")
-            .starts_with("c.json: error: invalid JSON: "));
+            .starts_with("c.json:1:70: error: invalid JSON: the number 1e999 is too large for a double [cost-file]\n"));
+  CHECK(table_errors("c.json", "{\"schema_version\": 1,\n \"costs\": [{\"stage\": 0, \"kind\": \"F\" \"time_us\": 1}]}")
+            .starts_with("c.json:2:37: error: invalid JSON: "));
+  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_uss\": 1}]}")
+            .starts_with("c.json:1:33: error: $.costs[0]: each cost needs"));
+  CHECK(
+      table_errors(
+          "c.json",
+          "{\"schema_version\": 1, \"costs\": [{\"stage\": 0, \"kind\": \"F\", \"time_us\": 1, \"note\": 1}]}") ==
+      "c.json:1:81: error: $.costs[0].note: unknown key 'note' (the keys here are stage, kind, time_us) [cost-file]\n");
+  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"cost\": []}") ==
+        "c.json:1:31: error: $.cost: unknown key 'cost'; did you mean 'costs'? [cost-file]\n");
+}
+
+TEST_CASE("errors: a second row for one (stage, kind) is an error naming the first, in both forms") {
+  CHECK(table_errors("c.csv", "stage,kind,time_us\n0,F,1\n0,B,2\n0,F,3\n") ==
+        "c.csv:4: error: stage 0 has a second F time (the first is on line 2); give each (stage, kind) once "
+        "[cost-file]\n");
+  CHECK(table_errors("c.json",
+                     "{\"schema_version\": 1, \"costs\": [{\"stage\": 1, \"kind\": \"W\", \"time_us\": 1},\n"
+                     "  {\"stage\": 1, \"kind\": \"W\", \"time_us\": 2}]}") ==
+        "c.json:2:3: error: $.costs[1]: stage 1 has a second W time (the first is $.costs[0]); give each (stage, "
+        "kind) once [cost-file]\n");
+  CHECK(table_errors("c.json", "{\"schema_version\": 1, \"costs\": [], \"costs\": []}")
+            .starts_with("c.json:1:36: error: duplicate key \"costs\": it is also given at 1:23"));
+}
+
+TEST_CASE("a byte order mark does not turn a JSON cost table into CSV, nor break a CSV header") {
+  for (std::string text : {std::string("\xEF\xBB\xBF{\"schema_version\": 1, \"costs\": [{\"stage\": 1, \"kind\": "
+                                       "\"F\", \"time_us\": 7}]}"),
+                           std::string("\xEF\xBB\xBFstage,kind,time_us\n1,F,7\n")}) {
+    CostModel m = CostModel::uniform(2, 1, unit_costs());
+    DiagnosticSink sink;
+    REQUIRE(read_cost_text("c", text, m, sink));
+    CHECK_FALSE(sink.has_errors());
+    CHECK(at(m.per_stage[1], ActionKind::F) == 7);
+  }
 }
 
 TEST_CASE("the cost table writer: a header, one line per row in order, three decimals, read back as written") {

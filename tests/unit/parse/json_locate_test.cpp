@@ -29,3 +29,18 @@ TEST_CASE("locate_json_path skips deep nesting without recursion") {
   REQUIRE(i);
   CHECK(deep[*i] == '7');
 }
+
+TEST_CASE("find_duplicate_key finds a key given twice in one object, at any depth") {
+  CHECK_FALSE(find_duplicate_key(R"({"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}]})"));
+  CHECK_FALSE(find_duplicate_key(R"({"a": "\"a\": 1", "b": ["a", "a"]})"));  // strings and values are not keys
+  auto d = find_duplicate_key(R"({"x": [{"k": 1, "j": 2, "k": 3}]})");
+  REQUIRE(d);
+  CHECK(d->key == "k");
+  CHECK(d->first == 8);
+  CHECK(d->second == 24);
+  auto top = find_duplicate_key("{\"a\": {\"b\": 1}, \"a\": 2}");
+  REQUIRE(top);
+  CHECK(top->first == 1);
+  CHECK(top->second == 16);
+  CHECK_FALSE(find_duplicate_key(std::string(100000, '[') + std::string(100000, ']')));
+}

@@ -165,7 +165,7 @@ TEST_CASE("errors: model file problems name the value, with line and column") {
         "at; give both [model-file]\n");
   CHECK(errors("{\"schema_version\": 2}") ==
         "m.json:1:20: error: $.schema_version: schema_version must be 1 [model-file]\n");
-  CHECK(errors("{\"schema_version\": 1,").starts_with("m.json:1:1: error: $: invalid JSON: "));
+  CHECK(errors("{\"schema_version\": 1,").starts_with("m.json:1:22: error: invalid JSON: "));
 }
 
 TEST_CASE("a model that cannot be read from disk is one diagnostic") {

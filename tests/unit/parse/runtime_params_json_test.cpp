@@ -73,7 +73,7 @@ TEST_CASE("errors: runtime parameter problems name the value, with line and colu
         "r.json:1:70: error: $.p2p_call_overhead_us: \"p2p_call_overhead_us\" must be a finite number >= 0 "
         "[runtime-params-file]\n");
   CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 1e999})")
-            .starts_with("r.json:1:1: error: $: invalid JSON: "));
+            .starts_with("r.json:1:70: error: invalid JSON: the number 1e999 is too large for a double"));
   CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "hardware": 80, "source": null,
  "p2p_call_overhead_us": 900})") ==
         "r.json:1:58: error: $.hardware: \"hardware\" must be a string [runtime-params-file]\n"
@@ -83,18 +83,17 @@ TEST_CASE("errors: runtime parameter problems name the value, with line and colu
 TEST_CASE("errors: an unknown runtime parameter key is named, with the known keys and the nearest one") {
   CHECK(errors(R"({"schema_version": 1, "runtime": "megatron",
  "p2p_overhead_us": 900})") ==
-        "r.json:2:21: error: $.p2p_overhead_us: unknown key 'p2p_overhead_us' (the keys are schema_version, "
-        "runtime, hardware, source, p2p_call_overhead_us); did you mean 'p2p_call_overhead_us'? "
-        "[runtime-params-file]\n"
+        "r.json:2:21: error: $.p2p_overhead_us: unknown key 'p2p_overhead_us'; did you mean "
+        "'p2p_call_overhead_us'? [runtime-params-file]\n"
         "r.json:1:1: error: $: missing \"p2p_call_overhead_us\" [runtime-params-file]\n");
   CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 900, "gpus": 8})") ==
-        "r.json:1:83: error: $.gpus: unknown key 'gpus' (the keys are schema_version, runtime, hardware, source, "
+        "r.json:1:83: error: $.gpus: unknown key 'gpus' (the keys here are schema_version, runtime, hardware, source, "
         "p2p_call_overhead_us) [runtime-params-file]\n");
 }
 
 TEST_CASE("errors: an empty runtime parameters file is not JSON, one that cannot be read is an io-error") {
-  CHECK(errors("").starts_with("r.json:1:1: error: $: invalid JSON: "));
-  CHECK(errors("p2p_call_overhead_us = 900\n").starts_with("r.json:1:1: error: $: invalid JSON: "));
+  CHECK(errors("").starts_with("r.json:1:1: error: invalid JSON: "));
+  CHECK(errors("p2p_call_overhead_us = 900\n").starts_with("r.json:1:1: error: invalid JSON: "));
   DiagnosticSink sink;
   CHECK_FALSE(read_runtime_params("/nonexistent/r.json", sink));
   REQUIRE(sink.diagnostics().size() == 1);

@@ -40,7 +40,7 @@ TEST_CASE("the format is detected from the name or the first byte") {
 }
 
 TEST_CASE("a forced format wins over detection") {
-  TempFile json_named_csv("d.csv", R"({"schema_version":1,"programs":[]})");
+  TempFile json_named_csv("d.csv", R"({"schema_version":1,"programs":[["0F0"]]})");
   DiagnosticSink sink;
   ScheduleReadOptions as_csv;
   as_csv.format = ScheduleFormat::Csv;
@@ -78,4 +78,28 @@ TEST_CASE("format names") {
   CHECK(schedule_format_from_name("json") == ScheduleFormat::Json);
   CHECK(schedule_format_from_name("auto") == ScheduleFormat::Auto);
   CHECK_FALSE(schedule_format_from_name("xml"));
+}
+
+TEST_CASE("a schedule with no actions is an error at 1:1, in both formats") {
+  TempFile empty_csv("empty.csv", "");
+  TempFile idle_csv("idle.csv", ",,\n,\n");
+  TempFile empty_json("empty.json", R"({"schema_version":1,"programs":[]})");
+  TempFile idle_json("idle.json", R"({"schema_version":1,"programs":[[null],[]]})");
+  for (const auto* f : {&empty_csv, &idle_csv, &empty_json, &idle_json}) {
+    DiagnosticSink sink;
+    CHECK_FALSE(read_schedule(f->path.string(), {}, sink));
+    REQUIRE(sink.diagnostics().size() == 1);
+    const Diagnostic& d = sink.diagnostics()[0];
+    CHECK(d.rule == "empty-schedule");
+    CHECK(d.severity == Severity::Error);
+    CHECK(d.loc.line == 1);
+    CHECK(d.loc.column == 1);
+  }
+  // One empty rank beside one that runs something is a schedule.
+  TempFile one_empty_rank("r.csv", "0F0,0B0\n\n");
+  DiagnosticSink sink;
+  auto p = read_schedule(one_empty_rank.path.string(), {}, sink);
+  REQUIRE(p);
+  CHECK(p->schedule.ranks.size() == 2);
+  CHECK_FALSE(sink.has_errors());
 }

@@ -69,7 +69,7 @@ TEST_CASE("errors: stage spec problems name the value, with line and column") {
         "[stage-spec]\n"
         "s.json:4:43: error: $.stages[1].inputs[1].keyword: \"keyword\" must be true or false [stage-spec]\n"
         "s.json:4:79: error: $.stages[1].inputs[1].tensor: \"tensor\" must be true or false [stage-spec]\n");
-  CHECK(errors("{\"schema_version\": 1, \"stages\": [}").starts_with("s.json:1:1: error: $: invalid JSON: "));
+  CHECK(errors("{\"schema_version\": 1, \"stages\": [}").starts_with("s.json:1:34: error: invalid JSON: "));
 }
 
 TEST_CASE("a stage spec states each stage's recompute: a mode, or a mode with its cost and memory") {
@@ -121,4 +121,49 @@ TEST_CASE("errors: a recompute the stage spec cannot mean is named where it stan
         "\"full\"|\"selective\", \"cost\": fraction of the forward, \"kept_memory_bytes\": ..., \"weight_groups\": "
         "...} [stage-spec]\n"
         "s.json:2:16: error: $.stages[1].recompute: missing \"kept_memory_bytes\" [stage-spec]\n");
+}
+
+TEST_CASE("errors: inputs that are not a list are an error, not a skipped check") {
+  for (const char* inputs : {R"({"name": "x", "requires_grad": false})", R"("x")", "3"}) {
+    std::string text =
+        std::string(R"({"schema_version": 1, "stages": [{"activation_bytes": 1, "inputs": )") + inputs + "}]}";
+    std::string out = errors(text, 1);
+    CHECK(out.starts_with("s.json:1:68: error: $.stages[0].inputs: \"inputs\" must be a list, got "));
+  }
+  CHECK(errors(R"({"schema_version": 1, "stages": [{"activation_bytes": 1, "inputs": "x"}]})", 1)
+            .starts_with("s.json:1:68: error: $.stages[0].inputs: \"inputs\" must be a list, got string: "));
+}
+
+TEST_CASE("errors: a misspelt key is an error with did you mean, at every level") {
+  CHECK(errors(R"({"schema_version": 1, "stages": [{"activation_bytes": 1, "weight_byte": 4}]})", 1) ==
+        "s.json:1:73: error: $.stages[0].weight_byte: unknown key 'weight_byte'; did you mean 'weight_bytes'? "
+        "[stage-spec]\n");
+  CHECK(errors(R"({"schema_version": 1, "stages": [{"activation_bytes": 1,
+  "inputs": [{"name": "x", "requires_grads": false}]}]})",
+               1) ==
+        "s.json:2:46: error: $.stages[0].inputs[0].requires_grads: unknown key 'requires_grads'; did you mean "
+        "'requires_grad'? [stage-spec]\n");
+  CHECK(errors(R"({"schema_version": 1, "stage": []})", 1) ==
+        "s.json:1:32: error: $.stage: unknown key 'stage'; did you mean 'stages'? [stage-spec]\n");
+  CHECK(errors(R"({"schema_version": 1, "stages": [{"activation_bytes": 1,
+  "recompute": {"mode": "full", "costs": 1}}]})",
+               1) ==
+        "s.json:2:42: error: $.stages[0].recompute.costs: unknown key 'costs'; did you mean 'cost'? [stage-spec]\n");
+}
+
+TEST_CASE("errors: a stage spec's duplicate key and syntax error are placed exactly") {
+  CHECK(errors(R"({"schema_version": 1, "stages": [{"activation_bytes": 1, "activation_bytes": 2}]})", 1) ==
+        "s.json:1:58: error: duplicate key \"activation_bytes\": it is also given at 1:35 (ppsched does not guess "
+        "which one is meant) [stage-spec]\n"
+        "{\"schema_version\": 1, \"stages\": [{\"activation_bytes\": 1, \"activation_bytes\": 2}]}\n" +
+            std::string(57, ' ') + "^~~~~~~~~~~~~~~~~~\n" +
+            "s.json:1:35: note: the first \"activation_bytes\" is here\n"
+            "{\"schema_version\": 1, \"stages\": [{\"activation_bytes\": 1, \"activation_bytes\": 2}]}\n" +
+            std::string(34, ' ') + "^~~~~~~~~~~~~~~~~~\n");
+  CHECK(errors("{\"schema_version\": 1,\n \"stages\": [{\"activation_bytes\": 1,}]}", 1)
+            .starts_with("s.json:2:36: error: invalid JSON: "));
+  // A byte order mark is skipped.
+  DiagnosticSink sink;
+  CHECK(read_stage_spec_text("s.json", "\xEF\xBB\xBF{\"schema_version\": 1, \"stages\": [{\"activation_bytes\": 1}]}",
+                             1, sink));
 }

@@ -79,7 +79,8 @@ TEST_CASE("errors: topology problems name the value, with line and column") {
   CHECK(errors(R"({"schema_version": 1, "nodes": [[0]]})", 1) ==
         "t.json: error: $.links: \"links\" must give intra_node, inter_node and inter_slice [topology-file]\n");
   CHECK(errors(R"({"schema_version": 1, "nodes": [[0]], "links": {"intra_node": 1e999}})", 1)
-            .starts_with("t.json:1:1: error: $: invalid JSON: "));
+            .starts_with(
+                "t.json:1:63: error: invalid JSON: the number 1e999 is too large for a double [topology-file]\n"));
 }
 
 TEST_CASE("errors: a topology file that cannot be read is an io-error") {
@@ -109,4 +110,18 @@ TEST_CASE("a written topology (run --topology-out) reads back as the same topolo
   CHECK(back->intra_node.bytes_per_us == 400e3);
   CHECK(back->inter_node.bytes_per_us == 50e3);
   CHECK(back->inter_slice.bytes_per_us == 1e9);  // written as 1e6 GB/s: the file needs a positive figure
+}
+
+TEST_CASE("errors: a topology's unknown keys are errors, with did you mean") {
+  CHECK(errors(R"({"schema_version": 1, "nodes": [[0]], "slice": [[0]], "links": {}})", 1) ==
+        "t.json:1:48: error: $.slice: unknown key 'slice'; did you mean 'slices'? [topology-file]\n");
+  CHECK(errors(R"({"schema_version": 1, "nodes": [[0]], "links": {
+  "intra_node": {"latency_us": 1, "bandwidth_gbps": 1},
+  "inter_node": {"latency_us": 1, "bandwith_gbps": 1, "bandwidth_gbps": 1},
+  "inter_slice": {"latency_us": 1, "bandwidth_gbps": 1}, "inter_rack": {}}})",
+               1) ==
+        "t.json:4:72: error: $.links.inter_rack: unknown key 'inter_rack' (the keys here are intra_node, "
+        "inter_node, inter_slice) [topology-file]\n"
+        "t.json:3:52: error: $.links.inter_node.bandwith_gbps: unknown key 'bandwith_gbps'; did you mean "
+        "'bandwidth_gbps'? [topology-file]\n");
 }
