@@ -16,6 +16,7 @@
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
 #include "report/preparation_error.hpp"
+#include "synth/size_estimate.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -100,8 +101,7 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
 
 bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std::uint64_t microbatches, bool lowered,
                         double max_gib, const char* flag) {
-  const double actions = double(ranks) * double(stages_per_rank) * double(microbatches) * 3.0 * (lowered ? 3.0 : 1.0);
-  const double gib = actions * 8.0 / double(1ull << 30);
+  const auto [actions, gib] = estimate_schedule_size(ranks, stages_per_rank, microbatches, lowered);
   if (gib <= max_gib) return true;
   print_error(
       fmt::format("{} ranks x {} stages per rank x {} microbatches is about {:.3g} actions, {:.3g} GiB of schedule, "
