@@ -99,11 +99,8 @@ std::unique_ptr<run::DeviceRuntime> make_device_runtime(const RunOptions& opt) {
 
 void stop_at_iteration_boundary_on_interrupt(run::MeasureOptions& measure) {
   measure.interrupted = &g_interrupted;
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  handle_signal_unless_ignored(SIGINT, on_interrupt);
+  handle_signal_unless_ignored(SIGTERM, on_interrupt);
 }
 
 std::string no_gpu_text(const run::Discovery& discovery) {
