@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -87,7 +88,20 @@ void print_warning(const std::string& message) { std::fprintf(stderr, "ppsched: 
 
 void print_note(const std::string& message) { std::fprintf(stderr, "ppsched: note: %s\n", message.c_str()); }
 
+namespace {
+char g_doing[512];
+}  // namespace
+
+void set_doing(std::string_view what) {
+  const std::size_t n = std::min(what.size(), sizeof g_doing - 1);
+  std::memcpy(g_doing, what.data(), n);
+  g_doing[n] = '\0';
+}
+
+const char* doing() { return g_doing; }
+
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
+  set_doing("writing " + (path == "-" ? std::string("standard output") : path));
   OutputFile out(path);
   produce(out);
   out.commit();

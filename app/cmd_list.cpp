@@ -54,11 +54,12 @@ void add_list_command(CLI::App& app, std::vector<Command>& commands) {
                         std::optional<ListConfig> config;
                         if (opt->ranks) {
                           if (!within_list_budget(*opt)) return kExitUsage;
+                          set_doing("building every family's schedule for --ranks and --microbatches");
                           config = ListConfig{opt->ranks, opt->microbatches, opt->stages_per_rank};
                         }
-                        write_output("-", [&](ByteSink& out) {
-                          out.write(opt->format == "json" ? family_table_json(config) : family_table_text(config));
-                        });
+                        const std::string table =
+                            opt->format == "json" ? family_table_json(config) : family_table_text(config);
+                        write_output("-", [&](ByteSink& out) { out.write(table); });
                         return kExitOk;
                       }});
 }

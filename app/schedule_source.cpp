@@ -154,6 +154,10 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparat
                             "--max-schedule-gib"))
       return std::nullopt;
   }
+  if (!opt.schedule.empty())
+    set_doing(fmt::format("{} {} for {} ranks and {} microbatches",
+                          is_auto_schedule(opt.schedule) ? "searching for" : "synthesizing", opt.schedule, opt.ranks,
+                          opt.microbatches));
   if (is_auto_schedule(opt.schedule)) return auto_source(opt);
   if (!opt.schedule.empty()) {
     SynthParams p;
@@ -175,6 +179,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparat
       return std::nullopt;
     }
   }
+  set_doing("reading " + display_name(opt.input));
   DiagnosticSink sink;
   ScheduleReadOptions read_opt;
   read_opt.format = *schedule_format_from_name(opt.input_format);
@@ -244,6 +249,7 @@ std::optional<GivenSchedule> read_source(const SourceOptions& opt, const Prepara
 }
 
 std::optional<PreparedSchedule> prepare(GivenSchedule given, const Preparation& how) {
+  set_doing("preparing the schedule (lowering)");
   try {
     return prepare_schedule(std::move(given.schedule), std::move(given.source), how);
   } catch (const PreparationError& e) {
