@@ -12,7 +12,8 @@
 #    validator finds deadlocking (exit 1, the cycle printed once); no usable GPU (exit 77).
 # 4. A process that hangs (SIGSTOP) or dies (SIGKILL) mid-run: every process exits non-zero
 #    within the deadline (--timeout).
-# 5. SIGTERM or SIGINT to process 2: every process stops at once with 143 or 130, the report
+# 5. The README's fake-backend mpirun example, as written there, finishes in seconds.
+# 6. SIGTERM or SIGINT to process 2: every process stops at once with 143 or 130, the report
 #    says interrupted and names the process.
 set -u
 bin=$(realpath "$1")
@@ -156,7 +157,21 @@ for how in STOP KILL; do
   [ "$how" = STOP ] && check "SIGSTOP: a process says it ends the run, and why" grep -q "ending the run" "$tmp/fault.err"
 done
 
-# 5. SIGTERM or SIGINT to a process other than process 0: every process stops at the same
+# 5. The README's dry run, as written there (with the binary under test, and oversubscribed for a
+# machine with fewer than 4 cores): a few seconds, the synthetic workload, 20 iterations.
+readme_line=$(grep -o 'mpirun -np 4 build/app/ppsched run [^#]*--backend fake[^#]*' README.md | head -1)
+check "the README has the fake-backend mpirun example" test -n "$readme_line"
+read -r -a readme_args <<<"${readme_line#mpirun -np 4 build/app/ppsched }"
+began=$(date +%s)
+OMPI_MCA_rmaps_base_oversubscribe=1 timeout 60 "$mpirun" -np 4 "$bin" "${readme_args[@]}" >"$tmp/readme.out" 2>"$tmp/readme.err"
+code=$?
+took=$(($(date +%s) - began))
+check "README example: exit 0 ($code)" test "$code" -eq 0
+check "README example: a few seconds (${took} s)" test "$took" -lt 20
+check "README example: reads as the synthetic workload" grep -q "^# workload synthetic" "$tmp/readme.out"
+check "README example: stops after its iterations, not at the timeout" grep -qE " 1F1B .* iterations$" "$tmp/readme.out"
+
+# 6. SIGTERM or SIGINT to a process other than process 0: every process stops at the same
 # iteration, the job and process 0 exit 143 or 130 and no process exits 0, process 0 reports the run as interrupted and names the
 # process, well before --timeout (the job used to run on to it and exit 0, "complete").
 for sig in TERM INT; do
