@@ -197,9 +197,9 @@ for sig in TERM INT; do
   code=$?
   took=$(($(date +%s) - began))
   want=$([ "$sig" = TERM ] && echo 143 || echo 130)
-  # mpirun ends the others once one exits non-zero, so not every process gets to say its code.
+  # mpirun ends the others once one exits non-zero, so not every process gets to write down its
+  # code (process 0 neither, at times): the job's code, and that none wrote 0.
   check "SIG$sig to process 2: the job exits $want ($code)" test "$code" -eq "$want"
-  check "SIG$sig to process 2: process 0 exits $want" test "$(awk '$1 == 0 {print $2}' "$tmp/exits" 2>/dev/null)" = "$want"
   check "SIG$sig to process 2: no process exited 0" test "$(awk '$2 == 0' "$tmp/exits" 2>/dev/null | wc -l)" -eq 0
   check "SIG$sig to process 2: promptly (${took} s, --timeout 120)" test $took -lt 60
   check "SIG$sig to process 2: the report says interrupted" grep -q " interrupted$" "$tmp/sig.out"

@@ -335,7 +335,7 @@ TEST_CASE("tune: the whole request's work is counted up front, and a request ove
   CHECK(w.search_s == Approx((200 - w.trials_s) / 120));
 }
 
-TEST_CASE("tune: without a budget each search keeps its 1 s; the trials' count grows with the schedules' size") {
+TEST_CASE("tune: without a budget each search keeps its 1 s, and the trials' count grows with the schedules' size") {
   TuneRequest req;
   req.ranks = 4;
   req.microbatches = 8;
