@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -119,7 +120,20 @@ void print_stdout(std::string_view text) {
 
 void print_annotations(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
+namespace {
+char g_doing[512];
+}  // namespace
+
+void set_doing(std::string_view what) {
+  const std::size_t n = std::min(what.size(), sizeof g_doing - 1);
+  std::memcpy(g_doing, what.data(), n);
+  g_doing[n] = '\0';
+}
+
+const char* doing() { return g_doing; }
+
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce) {
+  set_doing("writing " + (path == "-" ? std::string("standard output") : path));
   OutputFile out(path);
   produce(out);
   out.commit();

@@ -64,6 +64,12 @@ CLI::Validator byte_suffixes();
 /// sets it; warns when it cannot.
 void append_step_summary(const std::string& markdown);
 
+/// What the command is doing now ("synthesizing 1F1B for 1000 ranks ...", "writing out.csv"), for
+/// the one message main prints when memory runs out: set by the command's big steps, copied into
+/// a fixed buffer so that reading it back allocates nothing. `doing()` is empty until set.
+void set_doing(std::string_view what);
+const char* doing();
+
 /// Writes an output through OutputFile (atomic for regular files, "-" = stdout).
 /// Throws IoError; BrokenPipe when the reader of stdout went away.
 void write_output(const std::string& path, const std::function<void(ByteSink&)>& produce);

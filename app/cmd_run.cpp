@@ -61,6 +61,9 @@ int run_single_process(RunOptions opt) {
   return write_run_outputs(opt, rep);
 }
 
+// What a fake transfer carries unless --activation-bytes or a stage spec says otherwise.
+constexpr std::uint64_t kFakeActivationBytes = 4096;
+
 int run_run(RunOptions opt) {
   // Under a launcher that started several processes, this is one of them.
   if (run::launcher_world_size() <= 1) return run_single_process(std::move(opt));
@@ -84,15 +87,19 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--devices", opt->devices, "Device ordinals to use, e.g. 0,1 (default: all visible)")
       ->delimiter(',')
       ->check(finite_non_negative());
-  sub->add_option("--workload", opt->workload, "gemm (cuBLAS linear layers) or synthetic (spin for each action's cost)")
-      ->check(CLI::IsMember({"gemm", "synthetic"}))
-      ->option_text("gemm|synthetic");
+  CLI::Option* workload =
+      sub->add_option("--workload", opt->workload,
+                      "gemm (cuBLAS linear layers; the default on cuda) or synthetic (spin for each action's cost; the "
+                      "default on fake)")
+          ->check(CLI::IsMember({"gemm", "synthetic"}))
+          ->option_text("gemm|synthetic");
   sub->add_option("--layers", opt->shape.layers, "gemm: linear layers per stage")->check(CLI::Range(1u, 4096u));
   sub->add_option("--hidden", opt->shape.hidden, "gemm: hidden size")->check(CLI::Range(1u, 1u << 20));
   sub->add_option("--tokens", opt->shape.tokens, "gemm: tokens per microbatch")->check(CLI::Range(1u, 1u << 24));
   sub->add_option("--dtype", opt->dtype, "gemm: bf16 or fp32")->check(CLI::IsMember({"bf16", "fp32"}));
-  sub->add_option("--activation-bytes", opt->activation_bytes,
-                  "Bytes per transfer when the stage spec gives none (default: tokens x hidden)");
+  CLI::Option* activation_bytes = sub->add_option(
+      "--activation-bytes", opt->activation_bytes,
+      "Bytes per transfer when the stage spec gives none (default: tokens x hidden x the dtype's size; on fake 4096)");
   sub->add_option("-w,--warmup", opt->measure.warmup, "Untimed iterations first (default 5)");
   sub->add_option("-n,--iters", opt->measure.rule.max_iters,
                   "Exactly this many timed iterations (default: the stop rule)");
@@ -132,7 +139,16 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->footer(
       "Example:\n  ppsched run --schedule 1F1B,ZBH1 --ranks 4 --microbatches 8 --cost-out measured.csv   (--backend "
       "fake without a GPU)");
-  commands.push_back({sub, [opt] { return run_run(*opt); }});
+  commands.push_back({sub, [opt, workload, activation_bytes] {
+                        // The fake device replays costs: it runs no GEMM, and unless asked moves no
+                        // GEMM-sized payload (32 MiB a transfer through MPI made the README's
+                        // example take 80 s and stop at --timeout).
+                        if (opt->backend == "fake") {
+                          if (workload->count() == 0) opt->workload = "synthetic";
+                          if (activation_bytes->count() == 0) opt->activation_bytes = kFakeActivationBytes;
+                        }
+                        return run_run(*opt);
+                      }});
 }
 
 }  // namespace ppsched::cli

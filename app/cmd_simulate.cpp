@@ -133,6 +133,7 @@ int run_simulate(SimulateOptions opt) {
   Timeline t;
   SimAnalysis a;
   const std::vector<std::uint32_t> stage_to_rank = placement_of(s).stage_to_rank;  // as placed, not padded
+  set_doing("simulating");
   try {
     a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);
   } catch (const UserError& e) {  // a model that cannot take this schedule

@@ -166,8 +166,8 @@ int run_tune(TuneOptions& opt) {
     print_error("--microbatch-size describes a --model; without one, costs are per microbatch as given");
     return kExitUsage;
   }
-  // Per placement: the model's inputs for the microbatch size, or the files' (per sample with a
-  // global batch, scaled linearly).
+  set_doing(fmt::format("running tune's {} trials", trials.size()));
+  // Per placement: a model's inputs for the microbatch size, or the files' (per sample, scaled).
   std::optional<TuneResult> result = tune_schedules(
       req, std::move(trials), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t samples) {
         if (!opt.inputs.model.empty()) return load_sim_inputs(opt.inputs, req.ranks, stage_to_rank, nullptr, samples);
@@ -234,7 +234,8 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
                   "Directory to write the winner into: schedule.csv (what torchtitan loads) and torchtitan.toml (the "
                   "settings that run it: schedule class, CSV, microbatch size, local batch, modules per stage)");
   sub->add_option("--time-budget", opt->request.time_budget_s,
-                  "Budget of each auto search, in seconds of work at a nominal 10M simulated actions/s (default 1)")
+                  "Budget of the whole command (every trial, the auto searches sharing what they leave), in seconds "
+                  "of work at a nominal 10M simulated actions/s (default: 1 per auto search, 60 in all)")
       ->check(finite_positive());
   sub->add_option("--max-schedule-gib", opt->max_schedule_gib,
                   "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")

@@ -4,7 +4,9 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,17 @@ std::string unknown_option(const CLI::App& sub, int argc, char** argv) {
   return {};
 }
 
+// Out of memory, said once and without allocating (what was being done is in a fixed buffer): the
+// request, not ppsched, is at fault, so the exit is its own (4), not an internal error's.
+int out_of_memory(const char* command, const char* what) {
+  const char* step = ppsched::cli::doing();
+  std::fprintf(stderr,
+               "ppsched: error: %s while %s (ppsched %s): the request needs more memory than this process may have "
+               "(ulimit -v, a cgroup, the machine); narrow it (fewer ranks, microbatches or trials) or give it more\n",
+               what, step[0] ? step : "running", command);
+  return ppsched::cli::kExitOutOfMemory;
+}
+
 int run(int argc, char** argv) {
   using namespace ppsched::cli;
   // A closed stdout pipe must surface as EPIPE (ended quietly), not kill the process.
@@ -60,7 +73,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 findings, 2 usage or input error, 3 internal error, "
-      "77 no GPU, 130 interrupted.\nSee docs/manual.md for the full manual.");
+      "4 out of memory, 77 no GPU, 130 interrupted.\nSee docs/manual.md for the full manual.");
 
   std::vector<Command> commands;
   add_compile_command(app, commands);
@@ -118,9 +131,13 @@ int run(int argc, char** argv) {
         if (c.on_parse_error && argc > 1 && c.app->get_name() == argv[1]) c.on_parse_error(argc, argv, e.what());
     return rc == 0 ? kExitOk : kExitUsage;
   }
+  const Command* chosen = nullptr;
+  for (const auto& c : commands)
+    if (c.app->parsed()) chosen = &c;
+  if (!chosen) return kExitUsage;
   try {
-    for (auto& c : commands)
-      if (c.app->parsed()) return c.run();
+    set_doing("starting");
+    return chosen->run();
   } catch (const ppsched::BrokenPipe&) {
     return kExitOk;  // the reader has all it wanted (`ppsched ... | head`)
   } catch (const ppsched::IoError& e) {
@@ -130,13 +147,13 @@ int run(int argc, char** argv) {
     print_error(e.what());
     return kExitUsage;
   } catch (const std::bad_alloc&) {
-    print_error("out of memory");
-    return kExitInternal;
+    return out_of_memory(chosen->app->get_name().c_str(), "out of memory");
+  } catch (const std::length_error&) {  // a container asked for more than max_size(): the same cause
+    return out_of_memory(chosen->app->get_name().c_str(), "a request too large for memory");
   } catch (const std::exception& e) {
     print_error(std::string("internal error: ") + e.what());
     return kExitInternal;
   }
-  return kExitUsage;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <unistd.h>
+#include <csignal>
 #include <cstdio>
 
 #include "cli_support.hpp"
@@ -98,6 +99,18 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_a
   run::BenchmarkReport rep;
   try {
     rep = run::run_distributed(runtime, group, std::move(requests), dopt, measure);
+    if (rep.interrupted) {
+      // Every process stopped at the same iteration (GroupSync::agree); which one was signalled,
+      // and with what, so that every process exits 143 or 130 and process 0 names it.
+      const double who = group.all_max(double(interrupt_signal()) * 65536 + me, timeout_s);
+      const int sig = static_cast<int>(who / 65536), from = static_cast<int>(who) % 65536;
+      if (sig > 0) adopt_interrupt_signal(sig);
+      if (me == 0 && sig > 0)
+        print_note(fmt::format("process {} got {}: every process stopped at the same iteration", from,
+                               sig == SIGTERM  ? "SIGTERM"
+                               : sig == SIGINT ? "SIGINT"
+                                               : "a signal"));
+    }
   } catch (const std::exception& e) {
     // Any failure here ends the whole job: the others would wait for this process forever.
     const run::ProcessPlace& place = group.places().at(me);
@@ -109,7 +122,7 @@ int run_multi_process(RunOptions opt, run::ProcessGroup& group, double started_a
     if (me == 0) print_error(no_gpu_text(rep.discovery));
     return kExitNoGpu;
   }
-  if (me != 0) return rep.interrupted ? kExitInterrupted : kExitOk;
+  if (me != 0) return rep.interrupted ? interrupted_exit_code() : kExitOk;
   return write_run_outputs(opt, rep);
 }
 

@@ -99,12 +99,18 @@ std::unique_ptr<run::DeviceRuntime> make_device_runtime(const RunOptions& opt) {
 
 void stop_at_iteration_boundary_on_interrupt(run::MeasureOptions& measure) {
   measure.interrupted = &g_interrupted;
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  handle_signal_unless_ignored(SIGINT, on_interrupt);
+  handle_signal_unless_ignored(SIGTERM, on_interrupt);
 }
+
+int interrupt_signal() { return g_signal.load(); }
+
+void adopt_interrupt_signal(int sig) {
+  g_signal.store(sig);
+  g_interrupted.store(true);
+}
+
+int interrupted_exit_code() { return g_signal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted; }
 
 std::string no_gpu_text(const run::Discovery& discovery) {
   return no_gpu_message(discovery) + " (--backend fake runs the same engine without a GPU)";
@@ -134,7 +140,7 @@ int write_run_outputs(const RunOptions& opt, const run::BenchmarkReport& rep) {
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? run_report_json(config, rep) : run_report_text(config, rep));
   });
-  if (rep.interrupted) return g_signal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
+  if (rep.interrupted) return interrupted_exit_code();
   if (const std::string problem = ratio_bounds_problem(rep, opt.min_ratio, opt.max_ratio); !problem.empty()) {
     print_error(problem);
     return kExitFindings;

@@ -48,6 +48,12 @@ std::unique_ptr<run::DeviceRuntime> make_device_runtime(const RunOptions& opt);
 /// (install_output_signal_handlers), which the caller puts back.
 void stop_at_iteration_boundary_on_interrupt(run::MeasureOptions& measure);
 
+/// The signal that interrupted the timing (0: none), as this process saw it; adopt_interrupt_signal
+/// takes the one the processes of a run agreed on. interrupted_exit_code: 143 after SIGTERM, else 130.
+int interrupt_signal();
+void adopt_interrupt_signal(int sig);
+int interrupted_exit_code();
+
 /// Why no GPU can be used, and the way out (--backend fake).
 std::string no_gpu_text(const run::Discovery& discovery);
 

@@ -16,6 +16,7 @@
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
 #include "report/preparation_error.hpp"
+#include "synth/size_estimate.hpp"
 #include "synth/synth.hpp"
 
 namespace ppsched::cli {
@@ -100,8 +101,7 @@ void add_source_options(CLI::App& sub, SourceOptions& opt) {
 
 bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std::uint64_t microbatches, bool lowered,
                         double max_gib, const char* flag) {
-  const double actions = double(ranks) * double(stages_per_rank) * double(microbatches) * 3.0 * (lowered ? 3.0 : 1.0);
-  const double gib = actions * 8.0 / double(1ull << 30);
+  const auto [actions, gib] = estimate_schedule_size(ranks, stages_per_rank, microbatches, lowered);
   if (gib <= max_gib) return true;
   print_error(
       fmt::format("{} ranks x {} stages per rank x {} microbatches is about {:.3g} actions, {:.3g} GiB of schedule, "
@@ -154,6 +154,10 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparat
                             "--max-schedule-gib"))
       return std::nullopt;
   }
+  if (!opt.schedule.empty())
+    set_doing(fmt::format("{} {} for {} ranks and {} microbatches",
+                          is_auto_schedule(opt.schedule) ? "searching for" : "synthesizing", opt.schedule, opt.ranks,
+                          opt.microbatches));
   if (is_auto_schedule(opt.schedule)) return auto_source(opt);
   if (!opt.schedule.empty()) {
     SynthParams p;
@@ -175,6 +179,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparat
       return std::nullopt;
     }
   }
+  set_doing("reading " + display_name(opt.input));
   DiagnosticSink sink;
   ScheduleReadOptions read_opt;
   read_opt.format = *schedule_format_from_name(opt.input_format);
@@ -244,6 +249,7 @@ std::optional<GivenSchedule> read_source(const SourceOptions& opt, const Prepara
 }
 
 std::optional<PreparedSchedule> prepare(GivenSchedule given, const Preparation& how) {
+  set_doing("preparing the schedule (lowering)");
   try {
     return prepare_schedule(std::move(given.schedule), std::move(given.source), how);
   } catch (const PreparationError& e) {

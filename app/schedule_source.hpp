@@ -46,9 +46,9 @@ struct SourceOptions {
 };
 
 /// Refuses (prints why and returns false) a synthesis of `ranks` x `stages_per_rank` stages and
-/// `microbatches` microbatches whose schedule would exceed `max_gib`, estimated as three compute
-/// actions per stage and microbatch (F, I, W), three times that when lowered with comms, at 8
-/// bytes each. `flag` names what raises the limit.
+/// `microbatches` microbatches whose schedule would exceed `max_gib`, as estimate_schedule_size
+/// (synth/size_estimate.hpp) counts it. `flag` names what raises the limit. compile, list and
+/// tune all ask it.
 bool within_size_budget(std::uint64_t ranks, std::uint64_t stages_per_rank, std::uint64_t microbatches, bool lowered,
                         double max_gib, const char* flag);
 

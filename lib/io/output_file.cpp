@@ -19,8 +19,10 @@ constexpr std::size_t kBufferBytes = 1 << 20;
 
 [[noreturn]] void fail(const std::string& path, const char* what, int err) {
   std::string reason = std::string("cannot ") + what + ": " + std::strerror(err);
+  // EFBIG: past the file-size limit (RLIMIT_FSIZE) with SIGXFSZ ignored.
+  if (err == EFBIG) reason += " (the file-size limit, ulimit -f)";
   if (err == EPIPE) throw BrokenPipe(path, reason);
-  throw IoError(path, reason);
+  throw IoError(path == "-" ? "standard output" : path, reason);
 }
 
 bool is_special_tree(const std::string& p) { return p.rfind("/dev/", 0) == 0 || p.rfind("/proc/", 0) == 0; }
@@ -78,11 +80,17 @@ extern "C" void remove_temp_and_exit(int sig) {
 
 }  // namespace
 
-void install_output_signal_handlers() {
+bool handle_signal_unless_ignored(int sig, void (*handler)(int)) {
+  struct sigaction old {};
+  if (::sigaction(sig, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) return false;
   struct sigaction sa {};
-  sa.sa_handler = remove_temp_and_exit;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) ::sigaction(sig, &sa, nullptr);
+  return ::sigaction(sig, &sa, nullptr) == 0;
+}
+
+void install_output_signal_handlers() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) handle_signal_unless_ignored(sig, remove_temp_and_exit);
 }
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {

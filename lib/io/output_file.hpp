@@ -10,7 +10,10 @@
 // workflow command or carry a terminal escape (docs/ci.md, "What ppsched never prints").
 //
 // SIGINT, SIGTERM, SIGHUP and SIGXFSZ during a write: install_output_signal_handlers() makes
-// them remove the temporary file and exit with 128 + the signal number (130 for Ctrl-C).
+// them remove the temporary file and exit with 128 + the signal number (130 for Ctrl-C). A
+// signal the process was started with ignored (`nohup`, `trap '' XFSZ`, the SIGINT of a shell's
+// background job) stays ignored: with SIGXFSZ ignored a write past the file-size limit fails
+// with EFBIG, which write() reports as an IoError naming the path, like ENOSPC on a full disk.
 #pragma once
 
 #include <string>
@@ -24,6 +27,11 @@ namespace ppsched {
 
 /// Installs the handlers described above; call once at program start.
 void install_output_signal_handlers();
+
+/// Installs `handler` for `sig` unless `sig` is ignored now (SIG_IGN, inherited from the parent
+/// or left so by install_output_signal_handlers): what the parent asked to ignore stays ignored.
+/// True when it installed the handler. Every handler ppsched installs goes through this.
+bool handle_signal_unless_ignored(int sig, void (*handler)(int));
 
 class OutputFile final : public ByteSink {
  public:

@@ -176,11 +176,14 @@ void GroupSync::before_iteration() {
 double GroupSync::iteration_us(double local_us) { return group_.all_max(local_us, timeout_s_); }
 
 StopReason GroupSync::agree(StopReason local) {
+  // Process 0's stop rule decides, but an interrupt on any process stops them all: a SIGTERM to
+  // process 3 must not leave the job running to --timeout and reported as complete.
+  const bool anyone_interrupted = group_.all_max(local == StopReason::Interrupted ? 1.0 : 0.0, timeout_s_) > 0;
   Bytes decision{static_cast<std::uint8_t>(local)};
   group_.broadcast(decision, 0, timeout_s_);
   if (decision.size() != 1 || decision[0] > static_cast<std::uint8_t>(StopReason::Interrupted))
     throw GroupError("process 0 sent a stop decision that does not parse");
-  return static_cast<StopReason>(decision[0]);
+  return anyone_interrupted ? StopReason::Interrupted : static_cast<StopReason>(decision[0]);
 }
 
 Bytes pack_measurement(const RunPlan& local, const Measurement& m) {

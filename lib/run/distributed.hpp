@@ -41,7 +41,8 @@ std::vector<std::int32_t> place_ranks(std::uint32_t ranks, int processes, const 
 RunPlan localize_plan(const RunPlan& global, int me, const std::vector<std::int32_t>& process_of_rank, int device = 0);
 
 /// Keeps processes in step over a ProcessGroup: the iteration's time is the latest of any
-/// process; process 0 decides when to stop. With `barrier` every iteration starts after one.
+/// process; process 0 decides when to stop, except that an interrupt on any process stops every
+/// process at the same iteration. With `barrier` every iteration starts after one.
 class GroupSync final : public IterationSync {
  public:
   GroupSync(ProcessGroup& group, double timeout_s, bool barrier)

@@ -44,7 +44,10 @@ struct TuneRequest {
   std::uint32_t max_stages = 0;
   /// Only pipelines of exactly this many stages (a cost table or stage spec describes one); 0: any.
   std::uint32_t only_stages = 0;
-  double time_budget_s = 1.0;  ///< of each automatic search
+  /// The whole command's budget of work (tune_work): every trial's schedule and the automatic
+  /// searches together, in seconds at a nominal 10M simulated actions/s; 0: the default (each
+  /// search 1 s, the whole at most kDefaultTuneBudget).
+  double time_budget_s = 0;
   Runtime runtime = Runtime::PyTorch;
   /// PyTorch's runtime lowering keywords, for --runtime pytorch (a single-stage family, which
   /// PyTorch builds without them, cannot run with them given).
@@ -91,6 +94,28 @@ std::vector<std::uint32_t> tune_shapes(const TuneRequest& request);
 /// Throws UserError for an unknown family or an empty set of shapes.
 std::vector<TuneTrial> tune_trials(const TuneRequest& request);
 
+/// The budget of a request that gives none: the families' trials and the searches, 1 s each, fit
+/// in it (the searches share it when they do not).
+inline constexpr double kDefaultTuneBudget = 60;
+
+/// What a request's trials cost, counted before any runs, in seconds of work at the nominal
+/// 10M simulated actions/s of the automatic search: each trial's schedule as
+/// estimate_schedule_size counts it (lowered under --runtime pytorch), about three passes over
+/// it (synthesis, preparation, simulation); the automatic searches get what that leaves of the
+/// budget, shared (at most 1 s each without a budget). Counted, not timed: the same request gets
+/// the same answer on any machine.
+struct TuneWork {
+  double budget_s = 0;       ///< the request's, or kDefaultTuneBudget
+  double trials_s = 0;       ///< every trial's schedule: built, prepared and simulated
+  std::size_t searches = 0;  ///< the automatic searches among the trials
+  double search_s = 0;       ///< the budget of each of them
+  std::size_t largest = 0;   ///< the index of the costliest trial
+};
+
+/// The work of `trials` (tune_trials's) under the request's budget. Throws UserError, naming how
+/// to narrow the request, when the trials alone would take more than the budget.
+TuneWork tune_work(const TuneRequest& request, const std::vector<TuneTrial>& trials);
+
 /// The simulator's inputs for one placement (stage -> rank) and microbatch size; nullopt stops
 /// the tuning (the caller has said why).
 using TuneInputsFor = std::function<std::optional<SimInputs>(const std::vector<std::uint32_t>& stage_to_rank,
@@ -101,7 +126,7 @@ using TuneInputsFor = std::function<std::optional<SimInputs>(const std::vector<s
 SimInputs per_sample_inputs(const SimInputs& per_sample, double samples, std::size_t ranks, std::uint32_t stages);
 
 /// Synthesizes, simulates and ranks the trials of `request` (tune_trials's); nullopt when
-/// `inputs_for` failed.
+/// `inputs_for` failed. Asks tune_work first (and throws its UserError before any input is read).
 std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector<TuneTrial> trials,
                                          const TuneInputsFor& inputs_for);
 

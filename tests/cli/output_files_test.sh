@@ -3,10 +3,11 @@
 #  - /dev/stdout redirected to a log file is appended to, not renamed over;
 #  - -o naming the input file works (the input is read whole first);
 #  - a write that hits a file-size limit (a stand-in for a full disk) leaves the old file and
-#    no temporary file behind;
+#    no temporary file behind, and with SIGXFSZ ignored says so (EFBIG) with exit 2; /dev/full
+#    (ENOSPC) gives exit 2 with the path;
 #  - a FIFO is written in place;
 #  - SIGTERM or SIGINT during a long compile exits 143 or 130 and leaves the old file and no
-#    temporary file behind;
+#    temporary file behind; SIGHUP ignored by the parent (nohup) stays ignored;
 #  - writing into a pipe whose reader has gone (| head -1) ends quietly.
 set -u
 bin=$1
@@ -34,13 +35,39 @@ rc=$?
 leftover=$(find "$tmp" -name '.*ppsched-tmp*' | wc -l)
 [ "$leftover" -eq 0 ] || fail "file-size limit: temporary file left behind"
 
+# The same with SIGXFSZ ignored by the parent, as a CI runner or a service manager may start it:
+# the handler must not replace the inherited SIG_IGN (that made exit 153 with no message); the
+# write fails with EFBIG, reported with the path, exit 2, the old file kept.
+( ulimit -f 1024; trap '' XFSZ; exec "$bin" compile "$tmp/big.csv" -o "$tmp/out.csv" ) 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "file-size limit, SIGXFSZ ignored: exit $rc, expected 2"
+grep -q "^ppsched: error: $tmp/out.csv: cannot write: File too large" "$tmp/err" ||
+  fail "file-size limit, SIGXFSZ ignored: no message naming the path: $(cat "$tmp/err")"
+[ "$(cat "$tmp/out.csv")" = precious ] || fail "file-size limit, SIGXFSZ ignored: old file clobbered"
+leftover=$(find "$tmp" -name '.*ppsched-tmp*' | wc -l)
+[ "$leftover" -eq 0 ] || fail "file-size limit, SIGXFSZ ignored: temporary file left behind"
+
+# A full device (ENOSPC), as -o and as standard output: exit 2 naming what could not be written.
+"$bin" compile "$tmp/big.csv" -o /dev/full 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "/dev/full: exit $rc, expected 2"
+grep -q "^ppsched: error: /dev/full: cannot write: No space left on device" "$tmp/err" || fail "/dev/full: $(cat "$tmp/err")"
+"$bin" compile "$tmp/big.csv" >/dev/full 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "stdout on /dev/full: exit $rc, expected 2"
+grep -q "^ppsched: error: standard output: cannot write: No space left on device" "$tmp/err" ||
+  fail "stdout on /dev/full: $(cat "$tmp/err")"
+
 mkfifo "$tmp/fifo"
 cat "$tmp/fifo" >"$tmp/from-fifo" &
 "$bin" compile "$example" -o "$tmp/fifo" || fail "fifo: exit $?"
 wait
 [ -p "$tmp/fifo" ] || fail "fifo: replaced by a regular file"
 cmp -s "$tmp/from-fifo" "$example" || fail "fifo: content differs"
-# A compile of ~170 MB of CSV, stopped by a signal while it synthesizes or writes.
+# A compile of ~170 MB of CSV, stopped by a signal while it synthesizes or writes. Job control
+# on: a non-interactive shell starts a background job with SIGINT ignored, and ppsched keeps a
+# signal its parent ignores (below).
+set -m
 for sig in TERM INT; do
   echo "precious" >"$tmp/sig.csv"
   "$bin" compile --schedule ZBH1 --ranks 64 --microbatches 300000 -o "$tmp/sig.csv" 2>"$tmp/err" &
@@ -55,6 +82,18 @@ for sig in TERM INT; do
   leftover=$(find "$tmp" -name '.*ppsched-tmp*' | wc -l)
   [ "$leftover" -eq 0 ] || fail "SIG$sig: temporary file left behind"
 done
+
+# A signal the parent ignores stays ignored (nohup): SIGHUP during the same compile is no stop.
+echo "precious" >"$tmp/hup.csv"
+( trap '' HUP; exec "$bin" compile --schedule ZBH1 --ranks 64 --microbatches 300000 -o "$tmp/hup.csv" ) 2>"$tmp/err" &
+pid=$!
+sleep 0.3
+kill -s HUP "$pid" || fail "SIGHUP ignored: the compile ended before the signal; make it longer"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ] || fail "SIGHUP ignored by the parent: exit $rc, expected 0"
+[ "$(head -c 8 "$tmp/hup.csv")" != precious ] || fail "SIGHUP ignored by the parent: the file was not written"
+set +m
 
 # The reader of stdout goes away after one line: no message, no core dump, no error status.
 "$bin" compile --schedule 1F1B --ranks 64 --microbatches 20000 2>"$tmp/pipe-err" | head -1 >/dev/null

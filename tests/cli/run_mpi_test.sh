@@ -12,6 +12,9 @@
 #    validator finds deadlocking (exit 1, the cycle printed once); no usable GPU (exit 77).
 # 4. A process that hangs (SIGSTOP) or dies (SIGKILL) mid-run: every process exits non-zero
 #    within the deadline (--timeout).
+# 5. The README's fake-backend mpirun example, as written there, finishes in seconds.
+# 6. SIGTERM or SIGINT to process 2: every process stops at once with 143 or 130, the report
+#    says interrupted and names the process.
 set -u
 bin=$(realpath "$1")
 mpirun=$2
@@ -152,5 +155,54 @@ for how in STOP KILL; do
   check "SIG$how one process: within the deadline (${took} s)" test $took -lt 25
   check "SIG$how one process: no process exited 0" test "$(awk '$2 == 0' "$tmp/exits" 2>/dev/null | wc -l)" -eq 0
   [ "$how" = STOP ] && check "SIGSTOP: a process says it ends the run, and why" grep -q "ending the run" "$tmp/fault.err"
+done
+
+# 5. The README's dry run, as written there (with the binary under test, and oversubscribed for a
+# machine with fewer than 4 cores): a few seconds, the synthetic workload, 20 iterations.
+readme_line=$(grep -o 'mpirun -np 4 build/app/ppsched run [^#]*--backend fake[^#]*' README.md | head -1)
+check "the README has the fake-backend mpirun example" test -n "$readme_line"
+read -r -a readme_args <<<"${readme_line#mpirun -np 4 build/app/ppsched }"
+began=$(date +%s)
+OMPI_MCA_rmaps_base_oversubscribe=1 timeout 60 "$mpirun" -np 4 "$bin" "${readme_args[@]}" >"$tmp/readme.out" 2>"$tmp/readme.err"
+code=$?
+took=$(($(date +%s) - began))
+check "README example: exit 0 ($code)" test "$code" -eq 0
+check "README example: a few seconds (${took} s)" test "$took" -lt 20
+check "README example: reads as the synthetic workload" grep -q "^# workload synthetic" "$tmp/readme.out"
+check "README example: stops after its iterations, not at the timeout" grep -qE " 1F1B .* iterations$" "$tmp/readme.out"
+
+# 6. SIGTERM or SIGINT to a process other than process 0: every process stops at the same
+# iteration, the job and process 0 exit 143 or 130 and no process exits 0, process 0 reports the run as interrupted and names the
+# process, well before --timeout (the job used to run on to it and exit 0, "complete").
+for sig in TERM INT; do
+  rm -f "$tmp/exits"
+  began=$(date +%s)
+  EXITS=$tmp/exits "$mpirun" --oversubscribe -np 4 -x EXITS "$tmp/wrap.sh" "$bin" run --schedule 1F1B --ranks 4 \
+    --microbatches 8 --backend fake --workload synthetic --activation-bytes 4096 -w 1 -n 100000000 --timeout 120 \
+    >"$tmp/sig.out" 2>"$tmp/sig.err" &
+  launcher=$!
+  victim=""
+  for _ in $(seq 100); do  # rank 2's ppsched process
+    for pid in $(pgrep -f "$bin run --schedule 1F1B --ranks 4 --microbatches 8 --backend fake --workload synthetic --activation-bytes 4096"); do
+      if tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" && [ "$(cat /proc/$pid/comm)" = ppsched ]; then
+        victim=$pid
+      fi
+    done
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  sleep 3  # inside the timed iterations, as in 4.
+  kill -$sig "$victim" 2>/dev/null
+  wait $launcher
+  code=$?
+  took=$(($(date +%s) - began))
+  want=$([ "$sig" = TERM ] && echo 143 || echo 130)
+  # mpirun ends the others once one exits non-zero, so not every process gets to write down its
+  # code (process 0 neither, at times): the job's code, and that none wrote 0.
+  check "SIG$sig to process 2: the job exits $want ($code)" test "$code" -eq "$want"
+  check "SIG$sig to process 2: no process exited 0" test "$(awk '$2 == 0' "$tmp/exits" 2>/dev/null | wc -l)" -eq 0
+  check "SIG$sig to process 2: promptly (${took} s, --timeout 120)" test $took -lt 60
+  check "SIG$sig to process 2: the report says interrupted" grep -q " interrupted$" "$tmp/sig.out"
+  check "SIG$sig to process 2: process 0 names it" grep -q "process 2 got SIG$sig" "$tmp/sig.err"
 done
 exit $fail

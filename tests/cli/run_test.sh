@@ -47,7 +47,9 @@ PPSCHED_CUDA_MODULE=/nonexistent/libppsched_cuda.so "$bin" run --schedule 1F1B -
 check "no CUDA backend exits 77" test $? -eq 77
 check "and names the reason" grep -qE "no usable GPU \((built without CUDA|no GPU driver|no GPU device)\)" "$tmp/nogpu.err"
 
-# 5. Ctrl-C: stops at an iteration boundary, prints what it measured, exits 130.
+# 5. Ctrl-C: stops at an iteration boundary, prints what it measured, exits 130. Job control on,
+# so that the background job does not start with SIGINT ignored (ppsched keeps an inherited SIG_IGN).
+set -m
 "$bin" run --schedule 1F1B --ranks 4 --microbatches 64 --backend fake --workload synthetic --min-samples 100000000 \
   --timeout 1000 >"$tmp/int.txt" 2>&1 &
 pid=$!

@@ -303,5 +303,52 @@ TEST_CASE("tune: under pytorch-liveness the automatic schedule is searched under
   }
 }
 
+TEST_CASE("tune: the whole request's work is counted up front, and a request over its budget is refused") {
+  TuneRequest req;
+  req.ranks = 64;
+  req.global_batch = 5040;  // 60 divisors: 840 trials under the default families
+  const std::vector<TuneTrial> trials = tune_trials(req);
+  try {
+    (void)tune_work(req, trials);
+    FAIL("a request of about 90 s of work passed the default budget of 60 s");
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Matchers::Contains("over the default budget of 60 s"));
+    CHECK_THAT(what, Catch::Matchers::Contains("a --global-batch with fewer divisors (it has 60)"));
+    CHECK_THAT(what, Catch::Matchers::Contains("raise --time-budget"));
+  }
+  // tune_schedules asks it before it asks for any input.
+  bool asked = false;
+  CHECK_THROWS_AS(tune_schedules(req, trials,
+                                 [&](const std::vector<std::uint32_t>&, std::uint32_t) -> std::optional<SimInputs> {
+                                   asked = true;
+                                   return SimInputs{};
+                                 }),
+                  UserError);
+  CHECK_FALSE(asked);
+  req.time_budget_s = 200;  // given: the searches share what the trials leave
+  const TuneWork w = tune_work(req, trials);
+  CHECK(w.budget_s == 200);
+  CHECK(w.searches == 120);
+  CHECK(w.trials_s > 60);
+  CHECK(w.trials_s < 200);
+  CHECK(w.search_s == Approx((200 - w.trials_s) / 120));
+}
+
+TEST_CASE("tune: without a budget each search keeps its 1 s, and the trials' count grows with the schedules' size") {
+  TuneRequest req;
+  req.ranks = 4;
+  req.microbatches = 8;
+  const TuneWork small = tune_work(req, tune_trials(req));
+  CHECK(small.budget_s == kDefaultTuneBudget);
+  CHECK(small.searches == 2);
+  CHECK(small.search_s == 1.0);
+  req.microbatches = 80;
+  const TuneWork bigger = tune_work(req, tune_trials(req));
+  CHECK(bigger.trials_s == Approx(small.trials_s * 10));
+  req.runtime = Runtime::Ideal;  // nothing lowered: a third of the actions
+  CHECK(tune_work(req, tune_trials(req)).trials_s == Approx(bigger.trials_s / 3));
+}
+
 }  // namespace
 }  // namespace ppsched
