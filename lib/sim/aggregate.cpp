@@ -83,8 +83,10 @@ struct Stream {
   std::uint8_t head = kNew;                ///< the head's progress
   std::uint64_t waiting_on = kNoKey;       ///< the event it waits for, kPartner, or kNoKey
   double head_start = 0, head_end = 0;
+  double head_transfer = 0;                    ///< a SEND/RECV head: when its transfer began
   By head_by;                                  ///< what released the head
   double free_at = 0;                          ///< when the previous action on this stream ended
+  double last_by_end = 0;                      ///< that action's By::end: free_at, or a comm's transfer begin
   ReleaseCause last_cls = ReleaseCause::None;  ///< that action as a releaser (None before the first)
 };
 
@@ -135,6 +137,7 @@ class AggregateRun {
     ring_.assign(window_ * row_, kAbsent);
     eager_ = opt_.send.eager();
     if (eager_) sent_.assign(window_ * sent_row(), kAbsent);
+    transfer_.assign(window_ * transfer_row(), kAbsent);
     folds_.resize(R);
     for (std::size_t r = 0; r < R; ++r) {
       double base = r < memory_.fixed_per_rank.size() ? memory_.fixed_per_rank[r] : 0.0;
@@ -267,6 +270,7 @@ class AggregateRun {
     };
     regrow(ring_, row_);
     if (eager_) regrow(sent_, sent_row());
+    regrow(transfer_, transfer_row());
     window_ = w;
   }
 
@@ -275,10 +279,19 @@ class AggregateRun {
   // Eager sends only: when the data of the eager SEND of (stage, microbatch, direction) arrives,
   // for its RECV to find when it is posted. A ring of its own, beside ring_, so that the events
   // of the default (rendezvous) run keep their layout.
-  std::size_t sent_row() const { return std::size_t{stages_} * 2; }
-  double& sent_cell(std::uint32_t send_stage, std::uint32_t mb, bool forward) {
+  // Each holds the arrival (what = 0) and the SEND's post (what = 1).
+  std::size_t sent_row() const { return std::size_t{stages_} * 4; }
+  double& sent_cell(std::uint32_t send_stage, std::uint32_t mb, bool forward, std::uint32_t what = 0) {
     if (mb - lo_ >= window_) grow(mb);
-    return sent_[std::size_t{mb & (window_ - 1)} * sent_row() + std::size_t{send_stage} * 2 + forward];
+    return sent_[std::size_t{mb & (window_ - 1)} * sent_row() + (std::size_t{send_stage} * 2 + forward) * 2 + what];
+  }
+
+  // When the transfer of a RECV event (kRecvF, kRecvB) began: what the bubble split counts as
+  // transfer time before the compute it releases (split_idle_gap). A ring beside ring_, in step.
+  std::size_t transfer_row() const { return std::size_t{stages_} * 2; }
+  [[gnu::always_inline]] inline double& transfer_cell(KeyKind kind, std::uint32_t stage, std::uint32_t mb) {
+    if (mb - lo_ >= window_) grow(mb);
+    return transfer_[std::size_t{mb & (window_ - 1)} * transfer_row() + std::size_t{stage} * 2 + (kind == kRecvF)];
   }
 
   // Wakes the streams that wait for event `k` of `stage`. Who can consume an event is fixed by the
@@ -318,7 +331,7 @@ class AggregateRun {
       missing_ = key(kind, stage, mb);
       return false;
     }
-    r.take(t + extra, By(t, producer, cls));
+    r.take(t + extra, By(cls == ReleaseCause::Comm ? transfer_cell(kind, stage, mb) : t, producer, cls));
     return true;
   }
 
@@ -390,6 +403,7 @@ class AggregateRun {
       fold(rank, q, a, st.head_start, st.head_end, st.head_by, st.last_cls == ReleaseCause::None);
       st.free_at = st.head_end;
       st.last_cls = is_send_recv(a.kind) ? ReleaseCause::Comm : ReleaseCause::Other;
+      st.last_by_end = is_send_recv(a.kind) ? st.head_transfer : st.head_end;
       st.head = kNew;
       st.cursor = next_on_queue(st, q, st.cursor + 1);
     }
@@ -443,7 +457,7 @@ class AggregateRun {
         double t = st.free_at;
         if (!a.has_microbatch()) {  // malformed: a comm with nothing to move finishes at once
           st.head = kDone;
-          st.head_start = st.head_end = t;
+          st.head_start = st.head_end = st.head_transfer = t;
         } else {
           if (a.kind == ActionKind::SendF || a.kind == ActionKind::SendB) {
             const KeyKind produced = a.kind == ActionKind::SendF ? kF : kBwd;
@@ -462,6 +476,7 @@ class AggregateRun {
       fold(rank, 1, a, st.head_start, st.head_end, By(), st.last_cls == ReleaseCause::None);
       st.free_at = st.head_end;
       st.last_cls = ReleaseCause::Comm;
+      st.last_by_end = st.head_transfer;
       st.head = kNew;
       st.cursor = next_on_queue(st, 1, st.cursor + 1);
     }
@@ -470,7 +485,7 @@ class AggregateRun {
   [[gnu::always_inline]] inline bool step(Stream& st, const Action& a, std::uint32_t rank) {
     Ready r;  // what the stream's previous action leaves: built from scalars, not copied (see By)
     r.time = st.free_at;
-    r.by = By(st.free_at, rank, st.last_cls);
+    r.by = By(st.last_by_end, rank, st.last_cls);
     if (is_send_recv(a.kind)) return step_comm(st, a, r, rank);
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a))
@@ -496,7 +511,7 @@ class AggregateRun {
   [[gnu::always_inline]] inline bool step_comm(Stream& st, const Action& a, Ready& r, std::uint32_t rank) {
     if (!a.has_microbatch()) {  // malformed: a comm with nothing to move finishes at once
       st.head = kDone;
-      st.head_start = st.head_end = r.time;
+      st.head_start = st.head_end = st.head_transfer = r.time;
       st.head_by = r.by;
       return true;
     }
@@ -527,7 +542,7 @@ class AggregateRun {
     const std::int64_t partner_stage = is_send ? (forward ? s + 1 : s - 1) : (forward ? s - 1 : s + 1);
     if (partner_stage < 0 || partner_stage >= stages_) {  // no partner can exist: nothing to move
       st.head = kDone;
-      st.head_end = st.head_start;
+      st.head_end = st.head_transfer = st.head_start;
       return true;
     }
     const ActionKind partner_kind =
@@ -546,6 +561,8 @@ class AggregateRun {
         if (absent(arrival)) return wait(st, kPartner);
         st.head = kDone;
         st.head_end = std::max(st.head_start, arrival);
+        st.head_transfer = std::max(st.head_start, sent_cell(static_cast<std::uint32_t>(partner_stage), m, forward, 1));
+        transfer_cell(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(s), m) = st.head_transfer;
         raise(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(s), m, st.head_end);
         return true;
       }
@@ -557,6 +574,8 @@ class AggregateRun {
                                : begin + transfer(static_cast<std::uint32_t>(partner_stage), forward, other_rank, rank);
     st.head = other.head = kDone;
     st.head_end = other.head_end = end;
+    st.head_transfer = other.head_transfer = begin;
+    transfer_cell(forward ? kRecvF : kRecvB, static_cast<std::uint32_t>(is_send ? partner_stage : s), m) = begin;
     if (other.waiting_on == kPartner) {
       other.waiting_on = kNoKey;
       work_[work_size_++] = other_id;
@@ -577,14 +596,18 @@ class AggregateRun {
     const double arrival = st.head_start + transfer(stage, forward, rank, other_rank);
     st.head = kDone;
     st.head_end = arrival;
+    st.head_transfer = st.head_start;
     if (!other) {
       double& c = sent_cell(stage, m, forward);
       if (!absent(c)) throw Fallback{};  // sent twice: a duplicated action
       c = arrival;
+      sent_cell(stage, m, forward, 1) = st.head_start;
       return true;
     }
     other->head = kDone;
     other->head_end = std::max(other->head_start, arrival);
+    other->head_transfer = std::max(other->head_start, st.head_start);
+    transfer_cell(forward ? kRecvF : kRecvB, partner_stage, m) = other->head_transfer;
     if (other->waiting_on == kPartner) {
       other->waiting_on = kNoKey;
       work_[work_size_++] = other_id;
@@ -722,10 +745,11 @@ class AggregateRun {
   bool in_order_memory_ = false;  ///< plain_ and every compute cost positive: memory events applied at once
   std::vector<std::uint32_t> remaining_;
   std::uint32_t lo_ = 0, window_ = 16;
-  std::size_t row_ = 0;       ///< cells per microbatch: stages x kinds
-  std::vector<double> ring_;  ///< event end times, window_ rows; NaN: not yet
-  bool eager_ = false;        ///< the send mode is eager: sent_ is in use
-  std::vector<double> sent_;  ///< eager sends' arrival times, window_ rows of stages x 2 (sent_cell)
+  std::size_t row_ = 0;           ///< cells per microbatch: stages x kinds
+  std::vector<double> ring_;      ///< event end times, window_ rows; NaN: not yet
+  bool eager_ = false;            ///< the send mode is eager: sent_ is in use
+  std::vector<double> sent_;      ///< eager sends' arrivals and posts, window_ rows of stages x 4 (sent_cell)
+  std::vector<double> transfer_;  ///< RECV events' transfer begins, window_ rows of stages x 2
   std::vector<Stream> streams_;
   std::vector<std::uint32_t> work_;  ///< streams to advance, a stack
   std::size_t work_size_ = 0;

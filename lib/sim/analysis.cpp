@@ -41,6 +41,12 @@ SimAnalysis analyze(const Schedule& s, const Timeline& t, const MemoryModel& mem
                                                                        : ReleaseCause::Other;
           by_other_rank = br != r;
           by_end = t.end[by];
+          if (cause == ReleaseCause::Comm) {  // a comm releases when its transfer ends: when did it begin?
+            if (t.transfer_begin.empty())
+              by_end = prev_end;  // a timeline that does not say: all of the gap is transfer
+            else if (t.transfer_begin[by] >= 0)
+              by_end = t.transfer_begin[by];
+          }
         }
         split_idle_gap(u, t.start[e] - prev_end, t.start[e], cause, by_other_rank, by_end);
       }

@@ -124,6 +124,7 @@ class Simulator {
       t_.end.assign(n, kNotDone);
       t_.released_by.assign(n, kNone);
       t_.peer.assign(n, kNone);
+      t_.transfer_begin.assign(n, -1.0);
     }
     t_.stream.resize(n);
     t_.step.resize(n);
@@ -271,6 +272,7 @@ class Simulator {
       double begin = std::max(t_.start[send], t_.start[recv]);
       double end = begin + transfer(stage, forward, from, to);
       t_.end[send] = t_.end[recv] = end;
+      t_.transfer_begin[send] = t_.transfer_begin[recv] = begin;
       t_.peer[send] = recv;
       t_.peer[recv] = send;
       // The later of the two posts set the transfer's start: it released the other side.
@@ -293,6 +295,7 @@ class Simulator {
     if (!times_) return;
     const std::uint32_t to = partner_stage < placement_.size() ? placement_[partner_stage] : rank;
     t_.end[send] = t_.start[send] + transfer(stage, forward, rank, to);
+    t_.transfer_begin[send] = t_.start[send];
   }
 
   // A posted RECV meets the eager SEND that has sent its data: it ends at the later of its own
@@ -302,6 +305,7 @@ class Simulator {
     if (times_) {
       const double arrival = t_.end[send];
       t_.end[recv] = std::max(t_.start[recv], arrival);
+      t_.transfer_begin[recv] = std::max(t_.start[recv], t_.start[send]);
       t_.peer[send] = recv;
       t_.peer[recv] = send;
       if (arrival >= t_.start[recv]) t_.released_by[recv] = send;

@@ -43,7 +43,10 @@ enum class ReleaseCause : std::uint8_t {
 };
 
 /// Adds the idle gap (> 0) before a compute action that starts at `start` to its rank's causes.
-/// Released by a SEND or RECV: waiting for a transfer. Released by another rank's action that
+/// Released by a SEND or RECV: the part of the gap after its transfer began (`by_end` is then
+/// that time, Timeline::transfer_begin) is waiting for the transfer; before it, the other end was
+/// not posted yet (its data not computed, or its queue busy), which is waiting for a dependency,
+/// so a free transfer adds no transfer time. Released by another rank's action that
 /// ended before `start` (implicit comms): its transfer time covers the end of the gap, the rest
 /// is waiting for a dependency. Released by its turn on a shared device: waiting for the device.
 /// Anything else: waiting for a dependency.
@@ -52,7 +55,9 @@ constexpr void split_idle_gap(RankUsage& u, double gap, double start, ReleaseCau
   if (by == ReleaseCause::Device) {
     u.device_wait += gap;
   } else if (by == ReleaseCause::Comm) {
-    u.comm_wait += gap;
+    const double transfer = std::clamp(start - by_end, 0.0, gap);
+    u.comm_wait += transfer;
+    u.dependency_wait += gap - transfer;
   } else if (by == ReleaseCause::Other && by_other_rank && by_end < start) {
     const double transfer = std::min(gap, start - by_end);
     u.comm_wait += transfer;

@@ -37,6 +37,11 @@ struct Timeline {
   std::vector<std::uint32_t> step;
   std::vector<std::uint32_t> released_by;
   std::vector<std::uint32_t> peer;
+  /// A SEND's or RECV's: when its transfer began (both ends posted; an eager SEND's own post; for
+  /// the RECV of an eager SEND, the later of the two posts), or -1 when it moved nothing. What the
+  /// bubble split counts as transfer time (split_idle_gap). Empty in a timeline that does not
+  /// say (the runner's measured one): there a comm's whole wait counts as transfer.
+  std::vector<double> transfer_begin;
   std::vector<std::uint8_t> device_turn;
   double makespan = 0;
 

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "passes/passes.hpp"
+#include "sim/analysis.hpp"
+#include "sim/timed.hpp"
 #include "support/catch.hpp"
 #include "support/family_schedules.hpp"
 #include "synth/synth.hpp"
@@ -212,4 +214,34 @@ TEST_CASE("aggregates: a duplicated action falls back and still agrees, and a de
   auto& r1 = lowered.ranks[1].actions;
   r1.erase(std::find_if(r1.begin(), r1.end(), [](const Action& a) { return a.kind == ActionKind::RecvF; }));
   CHECK_THROWS_AS(simulate_aggregates(lowered, lowered.placement.stage_to_rank, unit.opt, unit.memory), TimedDeadlock);
+}
+
+// Idle time before a compute action released by a RECV: only the time its posted transfer takes
+// counts as transfer; waiting for the SEND to be posted is a dependency. 1F1B on 4 ranks and 8
+// microbatches, lowered, unit costs: with free transfers every one of its 18 idle units waits for a
+// dependency (as the compute-only schedule's implicit comms say); with a 0.5 us link between ranks
+// part of it is transfer. The Timeline path and the aggregates agree on both.
+TEST_CASE("a free transfer adds no transfer idle time: waiting for an unposted SEND is a dependency") {
+  SynthParams params;
+  params.ranks = 4;
+  params.microbatches = 8;
+  const Schedule s = lower_send_recv(synthesize("1F1B", params));
+  TimedOptions opt;
+  opt.costs = CostModel::uniform(4, 1, unit_costs());
+  auto totals = [&](const SimAnalysis& a) {
+    double dependency = 0, transfer = 0;
+    for (const RankUsage& u : a.ranks) dependency += u.dependency_wait, transfer += u.comm_wait;
+    return std::pair{dependency, transfer};
+  };
+  const SimAnalysis free_timed = analyze(s, simulate_timed(s, s.placement.stage_to_rank, opt), {});
+  require_same(free_timed, simulate_aggregates(s, s.placement.stage_to_rank, opt, {}));
+  CHECK(totals(free_timed) == std::pair{18.0, 0.0});
+  Topology topo;
+  topo.node_of_rank = {0, 1, 2, 3};
+  topo.inter_node = {0.5, 1e12};
+  opt.comm.topology = topo;
+  const SimAnalysis costly = analyze(s, simulate_timed(s, s.placement.stage_to_rank, opt), {});
+  require_same(costly, simulate_aggregates(s, s.placement.stage_to_rank, opt, {}));
+  CHECK(totals(costly).second > 0);
+  CHECK(totals(costly).first > 0);
 }

@@ -37,8 +37,12 @@ TEST_CASE("an idle gap is split by what released the action after it") {
     split_idle_gap(u, gap, start, by, other_rank, by_end);
     return std::pair{u.comm_wait, u.dependency_wait};
   };
-  // a SEND or RECV: all of it is waiting for a transfer
-  CHECK(split(3, 10, ReleaseCause::Comm, false, 10) == std::pair{3.0, 0.0});
+  // a SEND or RECV whose transfer began at `by_end`: the gap after that is the transfer, the
+  // part before it waited for the other end to be posted (a dependency); a free transfer that
+  // ends where it began adds no transfer time
+  CHECK(split(3, 10, ReleaseCause::Comm, false, 10) == std::pair{0.0, 3.0});
+  CHECK(split(3, 10, ReleaseCause::Comm, true, 9) == std::pair{1.0, 2.0});
+  CHECK(split(3, 10, ReleaseCause::Comm, false, 5) == std::pair{3.0, 0.0});
   // another rank's action that ended 1 before the start: its transfer covers the gap's last 1
   CHECK(split(3, 10, ReleaseCause::Other, true, 9) == std::pair{1.0, 2.0});
   // ... or all of it, when it ended before the gap began
