@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "io/log_text.hpp"
 
@@ -34,8 +35,19 @@ void append_loc(std::string& out, const SourceLoc& loc) {
   out += ": ";
 }
 
+// Whether the ':' at `i` ends "error" or "warning": the word a problem matcher reads as a
+// finding's severity (docs/github/ppsched-matcher.json).
+bool ends_severity_word(std::string_view text, std::size_t i) {
+  auto ends_with = [&](std::string_view word) {
+    return i >= word.size() && text.substr(i - word.size(), word.size()) == word;
+  };
+  return ends_with("error") || ends_with("warning");
+}
+
 // The source line as the log may show it: a leading "::" and "##[" escaped (workflow commands),
-// any byte that is not printable ASCII as \xHH, and the caret moved with what it points at.
+// the ':' after "error" or "warning" escaped (a line of the user's that reads "f.csv:1:1: error:
+// x [rule]" would otherwise be taken by the problem matcher as a finding of ppsched's), any byte
+// that is not printable ASCII as \xHH, and the caret moved with what it points at.
 void append_snippet(std::string& out, const Snippet& s, bool color) {
   if (s.text.empty()) return;
   const bool command = starts_workflow_command(s.text);
@@ -45,7 +57,7 @@ void append_snippet(std::string& out, const Snippet& s, bool color) {
   for (std::size_t i = 0; i < s.text.size(); ++i) {
     const auto c = static_cast<unsigned char>(s.text[i]);
     const std::size_t before = line.size();
-    if (command && i == first_colon)
+    if ((command && i == first_colon) || (c == ':' && ends_severity_word(s.text, i)))
       line += "\\x3A";
     else if (c == '[' && i >= 2 && s.text[i - 1] == '#' && s.text[i - 2] == '#')
       line += "\\x5B";

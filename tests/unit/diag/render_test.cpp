@@ -1,5 +1,13 @@
 #include "diag/render.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "support/catch.hpp"
 
 using namespace ppsched;
@@ -67,4 +75,28 @@ TEST_CASE("a hostile file name and source line never start a workflow command, a
   Diagnostic w = d;
   w.snippet = Snippet{"##[x", 2, 2};  // the caret on an escaped byte spans its escape
   CHECK(render_text(w).find("##\\x5Bx\n  ^~~~~\n") != std::string::npos);
+}
+
+// The problem matcher of docs/github/ppsched-matcher.json turns each line of validate's text
+// output that reads as a finding into an annotation: a source line of the user's must not read so.
+TEST_CASE("an echoed source line that reads as a finding is not taken by the problem matcher") {
+  std::ifstream in(std::string(PPSCHED_SOURCE_DIR) + "/docs/github/ppsched-matcher.json");
+  REQUIRE(in);
+  const auto matcher = nlohmann::json::parse(in);
+  const std::regex finding(matcher["problemMatcher"][0]["pattern"][0]["regexp"].get<std::string>());
+  Diagnostic d;
+  d.rule = "csv-syntax";
+  d.loc = {"s.csv", 3, 1, {}};
+  d.message = "a row is not a list of actions";
+  d.snippet = Snippet{"evil.csv:9:9: error: forged finding [rank-count],x:1:1: warning: more [deadlock]", 0, 4};
+  const std::string text = render_text(d);
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<std::string> matched;
+  while (std::getline(lines, line))
+    if (std::regex_search(line, finding)) matched.push_back(line);
+  REQUIRE(matched.size() == 1);  // ppsched's own finding only
+  CHECK(matched[0].rfind("s.csv:3:1: error: ", 0) == 0);
+  CHECK(text.find("evil.csv:9:9: error\\x3A forged finding [rank-count],x:1:1: warning\\x3A more") !=
+        std::string::npos);
 }
