@@ -47,6 +47,18 @@ mpi() {  # mpi NP ARGS... : runs ppsched ARGS on NP processes; exit codes in $tm
 all_exit() {  # all_exit CODE NP: every one of NP processes exited CODE
   [ "$(awk -v c="$1" '$2 == c' "$tmp/exits" 2>/dev/null | wc -l)" -eq "$2" ]
 }
+rank_pid() {  # rank_pid RANK PATTERN: the pid of that rank's ppsched process among those matching, within 10 s
+  local pid
+  for _ in $(seq 100); do
+    for pid in $(pgrep -f "$2"); do
+      if tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && [ "$(cat /proc/$pid/comm)" = ppsched ]; then
+        echo "$pid"
+        return
+      fi
+    done
+    sleep 0.1
+  done
+}
 json() {  # json FILE EXPR: a Python expression over the parsed document d
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
@@ -133,16 +145,7 @@ for how in STOP KILL; do
     --microbatches 8 --backend fake --workload synthetic -w 1 -n 100000000 --timeout 5 \
     >"$tmp/fault.out" 2>"$tmp/fault.err" &
   launcher=$!
-  victim=""
-  for _ in $(seq 100); do  # the ppsched processes of this job: rank 2's
-    for pid in $(pgrep -f "$bin run --schedule 1F1B --ranks 4 --microbatches 8 --backend fake --workload synthetic -w 1 -n 100000000"); do
-      if tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" && [ "$(cat /proc/$pid/comm)" = ppsched ]; then
-        victim=$pid
-      fi
-    done
-    [ -n "$victim" ] && break
-    sleep 0.1
-  done
+  victim=$(rank_pid 2 "$bin run --schedule 1F1B --ranks 4 --microbatches 8 --backend fake --workload synthetic -w 1 -n 100000000")
   # Well inside the timed iterations: before them the processes agree on their binary by hashing
   # it, which for the 200 MB sanitizer build takes over a second, and a signal that lands there
   # ends the job before any process can say why.
@@ -181,16 +184,7 @@ for sig in TERM INT; do
     --microbatches 8 --backend fake --workload synthetic --activation-bytes 4096 -w 1 -n 100000000 --timeout 120 \
     >"$tmp/sig.out" 2>"$tmp/sig.err" &
   launcher=$!
-  victim=""
-  for _ in $(seq 100); do  # rank 2's ppsched process
-    for pid in $(pgrep -f "$bin run --schedule 1F1B --ranks 4 --microbatches 8 --backend fake --workload synthetic --activation-bytes 4096"); do
-      if tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" && [ "$(cat /proc/$pid/comm)" = ppsched ]; then
-        victim=$pid
-      fi
-    done
-    [ -n "$victim" ] && break
-    sleep 0.1
-  done
+  victim=$(rank_pid 2 "$bin run --schedule 1F1B --ranks 4 --microbatches 8 --backend fake --workload synthetic --activation-bytes 4096")
   sleep 3  # inside the timed iterations, as in 4.
   kill -$sig "$victim" 2>/dev/null
   wait $launcher
