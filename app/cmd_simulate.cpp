@@ -96,6 +96,12 @@ int run_simulate(SimulateOptions opt) {
         "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
     return kExitUsage;
   }
+  if (opt.simulator == "pytorch-steps" && opt.inputs.queues() != P2pQueues::PerRank) {
+    print_error(
+        "--p2p-queues applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run, "
+        "which has no communicator queues");
+    return kExitUsage;
+  }
   if (opt.simulator == "pytorch-steps" && opt.inputs.gpu_count > 0) {
     print_error("--gpu-count applies to --simulator timed: PyTorch's dry run has no devices");
     return kExitUsage;
@@ -177,8 +183,8 @@ int run_simulate(SimulateOptions opt) {
     svg.time_unit = time_unit;
     write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out, svg); });
   }
-  const SimulateReport report =
-      opt.report(simulate_parameters(opt.inputs, *runtime, time_model, sim.send), live ? &*live : nullptr);
+  const SimulateReport report = opt.report(
+      simulate_parameters(opt.inputs, *runtime, time_model, sim.send, sim.p2p_queues), live ? &*live : nullptr);
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? simulate_json(report, view_input) : simulate_text(report, view_input));
   });
@@ -200,6 +206,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   add_sim_input_options(*sub, opt->inputs);
   add_gpu_count_option(*sub, opt->inputs);
   add_send_mode_option(*sub, opt->inputs.send_mode);
+  add_p2p_queues_option(*sub, opt->inputs.p2p_queues);
   add_runtime_option(*sub, opt->inputs);
   add_model_options(*sub, opt->inputs);
   add_memory_model_options(*sub, opt->memory_model, "--memory-cap");

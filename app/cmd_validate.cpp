@@ -116,6 +116,7 @@ int validate_files(const ValidateOptions& opt, std::vector<FileDiagnostics>& fil
       levels.insert(levels.begin(), {"input-grad-without-requires-grad", RuleLevel::Warning});
   }
   run.send_mode = *parse_send_mode(opt.send_mode);  // the option's check admitted it
+  run.p2p_queues = *parse_p2p_queues(opt.p2p_queues);
   if (!send_mode_has_sizes(run.send_mode, !opt.stage_spec.empty(), "--stage-spec")) return kExitUsage;
   int exit = kExitOk;
   ValidateTally tally;
@@ -165,6 +166,7 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
                   "The PyTorch release the schedule runs on (e.g. 2.12): 2.13 and later skip inputs that do not "
                   "require grad in an I, so input-grad-without-requires-grad becomes a warning (default: older)");
   add_send_mode_option(*sub, opt->send_mode);
+  add_p2p_queues_option(*sub, opt->p2p_queues);
   sub->add_option("--max-bubble", opt->max_bubble, "Fail when the simulated bubble ratio exceeds this (0 to 1)")
       ->check(finite_in(0.0, 1.0));
   sub->add_option("--bubble-definition", opt->bubble_definition,

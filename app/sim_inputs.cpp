@@ -62,6 +62,15 @@ void add_send_mode_option(CLI::App& sub, std::string& send_mode) {
       ->option_text("rendezvous|eager[:BYTES]");
 }
 
+void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues) {
+  sub.add_option("--p2p-queues", p2p_queues,
+                 "Which sends and receives of a rank share one in-order queue, as the ops of one NCCL communicator "
+                 "do: per-rank (default: all of them, PyTorch's one communicator per rank), per-direction "
+                 "(activations and gradients apart) or per-edge (one per directed rank pair)")
+      ->check(CLI::IsMember({"per-rank", "per-direction", "per-edge"}))
+      ->option_text("per-rank|per-direction|per-edge");
+}
+
 bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from) {
   if (!mode.needs_sizes() || has_sizes) return true;
   print_error(
@@ -140,6 +149,12 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
         "calibrated overheads, not a send mode");
     return std::nullopt;
   }
+  if (opt.queues() != P2pQueues::PerRank) {
+    print_error(
+        "--p2p-queues does not apply to --runtime megatron: Megatron's p2p calls are modelled with their "
+        "calibrated overheads, not as communicator queues");
+    return std::nullopt;
+  }
   if (opt.blocking_comms) {
     print_error(
         "--blocking-comms does not apply to --runtime megatron: Megatron decides how its calls block "
@@ -163,7 +178,20 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
 }
 
 bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run) {
+  if (opt.blocking_comms && opt.queues() != P2pQueues::PerRank) {
+    print_error(
+        "--p2p-queues changes nothing with --blocking-comms: blocking sends and receives run on the compute "
+        "stream, in program order");
+    return true;
+  }
   if (has_comms(as_run)) return false;
+  if (opt.queues() != P2pQueues::PerRank) {
+    print_error(
+        "--p2p-queues changes nothing here: under --runtime ideal a compute-only schedule has no SEND or RECV "
+        "to queue (its transfers are implicit); use --runtime pytorch, which lowers it as PyTorch does, or "
+        "--lower send-recv");
+    return true;
+  }
   if (opt.blocking_comms) {
     print_error(
         "--blocking-comms changes nothing here: under --runtime ideal a compute-only schedule has no SEND or "
@@ -193,6 +221,7 @@ std::string time_model_description(const SimInputOptions& opt, const RuntimeMode
     out += fmt::format("; the ranks share {} GPU{}, each running one compute action at a time", opt.gpu_count,
                        opt.gpu_count == 1 ? "" : "s");
   if (const std::string eager = send_mode_summary(opt.send()); !eager.empty()) out += "; " + eager;
+  if (const std::string queues = p2p_queues_summary(opt.queues()); !queues.empty()) out += "; " + queues;
   out += "; optimizer ";
   out += optimizer_summary(model.optimizer);
   return out;
@@ -269,6 +298,7 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
   in.sim.costs.overlap_factor = opt.overlap_factor;
   in.sim.blocking_comms = opt.blocking_comms;
   in.sim.send = opt.send();  // a model gives every stage's message sizes
+  in.sim.p2p_queues = opt.queues();
   if (!opt.topology.empty()) {
     DiagnosticSink sink;
     in.sim.comm.topology = read_topology(opt.topology, ranks, sink);
@@ -322,6 +352,7 @@ std::optional<SimInputs> inputs_without_gpus(const SimInputOptions& opt, std::ui
   if (!send_mode_has_sizes(opt.send(), !opt.stage_spec.empty(), "--stage-spec or --model")) return std::nullopt;
   SimInputs in;
   in.sim.send = opt.send();
+  in.sim.p2p_queues = opt.queues();
   KindCosts per_rank = unit_costs();
   if (!opt.cost.empty()) {
     std::string error;
@@ -371,7 +402,7 @@ std::string cost_description(const SimInputOptions& opt) {
 }
 
 SimulateParameters simulate_parameters(const SimInputOptions& opt, const RuntimeModel& model, std::string time_model,
-                                       const SendMode& send) {
+                                       const SendMode& send, P2pQueues queues) {
   return {opt.runtime,
           model.optimizer,
           opt.runtime_params,
@@ -384,7 +415,8 @@ SimulateParameters simulate_parameters(const SimInputOptions& opt, const Runtime
           opt.stage_spec,
           opt.model,
           opt.gpu,
-          send};
+          send,
+          queues};
 }
 
 }  // namespace ppsched::cli

@@ -13,6 +13,7 @@
 #include "model/partition.hpp"
 #include "report/simulate_report.hpp"
 #include "sim/activation_liveness.hpp"
+#include "sim/p2p_queues.hpp"
 #include "sim/runtime.hpp"
 #include "sim/send_mode.hpp"
 #include "sim/sim_inputs.hpp"
@@ -34,6 +35,8 @@ struct SimInputOptions {
   bool blocking_comms = false;
   /// --send-mode (simulate only; tune and compile keep the default): how a SEND completes.
   std::string send_mode = "rendezvous";
+  /// --p2p-queues (simulate and validate): which SENDs and RECVs of a rank share an in-order queue.
+  std::string p2p_queues = "per-rank";
   std::string runtime = "pytorch";  ///< sim/runtime.hpp; only simulate and tune offer --runtime
   std::string optimizer = "sync";   ///< sim/runtime.hpp Optimizer
   std::string runtime_params;       ///< --runtime-params: a file replacing megatron's figures
@@ -47,6 +50,8 @@ struct SimInputOptions {
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
   /// The option's check has admitted only what parse_send_mode reads.
   SendMode send() const { return *parse_send_mode(send_mode); }
+  /// Likewise parse_p2p_queues.
+  P2pQueues queues() const { return *parse_p2p_queues(p2p_queues); }
   Optimizer optimizer_model() const { return *optimizer_from_name(optimizer); }
 };
 
@@ -56,6 +61,10 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
 /// Adds --send-mode rendezvous|eager|eager:BYTES (simulate and validate): how a SEND completes
 /// (sim/send_mode.hpp). A value it cannot read is a usage error that names the accepted forms.
 void add_send_mode_option(CLI::App& sub, std::string& send_mode);
+
+/// Adds --p2p-queues per-rank|per-direction|per-edge (simulate and validate): which point-to-point
+/// transfers of a rank share one in-order communicator queue (sim/p2p_queues.hpp).
+void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues);
 
 /// Whether `mode` can be applied: an eager threshold compares message sizes, so it needs them
 /// (`has_sizes`: a stage spec or a model was given). Prints why not and returns false.
@@ -76,7 +85,7 @@ void add_optimizer_option(CLI::App& sub, SimInputOptions& opt);
 /// the problem and returns nullopt (a flag the runtime does not take, unreadable figures).
 std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt);
 
-/// Refuses (prints why, returns true) --blocking-comms and --send-mode where they change nothing:
+/// Refuses (prints why, returns true) --blocking-comms, --send-mode and --p2p-queues where they change nothing:
 /// `as_run` has no SEND or RECV (under --runtime ideal a compute-only schedule's transfers are
 /// implicit).
 bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run);
@@ -127,6 +136,6 @@ std::string cost_description(const SimInputOptions& opt);
 /// simulate's "parameters" block (report/simulate_report.hpp): each input flag as given, with
 /// the runtime model's optimizer, the time model and the send mode in effect.
 SimulateParameters simulate_parameters(const SimInputOptions& opt, const RuntimeModel& model, std::string time_model,
-                                       const SendMode& send);
+                                       const SendMode& send, P2pQueues queues);
 
 }  // namespace ppsched::cli

@@ -74,6 +74,7 @@ std::optional<FileDiagnostics> validate_file(const ValidateOptions& opt, const V
     }
     ctx->pytorch_filters_non_grad_inputs = run.pytorch_filters_non_grad_inputs;
     ctx->send_mode = run.send_mode;
+    ctx->p2p_queues = run.p2p_queues;
     ctx->max_bubble = opt.max_bubble;
     ctx->bubble_per_stage = opt.bubble_definition == "per-stage";
     ctx->max_memory = opt.max_memory;

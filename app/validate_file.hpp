@@ -39,6 +39,7 @@ struct ValidateOptions {
   std::string fill = "none";
   std::string pytorch_version;
   std::string send_mode = "rendezvous";
+  std::string p2p_queues = "per-rank";
   bool quiet = false;
   std::string docs_url = kDocsBaseUrl;
 };
@@ -48,6 +49,7 @@ struct ValidateRun {
   std::vector<std::pair<std::string, RuleLevel>> levels;  ///< --enable, --disable, in order (run_checks)
   bool pytorch_filters_non_grad_inputs = false;           ///< --pytorch-version 2.13 or later
   SendMode send_mode;
+  P2pQueues p2p_queues = P2pQueues::PerRank;
 };
 
 /// Checks `file` ("-": stdin) as `opt` and `run` say. A file that cannot be read as a schedule is

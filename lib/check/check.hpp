@@ -20,6 +20,7 @@
 #include "model/comm.hpp"
 #include "model/costs.hpp"
 #include "sim/activation_liveness.hpp"
+#include "sim/p2p_queues.hpp"
 #include "sim/send_mode.hpp"
 
 namespace ppsched {
@@ -54,6 +55,9 @@ struct CheckContext {
   /// under it finishes under any eager threshold. An eager threshold compares it with the stage
   /// spec's message sizes (stage_spec).
   SendMode send_mode;
+  /// From --p2p-queues: which SENDs and RECVs of a rank share an in-order communicator queue in
+  /// the deadlock rule's simulation (sim/p2p_queues.hpp). Per-rank, the default, is the strict case.
+  P2pQueues p2p_queues = P2pQueues::PerRank;
   /// Thresholds for CI (< 0: off): bubble ratio (global, or per stage) and peak memory per rank
   /// (microbatches of activation, or bytes with a stage spec), from a timed simulation with
   /// `costs` (null: unit costs).

@@ -29,6 +29,7 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     opt.costs = cost_model(ctx);
     if (ctx.stage_spec) opt.comm.stages = *ctx.stage_spec;  // the sizes an eager threshold compares (no topology: free)
     opt.send = ctx.send_mode;
+    opt.p2p_queues = ctx.p2p_queues;
     try {
       sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
       sim->finished = true;
@@ -42,8 +43,50 @@ const Simulation& simulation_of(const CheckContext& ctx) {
 
 namespace {
 
-// Which in-order queue of its rank an action runs on in the simulator: 0 compute, 1 comm.
-int queue_of(ActionKind k) { return is_send_recv(k) ? 1 : 0; }
+// Which in-order queue of its rank an action runs on in the simulator: compute, or a SEND's or
+// RECV's communicator queue (sim/p2p_queues.hpp).
+struct Queue {
+  bool comm = false;
+  CommQueueKey key;
+  friend bool operator==(const Queue&, const Queue&) = default;
+};
+Queue queue_of(const CheckContext& ctx, ActionKind kind, std::uint32_t stage, std::uint32_t rank) {
+  if (!is_send_recv(kind)) return {};
+  return {true, comm_queue_key(ctx.p2p_queues, kind, stage, rank, ctx.stage_to_rank)};
+}
+
+// Whether `a` is the action that raises the event `w` waits for (an I wait is met by a B too).
+bool raises(const Action& a, const TimedDeadlock::Stuck& w) {
+  if (!a.has_stage() || !a.has_microbatch() || a.stage != w.waits_stage || a.microbatch() != w.waits_microbatch)
+    return false;
+  return a.kind == w.waits_kind || (w.waits_kind == ActionKind::I && a.kind == ActionKind::B);
+}
+
+// Whether the schedule finishes with its communicator queues split as `queues`: then the cycle
+// runs through a queue that unrelated transfers share. Only asked of a cycle through a comm queue
+// (a cheap run without times, on a schedule already known to stick).
+bool finishes_with(const CheckContext& ctx, P2pQueues queues) {
+  TimedOptions opt;
+  if (ctx.stage_spec) opt.comm.stages = *ctx.stage_spec;
+  opt.send = ctx.send_mode;
+  opt.p2p_queues = queues;
+  return find_stuck(*ctx.schedule, ctx.stage_to_rank, opt).empty();
+}
+
+// The note on a cycle through shared communicator queues: the least split that lets the schedule
+// finish, or that none does (the order itself is wrong).
+std::string shared_queue_note(const CheckContext& ctx) {
+  const std::string head = fmt::format(
+      "checked under --p2p-queues {}: the cycle runs through a communicator queue that unrelated transfers share",
+      p2p_queues_name(ctx.p2p_queues));
+  if (ctx.p2p_queues == P2pQueues::PerRank && finishes_with(ctx, P2pQueues::PerDirection))
+    return head +
+           "; with a communicator for activations and one for gradients (--p2p-queues per-direction) "
+           "the schedule finishes";
+  if (finishes_with(ctx, P2pQueues::PerEdge))
+    return head + "; with a communicator per directed rank pair (--p2p-queues per-edge) the schedule finishes";
+  return head + "; it cannot finish with a communicator per directed rank pair either (--p2p-queues per-edge)";
+}
 
 // Under an eager send mode a SEND in the chain waits for its RECV only because its message is
 // over the threshold: say so, with each such SEND's size, so that the verdict is not read as
@@ -82,14 +125,31 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
   const Simulation& sim = simulation_of(ctx);
   if (sim.finished || sim.stuck.empty()) return;
   const auto& stuck = sim.stuck;
-  auto head_of = [&](std::uint32_t rank, int queue) -> const TimedDeadlock::Stuck* {
-    for (const auto& st : stuck)
-      if (st.rank == rank && queue_of(s.ranks[rank].actions[st.step].kind) == queue) return &st;
+  auto action_at = [&](const TimedDeadlock::Stuck& st) -> const Action& { return s.ranks[st.rank].actions[st.step]; };
+  auto head_of = [&](std::uint32_t rank, const Queue& queue) -> const TimedDeadlock::Stuck* {
+    for (const auto& st : stuck) {
+      const Action& a = action_at(st);
+      if (st.rank == rank && queue_of(ctx, a.kind, a.stage, rank) == queue) return &st;
+    }
     return nullptr;
   };
-  auto describe = [&](const TimedDeadlock::Stuck& st) {
-    return fmt::format("rank {} waits at {} for {}", st.rank, text(ctx, s.ranks[st.rank].actions[st.step]),
-                       st.waiting_for);
+  // A hop: what the head waits for, and, when the action that would raise it is not the head of
+  // its queue, the head it is queued behind (the shared-queue case: unrelated transfers).
+  bool behind_comm = false;
+  auto describe = [&](const TimedDeadlock::Stuck& st, const TimedDeadlock::Stuck* next) {
+    std::string hop = fmt::format("rank {} waits at {} for {}", st.rank, text(ctx, action_at(st)), st.waiting_for);
+    if (next == &st) {
+      hop += ", which comes after it on the same queue";
+    } else if (next && !raises(action_at(*next), st)) {
+      const Action& head = action_at(*next);
+      const Queue q = queue_of(ctx, head.kind, head.stage, next->rank);
+      hop += fmt::format(", which rank {} has queued behind {}", next->rank, text(ctx, head));
+      if (q.comm) {
+        hop += " on " + comm_queue_text(ctx.p2p_queues, q.key);
+        behind_comm = true;
+      }
+    }
+    return hop;
   };
   std::vector<const TimedDeadlock::Stuck*> chain{&stuck.front()};
   std::string ending;
@@ -109,7 +169,7 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
       ending = fmt::format("which no rank runs: it is missing from rank {}'s program", producer);
       break;
     }
-    const auto* next = head_of(producer, queue_of(cur.waits_kind));
+    const auto* next = head_of(producer, queue_of(ctx, cur.waits_kind, cur.waits_stage, producer));
     if (!next) {
       ending = fmt::format("which rank {} cannot reach", producer);
       break;
@@ -122,11 +182,19 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
     }
     chain.push_back(next);
   }
+  const bool cycle = ending == "which closes the cycle";
   std::vector<Note> notes;
   for (std::size_t i = cycle_start; i < chain.size(); ++i) {
-    std::string hop = describe(*chain[i]);
-    if (i + 1 == chain.size()) hop += ", " + ending;
+    const bool last = i + 1 == chain.size();
+    const TimedDeadlock::Stuck* next = !last ? chain[i + 1] : cycle ? chain[cycle_start] : nullptr;
+    std::string hop = describe(*chain[i], next);
+    if (last) hop += ", " + ending;
     notes.push_back(note_at(ctx, chain[i]->rank, chain[i]->step, hop));
+  }
+  if (cycle && behind_comm && ctx.p2p_queues != P2pQueues::PerEdge) {
+    Note shared;
+    shared.message = shared_queue_note(ctx);
+    notes.push_back(std::move(shared));
   }
   if (ctx.send_mode.eager()) {
     Note eager;
@@ -134,7 +202,6 @@ void deadlock(const CheckContext& ctx, DiagnosticSink& sink) {
     notes.push_back(std::move(eager));
   }
   const auto& first = *chain[cycle_start];
-  bool cycle = ending == "which closes the cycle";
   report(ctx, sink, "deadlock", first.rank, first.step,
          cycle ? fmt::format("the schedule deadlocks: a cycle of {} waiting action(s), hop by hop below",
                              chain.size() - cycle_start)

@@ -47,6 +47,7 @@ nlohmann::ordered_json parameters_json(const SimulateParameters& p) {
                               {"model_file", p.model_file},
                               {"gpu", p.gpu}};
   if (p.send.eager()) j["send_mode"] = send_mode_name(p.send);
+  if (p.p2p_queues != P2pQueues::PerRank) j["p2p_queues"] = p2p_queues_name(p.p2p_queues);
   return j;
 }
 

@@ -24,6 +24,7 @@
 #include "ir/schedule.hpp"
 #include "report/liveness_view.hpp"
 #include "report/sim_views.hpp"
+#include "sim/p2p_queues.hpp"
 #include "sim/send_mode.hpp"
 #include "sim/timed.hpp"
 
@@ -51,6 +52,8 @@ struct SimulateParameters {
   std::string costs_file, topology, stage_spec, model_file, gpu;
   /// Stated only when eager, so that reports made without --send-mode keep their bytes.
   SendMode send;
+  /// Stated only when not per-rank, for the same reason.
+  P2pQueues p2p_queues = P2pQueues::PerRank;
 };
 
 /// A timed simulation's report: which views, around what was simulated and how.

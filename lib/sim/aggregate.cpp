@@ -21,7 +21,8 @@
 //     memory accounting of compute_memory(), in the order those functions visit it.
 // The Timeline path, analyze(simulate_timed(...)), also takes what the ring does not handle: a
 // stage placed off its rank, a malformed comm, a microbatch grid too sparse for a per-microbatch
-// count, and a stuck run (to name the stuck actions).
+// count, comms on split communicator queues (TimedOptions::p2p_queues), and a stuck run (to name
+// the stuck actions).
 #include "sim/aggregate.hpp"
 
 #include <algorithm>
@@ -207,6 +208,9 @@ class AggregateRun {
     const bool any_mb = top > 0;
     const std::uint32_t max_mb = any_mb ? static_cast<std::uint32_t>(top - 1) : 0;
     if (bad) throw Fallback{};
+    // Split communicator queues (p2p_queues.hpp) make a rank's queue count vary; the ring keeps
+    // two streams per rank, so such a run takes the Timeline path (docs/bench.md says what it costs).
+    if (explicit_comms_ && !opt_.blocking_comms && opt_.p2p_queues != P2pQueues::PerRank) throw Fallback{};
     const std::uint32_t inferred_stages = any_stage ? max_stage + 1 : 0;
     stages_ = std::max<std::uint32_t>(s_.num_stages, inferred_stages);
     microbatches_ = std::max<std::uint32_t>(s_.num_microbatches, any_mb ? max_mb + 1 : 0);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <unordered_map>
 
 #include "ir/action_text.hpp"
 #include "passes/key_table.hpp"
@@ -30,11 +31,10 @@ constexpr double kNotDone = -1.0;
 
 enum KeyKind : std::uint32_t { kF, kBwd, kSendF, kRecvF, kSendB, kRecvB, kKeyKinds };
 
-// Each rank has two in-order queues: compute, and one for all its point-to-point comms. Sends and
-// receives are shown on their own tracks, but like NCCL's P2P on one communicator they run in
-// program order on one queue: a receive posted early blocks the sends behind it.
-constexpr std::uint32_t kQueues = 2;
-std::uint32_t queue_of(Stream s) { return s == Stream::Compute ? 0 : 1; }
+// Each rank has in-order queues (streams): compute first, then its communicator queues, one
+// under per-rank (sim/p2p_queues.hpp). Sends and receives are shown on their own tracks, but like
+// NCCL's P2P on one communicator the comms of one queue run in program order: a receive posted
+// early blocks the sends behind it.
 
 Stream stream_of(const Action& a, bool blocking) {
   if (blocking) return Stream::Compute;
@@ -78,18 +78,12 @@ class Simulator {
   Timeline run() {
     build_entries();
     slots_ = Slots(stages_, microbatches_, t_.step.size());
-    const std::size_t streams = t_.rank_count() * kQueues;
+    const std::size_t streams = stream_rank_.size();
     wait_next_.assign(streams, kNone);
     waiting_on_.assign(streams, kNoKey);
     free_at_.assign(streams, 0.0);
     last_.assign(streams, kNone);
-    cursor_.assign(streams, kNone);
-    for (std::uint32_t r = 0; r < t_.rank_count(); ++r)
-      for (std::uint32_t q = 0; q < kQueues; ++q) {
-        std::uint32_t id = r * kQueues + q;
-        cursor_[id] = next_on_queue(r, q, t_.rank_begin[r]);
-        work_.push_back(id);
-      }
+    for (std::uint32_t id = 0; id < streams; ++id) work_.push_back(id);
     for (;;) {
       while (!work_.empty()) {
         std::uint32_t id = work_.back();
@@ -129,16 +123,48 @@ class Simulator {
     t_.stream.resize(n);
     t_.step.resize(n);
     t_.rank_begin.assign(1, 0);
-    std::size_t e = 0;
-    for (const auto& r : s_.ranks) {
+    next_.assign(n, kNone);
+    stream_rank_.clear();
+    cursor_.clear();
+    std::uint32_t e = 0;
+    std::vector<std::uint32_t> tail;  // the last entry so far of each stream of this rank
+    for (std::uint32_t rank = 0; rank < s_.rank_count(); ++rank) {
+      const auto& r = s_.ranks[rank];
+      const auto base = static_cast<std::uint32_t>(stream_rank_.size());
+      // Queue 0 is compute; per-rank always has its one comm queue, so that its stream ids are
+      // rank x 2 + queue and the wake order is that of the two-queue model.
+      queue_keys_.clear();
+      const std::uint32_t fixed = opt_.p2p_queues == P2pQueues::PerRank ? 2 : 1;
+      stream_rank_.insert(stream_rank_.end(), fixed, rank);
+      cursor_.insert(cursor_.end(), fixed, kNone);
+      tail.assign(fixed, kNone);
       for (std::size_t i = 0; i < r.actions.size(); ++i) {
-        if (r.actions[i].is_idle()) continue;
-        t_.stream[e] = stream_of(r.actions[i], opt_.blocking_comms);
+        const Action& a = r.actions[i];
+        if (a.is_idle()) continue;
+        t_.stream[e] = stream_of(a, opt_.blocking_comms);
         t_.step[e] = static_cast<std::uint32_t>(i);
+        const std::uint32_t q = t_.stream[e] == Stream::Compute ? 0 : comm_queue(a, rank, tail);
+        (tail[q] == kNone ? cursor_[base + q] : next_[tail[q]]) = e;
+        tail[q] = e;
         ++e;
       }
-      t_.rank_begin.push_back(static_cast<std::uint32_t>(e));
+      t_.rank_begin.push_back(e);
     }
+  }
+
+  // The rank-local index of the comm queue of `a` (a SEND or RECV on `rank`, not blocking), a
+  // new stream when it is the first of its queue.
+  std::uint32_t comm_queue(const Action& a, std::uint32_t rank, std::vector<std::uint32_t>& tail) {
+    if (opt_.p2p_queues == P2pQueues::PerRank) return 1;
+    const CommQueueKey k = comm_queue_key(opt_.p2p_queues, a.kind, a.stage, rank, placement_);
+    const std::uint64_t packed = (std::uint64_t{k.from} << 34) ^ (std::uint64_t{k.to} << 2) ^ k.channel;
+    auto [it, added] = queue_keys_.try_emplace(packed, static_cast<std::uint32_t>(tail.size()));
+    if (added) {
+      stream_rank_.push_back(rank);
+      cursor_.push_back(kNone);
+      tail.push_back(kNone);
+    }
+    return it->second;
   }
 
   static std::size_t n_entries(const Schedule& s) {
@@ -149,12 +175,6 @@ class Simulator {
   }
 
   const Action& action(std::uint32_t e, std::uint32_t rank) const { return s_.ranks[rank].actions[t_.step[e]]; }
-
-  std::uint32_t next_on_queue(std::uint32_t rank, std::uint32_t q, std::uint32_t from) const {
-    for (std::uint32_t e = from; e < t_.rank_begin[rank + 1]; ++e)
-      if (queue_of(t_.stream[e]) == q) return e;
-    return kNone;
-  }
 
   // Slot of an event, or kNoKey when the action has no such event (a stage or microbatch out of
   // range, e.g. in a malformed schedule read leniently).
@@ -316,8 +336,7 @@ class Simulator {
 
   // Runs stream `id` forward as far as its dependencies allow.
   void advance(std::uint32_t id) {
-    const std::uint32_t rank = id / kQueues;
-    const std::uint32_t q = id % kQueues;
+    const std::uint32_t rank = stream_rank_[id];
     while (cursor_[id] != kNone) {
       const std::uint32_t e = cursor_[id];
       const Action& a = action(e, rank);
@@ -326,7 +345,7 @@ class Simulator {
       if (!done(e)) return;  // posted, waiting for its partner
       free_at_[id] = end_of(e);
       last_[id] = e;
-      cursor_[id] = next_on_queue(rank, q, e + 1);
+      cursor_[id] = next_[e];
     }
   }
 
@@ -452,7 +471,7 @@ class Simulator {
     std::vector<TimedDeadlock::Stuck> stuck;
     for (std::uint32_t id = 0; id < cursor_.size(); ++id) {
       if (cursor_[id] == kNone) continue;
-      std::uint32_t rank = id / kQueues, e = cursor_[id];
+      std::uint32_t rank = stream_rank_[id], e = cursor_[id];
       std::string why = "nothing (the stream never ran)";
       ActionKind waits = ActionKind::Idle;
       std::uint32_t wstage = 0, wmb = 0;
@@ -496,6 +515,10 @@ class Simulator {
   Slots slots_;  ///< by event key: dense, or sparse for a malformed schedule's far microbatch
   std::uint32_t partner_rank_ = 0;
   std::vector<std::uint32_t> wait_next_, last_, cursor_;
+  // Streams: each one's rank (a rank's streams are contiguous, compute first), and per entry the
+  // next entry of its stream. Per-edge queues are numbered per rank as they first appear.
+  std::vector<std::uint32_t> stream_rank_, next_;
+  std::unordered_map<std::uint64_t, std::uint32_t> queue_keys_;
   std::vector<Key> waiting_on_;
   std::vector<double> free_at_;
   std::vector<std::uint32_t> work_;

@@ -1,9 +1,10 @@
 // The timed simulator: an exact, deterministic, event-driven replay of a schedule with costs.
 //
-// Each rank has two in-order queues: compute (F, B, I, W, OVERLAP_F_B, UNSHARD, RESHARD,
+// Each rank has in-order queues: compute (F, B, I, W, OVERLAP_F_B, UNSHARD, RESHARD,
 // REDUCE_GRAD) and comm (SEND_* and RECV_*, in program order, as NCCL runs the point-to-point ops
-// of one communicator; the timeline shows sends and receives on their own tracks). An action
-// starts when its queue is free and what it needs is there:
+// of one communicator; the timeline shows sends and receives on their own tracks). One comm
+// queue by default; TimedOptions::p2p_queues splits it per direction or per rank pair
+// (p2p_queues.hpp). An action starts when its queue is free and what it needs is there:
 //   F(s, m)      the input from stage s-1: its F when co-located, else the RECV_F(s, m) on this
 //                rank when the schedule has explicit comms, else F(s-1, m)'s end plus the
 //                transfer time (implicit comms, for compute-only schedules)
@@ -46,6 +47,7 @@
 #include "ir/schedule.hpp"
 #include "model/comm.hpp"
 #include "model/costs.hpp"
+#include "sim/p2p_queues.hpp"
 #include "sim/send_mode.hpp"
 #include "sim/timeline.hpp"
 
@@ -58,6 +60,9 @@ struct TimedOptions {
   /// How a SEND completes: rendezvous (the default) or eager up to a message size (send_mode.hpp);
   /// an eager threshold reads the message sizes from comm.stages.
   SendMode send;
+  /// Which SENDs and RECVs of a rank share an in-order queue (p2p_queues.hpp): all of them by
+  /// default, as on PyTorch's one communicator per rank.
+  P2pQueues p2p_queues = P2pQueues::PerRank;
   /// The device each rank runs on; ranks with the same device share its compute (see above).
   /// Empty, or every rank on a device of its own: no sharing.
   std::vector<std::uint32_t> device_of_rank;
