@@ -10,6 +10,8 @@
 //                             each of 128 streams in turn), fresh (arg 1, as every run does)
 //                             or into reused arrays (arg 0): the floor under any simulator
 //                             that produces this Timeline on this machine
+//   BM_SimulateTimedQueues1f1b  BM_SimulateTimed1f1b with split communicator queues (0 per-rank,
+//                             1 per-direction, 2 per-edge)
 //   BM_FindStuck1f1b          the verdict-only run (find_stuck, what `validate` uses without
 //                             thresholds) on the same 6.2M-action schedule
 //
@@ -49,23 +51,33 @@ double timeline_bytes(const Timeline& t) {
                              t.step.capacity() * 4 + t.released_by.capacity() * 4 + t.peer.capacity() * 4);
 }
 
-void run_timed(benchmark::State& state, std::uint32_t ranks, std::uint32_t microbatches) {
+void run_timed(benchmark::State& state, std::uint32_t ranks, std::uint32_t microbatches,
+               P2pQueues queues = P2pQueues::PerRank) {
   const Schedule& s = lowered_1f1b(ranks, microbatches);
   TimedOptions opt;
   opt.costs = CostModel::uniform(s.num_stages, 1, unit_costs());
+  opt.p2p_queues = queues;
   Timeline t;
   for (auto _ : state) {
     t = simulate_timed(s, s.placement.stage_to_rank, opt);
     benchmark::DoNotOptimize(t.end.data());
   }
   state.counters["actions"] = static_cast<double>(t.size());
-  // Working arrays: 6 event keys and 6 waiter heads (4 bytes each) per (stage, microbatch).
-  double working = 48.0 * s.num_stages * s.num_microbatches;
+  // Working arrays: 6 event keys and 6 waiter heads (4 bytes each) per (stage, microbatch), and
+  // per entry its state byte and, with split queues, the link to the next entry of its stream.
+  const double per_entry = queues == P2pQueues::PerRank ? 1.0 : 5.0;
+  double working = 48.0 * s.num_stages * s.num_microbatches + per_entry * static_cast<double>(t.size());
   state.counters["bytes_per_action"] = (timeline_bytes(t) + working) / static_cast<double>(t.size());
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * t.size()));
 }
 
 void BM_SimulateTimed1f1b(benchmark::State& state) { run_timed(state, 64, static_cast<std::uint32_t>(state.range(0))); }
+
+// The same with the communicator queues split (sim/p2p_queues.hpp): 0 per-rank, 1 per-direction,
+// 2 per-edge. In lowered 1F1B a rank talks to two neighbours, so per-edge has up to four comm queues.
+void BM_SimulateTimedQueues1f1b(benchmark::State& state) {
+  run_timed(state, 64, 16384, static_cast<P2pQueues>(state.range(0)));
+}
 
 void BM_SimulateTimedSizes(benchmark::State& state) {
   // ~6 actions per (rank, microbatch) after lowering; 8 ranks for the small sizes.
@@ -234,6 +246,14 @@ BENCHMARK(BM_TimelineWriteFloor)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(5);
+BENCHMARK(BM_SimulateTimedQueues1f1b)
+    ->ArgName("queues")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_FindStuck1f1b)
     ->ArgName("microbatches")
     ->Arg(16384)

@@ -123,7 +123,10 @@ class Simulator {
     t_.stream.resize(n);
     t_.step.resize(n);
     t_.rank_begin.assign(1, 0);
-    next_.assign(n, kNone);
+    // Per-rank finds a stream's next entry by scanning its rank's stream bytes (cheaper than
+    // writing a link per entry: the verdict-only run is mostly this loop); split queues link them.
+    linked_ = opt_.p2p_queues != P2pQueues::PerRank;
+    next_.assign(linked_ ? n : 0, kNone);
     stream_rank_.clear();
     cursor_.clear();
     std::uint32_t e = 0;
@@ -144,12 +147,25 @@ class Simulator {
         t_.stream[e] = stream_of(a, opt_.blocking_comms);
         t_.step[e] = static_cast<std::uint32_t>(i);
         const std::uint32_t q = t_.stream[e] == Stream::Compute ? 0 : comm_queue(a, rank, tail);
-        (tail[q] == kNone ? cursor_[base + q] : next_[tail[q]]) = e;
+        if (tail[q] == kNone)
+          cursor_[base + q] = e;
+        else if (linked_)
+          next_[tail[q]] = e;
         tail[q] = e;
         ++e;
       }
       t_.rank_begin.push_back(e);
     }
+  }
+
+  // The entry after `e` on stream `id`, or kNone.
+  std::uint32_t following(std::uint32_t id, std::uint32_t e) const {
+    if (linked_) return next_[e];
+    const std::uint32_t rank = id / 2;  // per-rank: stream rank x 2 + (0 compute, 1 comm)
+    const bool comm = id % 2 == 1;
+    for (std::uint32_t f = e + 1; f < t_.rank_begin[rank + 1]; ++f)
+      if ((t_.stream[f] != Stream::Compute) == comm) return f;
+    return kNone;
   }
 
   // The rank-local index of the comm queue of `a` (a SEND or RECV on `rank`, not blocking), a
@@ -345,7 +361,7 @@ class Simulator {
       if (!done(e)) return;  // posted, waiting for its partner
       free_at_[id] = end_of(e);
       last_[id] = e;
-      cursor_[id] = next_[e];
+      cursor_[id] = following(id, e);
     }
   }
 
@@ -515,9 +531,11 @@ class Simulator {
   Slots slots_;  ///< by event key: dense, or sparse for a malformed schedule's far microbatch
   std::uint32_t partner_rank_ = 0;
   std::vector<std::uint32_t> wait_next_, last_, cursor_;
-  // Streams: each one's rank (a rank's streams are contiguous, compute first), and per entry the
-  // next entry of its stream. Per-edge queues are numbered per rank as they first appear.
+  // Streams: each one's rank (a rank's streams are contiguous, compute first), and with split
+  // queues per entry the next entry of its stream. Split queues are numbered per rank as they
+  // first appear.
   std::vector<std::uint32_t> stream_rank_, next_;
+  bool linked_ = false;
   std::unordered_map<std::uint64_t, std::uint32_t> queue_keys_;
   std::vector<Key> waiting_on_;
   std::vector<double> free_at_;
