@@ -31,6 +31,13 @@ int run_compile(const CompileOptions& opt) {
     print_error("--optimizer chooses what --schedule auto minimises; compile writes any other schedule as it is");
     return kExitUsage;
   }
+  if ((opt.inputs.runtime != "pytorch" || !opt.inputs.runtime_params.empty()) &&
+      !is_auto_schedule(opt.source.schedule)) {
+    print_error(
+        "--runtime and --runtime-params choose what --schedule auto is ranked under; compile writes any other "
+        "schedule as it is");
+    return kExitUsage;
+  }
   std::optional<PreparedSchedule> loaded = load_schedule(opt.source);
   if (!loaded) return kExitUsage;
   const Schedule& s = loaded->as_run();
@@ -59,7 +66,7 @@ void add_compile_command(CLI::App& app, std::vector<Command>& commands) {
                   "With --schedule auto: peak activation memory per rank (microbatches, or bytes with a stage spec)")
       ->check(finite_positive());
   add_sim_input_options(*sub, opt->inputs);
-  add_optimizer_option(*sub, opt->inputs);
+  add_runtime_option(*sub, opt->inputs);  // with --optimizer: what --schedule auto is ranked under
   sub->add_option("-o,--output", opt->output, "Where to write ('-' = stdout, the default)");
   sub->add_option("--format", opt->format, "Output format: csv (PyTorch's), json (ppsched's), text (step grid)")
       ->check(CLI::IsMember({"csv", "json", "text"}))

@@ -130,15 +130,32 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   if (!inputs) return std::nullopt;
   p.sim = inputs->sim;
   p.memory = inputs->memory;
+  // Its answer is ranked under the runtime the command names (simulate's, compile's --runtime,
+  // PyTorch's by default), with the same lowering keywords: never slower there than a family.
+  const SimInputOptions defaults;
+  const SimInputOptions& sim_opt = opt.sim_inputs ? *opt.sim_inputs : defaults;
+  std::optional<RuntimeModel> model = load_runtime_model(sim_opt);
+  if (!model) return std::nullopt;
+  RankingRule rule;
+  rule.how.runner = Runner::Runtime;
+  rule.how.runtime = model->runtime;
+  rule.how.keywords = lowering_keywords(opt.keywords);
+  rule.how.old_pytorch = opt.pytorch_commit == "old";
+  rule.model = *model;
+  rule.model.optimizer = p.optimizer;
+  rule.blocking_comms = sim_opt.blocking_comms;
+  rule.memory_cap = p.memory_cap;
+  p.ranked_by = rule;
   try {
     AutoResult r = auto_schedule(p);
     const std::size_t n = r.tried.size();
     print_note(
-        fmt::format("--schedule auto: chose {} ({} {} tried, minimising {}; `ppsched tune` compares it with every "
-                    "family)",
+        fmt::format("--schedule auto: chose {} ({} {} tried, minimising {} under --runtime {}; `ppsched tune` "
+                    "compares it with every family)",
                     r.best.origin, n, n == 1 ? "candidate" : "candidates",
                     p.optimizer == Optimizer::Sync ? "the makespan (--optimizer sync)"
-                                                   : "the longest rank span (--optimizer post-validated)"));
+                                                   : "the longest rank span (--optimizer post-validated)",
+                    runtime_name(model->runtime)));
     return std::move(r.schedule);
   } catch (const UserError& e) {
     print_error(e.what());

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "auto/ranked.hpp"
 #include "auto/search.hpp"
 #include "auto/shape.hpp"
 #include "ir/user_error.hpp"
@@ -23,7 +24,13 @@ AutoResult auto_schedule(const AutoParams& p) {
       throw UserError(fmt::format("auto: the memory cap {:.4g} is below what rank {} needs for one microbatch ({:.4g})",
                                   p.memory_cap, r, need));
   }
-  return auto_detail::Search(p).run();
+  if (!p.ranked_by) return auto_detail::Search(p).run();
+  std::optional<AutoResult> searched;
+  try {
+    searched = auto_detail::Search(p).run();
+  } catch (const UserError&) {  // nothing fitted under the search's memory model: a family may, as judged
+  }
+  return auto_detail::rank_as_judged(p, std::move(searched));
 }
 
 }  // namespace ppsched

@@ -25,12 +25,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/schedule.hpp"
 #include "sim/memory.hpp"
 #include "sim/runtime.hpp"
+#include "sim/runtime_cost.hpp"
 #include "sim/timed.hpp"
 
 namespace ppsched {
@@ -50,6 +52,12 @@ struct AutoParams {
   /// sync, the longest rank span (the steady-state period of overlapping iterations) under
   /// post-validated. The lower bound, the give-up mark and the local search follow it.
   Optimizer optimizer = Optimizer::Sync;
+  /// How the answer will be ranked (sim/runtime_cost.hpp): when given, the search's answer and
+  /// every handcrafted family of this shape are costed under it and the best of them is the
+  /// answer (auto/ranked.hpp), so that it is never slower than a family there. Its optimizer
+  /// should be `optimizer`; its cap and memory rule decide what fits. Nullopt: the search's own
+  /// model ranks.
+  std::optional<RankingRule> ranked_by;
 };
 
 /// The placement style of the automatic schedule with `stages_per_rank` stages per rank: V for two,

@@ -15,6 +15,7 @@
 #include "ir/user_error.hpp"
 #include "passes/passes.hpp"
 #include "sim/aggregate.hpp"
+#include "sim/runtime_cost.hpp"
 #include "synth/size_estimate.hpp"
 #include "synth/synth.hpp"
 
@@ -59,6 +60,17 @@ double trial_work_s(const TuneRequest& req, const TuneTrial& t) {
          kPassesPerTrial / kNominalActionsPerSecond;
 }
 
+// How the request ranks its trials (sim/runtime_cost.hpp), for a trial prepared as `how`.
+RankingRule ranking_rule(const TuneRequest& req, const Preparation& how) {
+  RankingRule rule;
+  rule.how = how;
+  rule.model = RuntimeModel{req.runtime, req.optimizer, req.runtime_params};
+  rule.blocking_comms = req.blocking_comms;
+  rule.liveness = req.liveness;
+  rule.memory_cap = req.memory_cap;
+  return rule;
+}
+
 // Synthesizes (or searches), prepares for the runtime and simulates one trial with its inputs.
 void evaluate(const TuneRequest& req, double search_s, TuneTrial& t, const SimInputs& in) {
   const Preparation how = preparation_of(req, t);
@@ -80,7 +92,8 @@ void evaluate(const TuneRequest& req, double search_s, TuneTrial& t, const SimIn
       // Under a slot cap the search counts slots: the byte model that does (slot_memory_model).
       p.memory = req.liveness ? slot_memory_model(req.ranks * t.stages_per_rank) : in.memory;
       p.time_budget_s = search_s;
-      p.optimizer = req.optimizer;  // it searches for what the ranking compares
+      p.optimizer = req.optimizer;           // it searches for what the ranking compares
+      p.ranked_by = ranking_rule(req, how);  // and its answer is ranked as the table ranks it
       AutoResult r = auto_schedule(p);
       t.note = r.best.origin;
       built = std::move(r.schedule);
@@ -91,44 +104,15 @@ void evaluate(const TuneRequest& req, double search_s, TuneTrial& t, const SimIn
     t.note = e.what();
     return;
   }
-  // PyTorch's slots depend on the order of each rank's F, I, B and W only, which lowering keeps:
-  // the compute-only schedule, shorter than the lowered one, gives the same count.
-  std::uint32_t slots = 0;
-  if (req.liveness) {
-    try {
-      slots = activation_liveness(built, built.placement.stage_to_rank, t.microbatches, *req.liveness).peak;
-    } catch (const LivenessError& e) {
-      t.note = fmt::format("PyTorch's activation liveness cannot analyse rank {}'s order: {}", e.rank(), e.what());
-      return;
-    }
-  }
-  PreparedSchedule prepared;
-  try {
-    prepared = prepare_schedule(std::move(built), {}, how);
-  } catch (const PassError& e) {
-    t.note = std::string("PyTorch's runtime lowering rejects it: ") + e.what();
-    return;
-  }
-  const Schedule& run = prepared.as_run();
-  TimedOptions sim = in.sim;
-  sim.blocking_comms = req.blocking_comms;
-  try {
-    const RuntimeModel model{req.runtime, req.optimizer, req.runtime_params};
-    SimAnalysis a = simulate_runtime(run, prepared.given.placement.stage_to_rank, sim, in.memory, model);
-    t.ran = true;
-    t.iteration_time = iteration_time(a, req.optimizer);
-    // 1 - busy / (ranks x the iteration time): the global bubble under sync, its share of the
-    // steady-state period under post-validated.
-    double busy = 0;
-    for (const RankUsage& u : a.ranks) busy += u.busy;
-    t.bubble = t.iteration_time > 0 && !a.ranks.empty() ? 1 - busy / (double(a.ranks.size()) * t.iteration_time) : 0;
-    t.peak = req.liveness ? slots : a.memory.max_peak();
-    for (const RankUsage& u : a.ranks) t.comm_wait += u.comm_wait;
-    t.fits = fits_under_cap(t.peak, req.memory_cap);
-  } catch (const TimedDeadlock&) {
-    t.note = "its schedule does not finish";
-  }
-  if (is_auto_schedule(t.family)) t.schedule = std::move(prepared.given);  // a family's is rebuilt on demand
+  RuntimeCost cost = cost_under_runtime(std::move(built), ranking_rule(req, how), in.sim, in.memory);
+  t.ran = cost.ran;
+  t.fits = cost.fits;
+  t.iteration_time = cost.iteration_time;
+  t.bubble = cost.bubble;
+  t.peak = cost.peak;
+  t.comm_wait = cost.comm_wait;
+  if (!cost.ran) t.note = cost.note;
+  if (is_auto_schedule(t.family)) t.schedule = std::move(cost.given);  // a family's is rebuilt on demand
 }
 
 // Fitting by time (then peak), then over the cap by time, then the ones that did not run.
