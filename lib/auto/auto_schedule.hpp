@@ -90,4 +90,8 @@ inline double iteration_time(const AutoCandidate& c, Optimizer o) { return o == 
 /// one microbatch of activation, stages_per_rank other than 1 or 2).
 AutoResult auto_schedule(const AutoParams& p);
 
+/// How many schedules a ranked search (AutoParams::ranked_by) costs under its runtime at
+/// `stages_per_rank`: its own answer and each family of that shape. What tune counts as its work.
+std::size_t ranked_schedules(std::uint32_t stages_per_rank);
+
 }  // namespace ppsched

@@ -10,8 +10,6 @@
 
 namespace ppsched::auto_detail {
 
-namespace {
-
 // The families `tune` lists beside the automatic schedule of this shape: in its placement, at its
 // stages per rank (a family of any stage count only from two up, as tune tries them).
 std::vector<std::string_view> families_of_shape(std::uint32_t stages_per_rank) {
@@ -23,6 +21,8 @@ std::vector<std::string_view> families_of_shape(std::uint32_t stages_per_rank) {
   }
   return out;
 }
+
+namespace {
 
 AutoCandidate as_candidate(std::string origin, const RuntimeCost& c, const RankingRule& rule) {
   AutoCandidate out;
@@ -97,3 +97,11 @@ AutoResult rank_as_judged(const AutoParams& p, std::optional<AutoResult> searche
 }
 
 }  // namespace ppsched::auto_detail
+
+namespace ppsched {
+
+std::size_t ranked_schedules(std::uint32_t stages_per_rank) {
+  return 1 + auto_detail::families_of_shape(stages_per_rank).size();
+}
+
+}  // namespace ppsched

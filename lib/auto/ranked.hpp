@@ -11,6 +11,8 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "auto/auto_schedule.hpp"
 
@@ -20,5 +22,8 @@ namespace ppsched::auto_detail {
 /// model) with its best replaced by the best of it and this shape's families under p.ranked_by;
 /// the ranked candidates are added to `tried`. Throws UserError when none of them fits the cap.
 AutoResult rank_as_judged(const AutoParams& p, std::optional<AutoResult> searched);
+
+/// The handcrafted families of the automatic schedule's shape at `stages_per_rank`, in registry order.
+std::vector<std::string_view> families_of_shape(std::uint32_t stages_per_rank);
 
 }  // namespace ppsched::auto_detail

@@ -55,9 +55,11 @@ Preparation preparation_of(const TuneRequest& req, const TuneTrial& t) {
 constexpr double kNominalActionsPerSecond = 1e7;
 constexpr double kPassesPerTrial = 3;
 
+// An auto trial costs each schedule its ranking weighs (ranked_schedules), besides its search.
 double trial_work_s(const TuneRequest& req, const TuneTrial& t) {
+  const double schedules = is_auto_schedule(t.family) ? double(ranked_schedules(t.stages_per_rank)) : 1.0;
   return estimate_schedule_size(req.ranks, t.stages_per_rank, t.microbatches, req.runtime == Runtime::PyTorch).actions *
-         kPassesPerTrial / kNominalActionsPerSecond;
+         kPassesPerTrial * schedules / kNominalActionsPerSecond;
 }
 
 // How the request ranks its trials (sim/runtime_cost.hpp), for a trial prepared as `how`.
