@@ -59,7 +59,8 @@ their_s then times only the rest, and the row's note says so. --no-reuse runs ev
 --grid small is the earlier 576-configuration grid (no comm, M_W = M_B/2, zbv.py also at V-Half's
 cap); --grid speed times the searches at large p; --grid review is p in {2,3,4,5,6,8,12,16}, m in
 {p, p+1, 2p, 3p, 4p}, seven integer cost mixes and the paper's six measured ones with and without
-their comm, M_W = M_B/2 and M_B, against every reference.
+their comm, M_W = M_B/2 and M_B, against every reference; --grid wide is p in {4, 7, 10, 16, 24, 32},
+m in {p+2, 3p/2, 5p, 8p}, four mixes with T_F > T_I, two of the review's and one measured with comm.
 
 Usage, run by hand (not part of the build or the tests):
   bench/offline/zb_compare.py --zb-repo PATH --ppsched build/app/ppsched [--grid small|speed|review]
@@ -322,6 +323,9 @@ class Ppsched:
         self.time_budget = time_budget
         help_text = run_binary([binary, "compile", "--help"]).stdout
         self.compile_has_optimizer = "--optimizer" in help_text
+        # compile ranks auto's answer under PyTorch's runtime by default; compared here is the ideal
+        # model, the one the search optimises and both sides are simulated under.
+        self.compile_has_runtime = "--runtime" in help_text
 
     def inputs(self, p, v, t_f, t_i, t_w, comm, mw):
         per_stage = 4 // v  # bytes of activation a stage holds per microbatch
@@ -361,6 +365,8 @@ class Ppsched:
                    "--stages-per-rank", str(v), "--memory-cap", f"{cap_bytes:g}", *inputs, "-o", out]
         if objective == "span" and self.compile_has_optimizer:
             command += ["--optimizer", "post-validated"]
+        if self.compile_has_runtime:
+            command += ["--runtime", "ideal"]
         if self.time_budget:
             command += ["--time-budget", str(self.time_budget)]
         start = time.perf_counter()
@@ -394,6 +400,18 @@ def review_units():
         mixes += [(name, t_f, t_i, t_w, 0), (name, t_f, t_i, t_w, comm)]
     return [{"p": p, "m": m, "mixes": mixes, "mw": [0.5, 1.0], "refs": REVIEW_REFERENCES}
             for p in (2, 3, 4, 5, 6, 8, 12, 16) for m in (p, p + 1, 2 * p, 3 * p, 4 * p)]
+
+
+# Mixes where the forward outweighs the input gradient (T_F > T_I), which the review grid lacked.
+FORWARD_HEAVY_MIXES = [("2,1,1", 2, 1, 1), ("3,1,0.5", 3, 1, 0.5), ("4,2,1", 4, 2, 1), ("3,2,2", 3, 2, 2)]
+
+
+def wide_units():
+    """Issue 44's widened grid: p up to 32, m up to 8p, T_F > T_I mixes beside two of the review's."""
+    mixes = [(name, t_f, t_i, t_w, 0) for name, t_f, t_i, t_w in FORWARD_HEAVY_MIXES + INTEGER_MIXES[:2]]
+    mixes += [(name, t_f, t_i, t_w, comm) for name, t_f, t_i, t_w, comm in MEASURED_MIXES[:1]]
+    return [{"p": p, "m": m, "mixes": mixes, "mw": [0.5, 1.0], "refs": REVIEW_REFERENCES}
+            for p in (4, 7, 10, 16, 24, 32) for m in sorted({p + 2, 3 * p // 2, 5 * p, 8 * p})]
 
 
 def small_units():
@@ -647,7 +665,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--zb-repo", help="checkout of sail-sg/zero-bubble-pipeline-parallelism")
     ap.add_argument("--ppsched", default="build/app/ppsched")
-    ap.add_argument("--grid", choices=["small", "speed", "review"], default="small")
+    ap.add_argument("--grid", choices=["small", "speed", "review", "wide"], default="small")
     ap.add_argument("--objective", choices=["makespan", "span"], default="makespan")
     ap.add_argument("--only", help="comma-separated families (onechunk, zbv, vauto, vhalf, vmin) or reference names")
     ap.add_argument("--p", help="comma-separated rank counts: only these of the grid")
@@ -664,7 +682,7 @@ def main():
         return
     if not args.zb_repo:
         ap.error("--zb-repo is required")
-    units = {"small": small_units, "speed": speed_units, "review": review_units}[args.grid]()
+    units = {"small": small_units, "speed": speed_units, "review": review_units, "wide": wide_units}[args.grid]()
     units = select_references(units, args.only)
     if args.p:
         units = [u for u in units if u["p"] in {int(x) for x in args.p.split(",")}]
