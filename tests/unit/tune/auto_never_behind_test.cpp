@@ -70,12 +70,12 @@ TEST_CASE("tune: auto is never slower than a family of its shape, under any runt
     req.time_budget_s = pick(2) == 0 ? 0.05 : 0;  // a small budget and the default
     const Mix mix = mixes[pick(std::size(mixes))];
     const double latency = pick(2) == 0 ? 0.0 : 0.3;
-    INFO(fmt::format("request {}: {} ranks, {} microbatches, runtime {}, optimizer {}, cap {}, {}, mix F={} I={} "
-                     "W={}{}, latency {}{}{}",
-                     n, req.ranks, req.microbatches, runtime_name(req.runtime), optimizer_name(req.optimizer),
-                     req.memory_cap, req.liveness ? "slots" : "bytes", mix.f, mix.i, mix.w,
-                     mix.uneven ? " uneven" : "", latency, req.keywords.values.defer_pp_recv ? ", defer_pp_recv" : "",
-                     req.blocking_comms ? ", blocking" : ""));
+    INFO(fmt::format(
+        "request {}: {} ranks, {} microbatches, runtime {}, optimizer {}, cap {}, {}, mix F={} I={} "
+        "W={}{}, latency {}{}{}",
+        n, req.ranks, req.microbatches, runtime_name(req.runtime), optimizer_name(req.optimizer), req.memory_cap,
+        req.liveness ? "slots" : "bytes", mix.f, mix.i, mix.w, mix.uneven ? " uneven" : "", latency,
+        req.keywords.values.defer_pp_recv ? ", defer_pp_recv" : "", req.blocking_comms ? ", blocking" : ""));
     const auto result = tune_schedules(req, tune_trials(req), [&](const auto& placement, std::uint32_t) {
       return std::optional<SimInputs>(inputs_of(placement, req.ranks, mix, latency));
     });
@@ -87,8 +87,8 @@ TEST_CASE("tune: auto is never slower than a family of its shape, under any runt
         if (is_auto_schedule(f.family) || f.stages_per_rank != a.stages_per_rank || f.microbatches != a.microbatches)
           continue;
         if (find_family(f.family)->placement != auto_placement(a.stages_per_rank) || !f.fits) continue;
-        INFO(fmt::format("auto v={} ({}) against {}: {} vs {}", a.stages_per_rank, a.note, f.family,
-                         a.iteration_time, f.iteration_time));
+        INFO(fmt::format("auto v={} ({}) against {}: {} vs {}", a.stages_per_rank, a.note, f.family, a.iteration_time,
+                         f.iteration_time));
         ++compared;
         REQUIRE(a.fits);
         CHECK(a.iteration_time <= f.iteration_time);
