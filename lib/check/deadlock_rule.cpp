@@ -19,17 +19,26 @@ CostModel cost_model(const CheckContext& ctx) {
   return ctx.stage_spec ? with_recompute(costs, *ctx.stage_spec) : costs;
 }
 
+namespace {
+// The comm options the deadlock rule simulates under: the send mode (with the sizes an eager
+// threshold compares; no topology, so transfers are free) and the communicator queues.
+TimedOptions comm_options(const CheckContext& ctx) {
+  TimedOptions opt;
+  if (ctx.stage_spec) opt.comm.stages = *ctx.stage_spec;
+  opt.send = ctx.send_mode;
+  opt.p2p_queues = ctx.p2p_queues;
+  return opt;
+}
+}  // namespace
+
 const Simulation& simulation_of(const CheckContext& ctx) {
   if (!ctx.simulation) {
     auto sim = std::make_shared<Simulation>();
     // One run gives the verdict and, when it finishes, what the thresholds compare: the
     // aggregates run (no Timeline) is cheaper than even the verdict-only find_stuck, and a
     // schedule that cannot finish is run again by it with a Timeline to name the stuck actions.
-    TimedOptions opt;
+    TimedOptions opt = comm_options(ctx);
     opt.costs = cost_model(ctx);
-    if (ctx.stage_spec) opt.comm.stages = *ctx.stage_spec;  // the sizes an eager threshold compares (no topology: free)
-    opt.send = ctx.send_mode;
-    opt.p2p_queues = ctx.p2p_queues;
     try {
       sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
       sim->finished = true;
@@ -66,9 +75,7 @@ bool raises(const Action& a, const TimedDeadlock::Stuck& w) {
 // runs through a queue that unrelated transfers share. Only asked of a cycle through a comm queue
 // (a cheap run without times, on a schedule already known to stick).
 bool finishes_with(const CheckContext& ctx, P2pQueues queues) {
-  TimedOptions opt;
-  if (ctx.stage_spec) opt.comm.stages = *ctx.stage_spec;
-  opt.send = ctx.send_mode;
+  TimedOptions opt = comm_options(ctx);
   opt.p2p_queues = queues;
   return find_stuck(*ctx.schedule, ctx.stage_to_rank, opt).empty();
 }
