@@ -13,8 +13,6 @@
 
 #include "auto/auto_schedule.hpp"
 #include "ir/user_error.hpp"
-#include "passes/passes.hpp"
-#include "sim/aggregate.hpp"
 #include "sim/runtime_cost.hpp"
 #include "synth/size_estimate.hpp"
 #include "synth/synth.hpp"
