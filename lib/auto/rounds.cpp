@@ -45,6 +45,7 @@ void explore(Search& s, const Allowance&);
 void rounds_order(Search& s, const Allowance&);
 void unit_time_orders(Search& s, const Allowance& a);
 void building_blocks(Search& s, const Allowance& a);
+void best_cooldown(Search& s, const Allowance&);
 void local_search(Search& s, const Allowance& a);
 
 constexpr Round kRounds[] = {
@@ -70,7 +71,8 @@ constexpr Round kRounds[] = {
     // with every other window up to kWidest. At tight caps a greedy's result jumps with such
     // choices, in no order one could rank them by, so only trying them all finds the winner. It is
     // the costliest round, so it runs only where all of it costs at most a thirtieth of the budget
-    // left: small and medium V searches get it, larger ones stay as fast as without it, and a
+    // left (a third for a large search, rounds.hpp): small and medium V searches get it, larger ones stay as fast as
+    // without it, and a
     // larger --time-budget turns it on for them too. After the first rounds, whose best sets the
     // mark most of its runs give up under.
     {.name = "exploration",
@@ -107,6 +109,9 @@ constexpr Round kRounds[] = {
      .work = block_work,
      .share = 0.02,
      .run = building_blocks},
+    // The best so far replayed with the cool-down of the Zero Bubble authors' searches: input
+    // gradients first (either chunk's first), a W only in a wait it ends within. Two runs.
+    {.name = "best's cool-down", .applies = fitting_best, .budgeted = true, .run = best_cooldown},
     // Last, as it starts from the best: local search on it (local_search.hpp), then from each
     // start kept that a later round improved on. All of them together take at most a twentieth of
     // the whole budget: a local search ends when a pass changes nothing, and from its hill's foot
@@ -195,6 +200,17 @@ void squeeze_next(Search& s) {
     if (lookahead == kNear) pol.shadow_lookahead = kFar;
     far_repeats_near = s.run_greedy(std::move(c), pol, index);
   }
+  // The pattern replayed as it is up to each rank's last forward, then a cool-down in which a W
+  // runs only in a wait it ends within (GreedyPolicy::wait_for_input_grad): the input gradients
+  // go back to stage 0 unhindered, as in the Zero Bubble authors' V search. With a transfer time
+  // between ranks every W the pattern puts between two input gradients delays the chain by that
+  // time, and the squeezes above, which take a W whenever no I is ready, lose the same way.
+  if (s.stop()) return;
+  AutoCandidate c;
+  c.origin = fmt::format("{} replayed, W's in the cool-down only where they fit a wait", family);
+  s.run_greedy(std::move(c),
+               GreedyPolicy{.target_cap = s.cap(), .lookahead = 0, .free_cooldown = true, .wait_for_input_grad = true},
+               index);
 }
 
 void first_family(Search& s, const Allowance&) { s.measure_next_family(); }
@@ -293,6 +309,26 @@ void building_blocks(Search& s, const Allowance& a) {
     AutoCandidate c;
     c.origin = fmt::format("building block {}", k + 1);
     s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = 0});
+  }
+}
+
+// The best so far as it is up to each rank's last forward, then the cool-down of squeeze_next's
+// replay, and again with the first chunk's input gradient first when both are ready (V): wherever
+// the best came from, its cool-down may still hold up the input-gradient chain.
+void best_cooldown(Search& s, const Allowance&) {
+  const Schedule order = s.best_schedule();  // a copy: a better run replaces the best
+  const std::string from = s.best_origin();
+  for (bool first_chunk : {false, true}) {
+    if (s.stop() || (first_chunk && !two_chunks(s))) return;
+    AutoCandidate c;
+    c.origin = fmt::format("{}, replayed with W's in the cool-down only where they fit a wait{}", from,
+                           first_chunk ? ", first chunk's I first" : "");
+    s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(),
+                                            .guide = &order,
+                                            .lookahead = 0,
+                                            .free_cooldown = true,
+                                            .wait_for_input_grad = true,
+                                            .first_chunk_input_grad_first = first_chunk});
   }
 }
 

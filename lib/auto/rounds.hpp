@@ -24,9 +24,9 @@ struct Allowance {
 
 /// A row of the table: a round of the search. The loop skips a round when `applies` says no, when
 /// it is `budgeted` and the budget is spent, or when its gate (`pays` times its `work`) is more
-/// than the budget has left; else it keeps a start for the local search if `keeps_start` and runs
-/// it. Every round stops before its next candidate once one is perfect, and a budgeted one once
-/// the budget is spent (Search::stop()).
+/// than the budget has left (kLargeSearchGate times that for a large search); else it keeps a start for the local
+/// search if `keeps_start` and runs it. Every round stops before its next candidate once one is perfect, and a budgeted
+/// one once the budget is spent (Search::stop()).
 struct Round {
   std::string_view name;
   /// When it applies (the shape, the cap, what earlier rounds left); nullptr: always.
@@ -51,6 +51,16 @@ struct Round {
   /// Yields its candidates (through Search::run_greedy and the other calls of search.hpp).
   void (*run)(Search&, const Allowance&) = nullptr;
 };
+
+/// Above this many microbatch-ranks (p x m) a search is large: its gates and its rounds' own shares
+/// (not the local search's share of the whole) count the budget left as kLargeSearchGate times
+/// larger. A search up to it stays within 50 ms (docs/bench.md, "The wide grid"), where opening
+/// the gates would double its time; a larger one takes a few percent of its budget under the
+/// strict gates, and at p = 24 and 32 the rounds they shut (the exploration's windows, the
+/// unit-time orders' rare windows, more building blocks) were what the Zero Bubble authors'
+/// searches beat it by.
+inline constexpr double kSmallSearch = 1024;
+inline constexpr double kLargeSearchGate = 10;
 
 /// The search's rounds, in the order it runs them.
 std::span<const Round> search_rounds();

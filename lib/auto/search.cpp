@@ -91,19 +91,22 @@ Search::Search(const AutoParams& p)
 // candidates. The order of the checks matters only for the start a round keeps: after the gates,
 // so that a round that does not run keeps none.
 AutoResult Search::run() {
+  const bool large = double(p_.ranks) * p_.microbatches > kSmallSearch;
+  const double gate_scale = large ? kLargeSearchGate : 1.0;
   for (const Round& round : search_rounds()) {
     if (perfect()) break;  // later candidates could only tie
     if (round.applies && !round.applies(*this)) continue;
     if (round.budgeted && budget_.spent()) continue;
+    const double gate_left = gate_scale * budget_.left();
     Allowance allowance;
     if (round.pays > 0) {
       const double work = round.work(*this);
-      if (work <= 0 || !budget_.can_pay(round.pays * work)) continue;
-      allowance.every_candidate = round.pays_for_all <= 0 || budget_.can_pay(round.pays_for_all * work);
+      if (work <= 0 || gate_left < round.pays * work) continue;
+      allowance.every_candidate = round.pays_for_all <= 0 || gate_left >= round.pays_for_all * work;
     }
     if (round.share > 0)
       allowance.most_work = round.share_of_whole ? round.share * p_.time_budget_s * WorkBudget::kActionsPerSecond
-                                                 : round.share * budget_.left();
+                                                 : round.share * gate_left;
     if (round.keeps_start) keep_start();
     round.run(*this, allowance);
   }

@@ -88,8 +88,9 @@ class Search {
   /// The starts kept that the best so far improves on, asked before the local search changes it
   /// (else a start would be searched twice).
   std::vector<Start*> starts_beaten();
-  /// The best schedule so far, wherever it is kept.
+  /// The best schedule so far, wherever it is kept, and where it came from (AutoCandidate::origin).
   Schedule& best_schedule();
+  const std::string& best_origin() const { return result_.best.origin; }
   /// Local search on the best schedule, in place, taking at most `most_work` of the budget.
   /// Returns the work it took.
   double improve_best(double most_work);

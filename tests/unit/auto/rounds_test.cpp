@@ -26,9 +26,9 @@ TEST_CASE("the rounds table lists the search's order, and a gate always counts a
     CHECK((!round.share_of_whole || round.share > 0));
   }
   const std::vector<std::string_view> order{
-      "first family",     "first family squeezed", "first variant", "other families",
-      "other variants",   "patterns squeezed",     "exploration",   "V rounds",
-      "unit-time orders", "building blocks",       "local search"};
+      "first family",     "first family squeezed", "first variant",    "other families",
+      "other variants",   "patterns squeezed",     "exploration",      "V rounds",
+      "unit-time orders", "building blocks",       "best's cool-down", "local search"};
   CHECK(names == order);
 }
 
@@ -80,20 +80,27 @@ TEST_CASE("at tight caps the exploration round finds what the first round misses
   }
 }
 
-// The round is counted in full against a thirtieth of the budget left (its row's gate): at p=32,
-// m=256 (49,152 actions) it would cost far more than that, so a large search stays as fast as
-// before it.
+// The round is counted in full against a thirtieth of the budget left (its row's gate), and above
+// p x m = 1024 (kSmallSearch) against a third: at p = m = 32 (6,144 actions a run) it costs a
+// little more than a thirtieth and is skipped, so a small search stays fast; at p = 24, m = 48 it
+// runs, as does the search at p = m = 32 given ten times the budget.
 TEST_CASE("the exploration round is skipped when it would cost more than a thirtieth of the budget") {
   auto explored = [](const AutoResult& r) {
-    return std::any_of(r.tried.begin(), r.tried.end(),
-                       [](const AutoCandidate& c) { return c.origin.find("look 4 ahead") != std::string::npos; });
+    return std::any_of(r.tried.begin(), r.tried.end(), [](const AutoCandidate& c) {
+      // a pattern squeezed 4 ahead with the real costs (not in unit time)
+      return c.origin.find("squeezed (aim") != std::string::npos && c.origin.find("look 4 ahead") != std::string::npos;
+    });
   };
   AutoParams small = unit_params(8, 16, 2, 4);
   CHECK(explored(auto_schedule(small)));
-  AutoParams large = unit_params(32, 256, 2, 12);
-  CHECK_FALSE(explored(auto_schedule(large)));
-  large.time_budget_s = 100;  // a larger budget pays for it
+  AutoParams edge = unit_params(32, 32, 2, 12);
+  CHECK_FALSE(explored(auto_schedule(edge)));
+  edge.time_budget_s = 10;  // a larger budget pays for it
+  CHECK(explored(auto_schedule(edge)));
+  AutoParams large = unit_params(24, 48, 2, 9);
   CHECK(explored(auto_schedule(large)));
+  large.time_budget_s = 0.05;  // a third of this does not
+  CHECK_FALSE(explored(auto_schedule(large)));
 }
 
 TEST_CASE("two chunks at m = p + 1: the rounds' order makes auto no slower than the authors' V search") {
