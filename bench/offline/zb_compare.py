@@ -581,21 +581,28 @@ def run_mix(unit, mix_costs):
                 value = None
             else:
                 value = mine["makespan"] if objective == "makespan" else mine["span"]
-                row.update(our_value=f"{value:.6g}", our_makespan=f"{mine['makespan']:.6g}",
-                           our_span=f"{mine['span']:.6g}", our_peak=f"{mine['peak'] / 4:g}",
-                           our_origin=mine["origin"])
+                row.update(our_fields(mine, value))
             if theirs is None:
                 verdict = "theirs failed"
             elif value is None:
                 verdict = "ours failed"
             else:
-                tol = TOLERANCE * max(1.0, abs(theirs))
-                verdict = "better" if value < theirs - tol else ("worse" if value > theirs + tol else "same")
+                verdict = verdict_of(value, theirs, TOLERANCE * max(1.0, abs(theirs)))
                 row["rel_diff"] = f"{(value - theirs) / theirs:+.6f}"
             row["verdict"] = verdict
             row["note"] = "; ".join(notes)
             rows.append(row)
     return rows
+
+
+def our_fields(mine, value):
+    """The CSV fields of one search of ours that finished (Ppsched.auto's result) and its value."""
+    return {"our_value": f"{value:.6g}", "our_makespan": f"{mine['makespan']:.6g}", "our_span": f"{mine['span']:.6g}",
+            "our_peak": f"{mine['peak'] / 4:g}", "our_origin": mine["origin"]}
+
+
+def verdict_of(value, theirs, tol):
+    return "better" if value < theirs - tol else ("worse" if value > theirs + tol else "same")
 
 
 def against_worker(binary, workdir, objective, time_budget):
@@ -639,9 +646,8 @@ def recheck(rows, binary, objective, time_budget, jobs):
             value = mine["makespan"] if objective == "makespan" else mine["span"]
             # Their value is recorded to 6 significant digits: half a unit of the last is no difference.
             tol = max(TOLERANCE * max(1.0, abs(theirs)), 5e-6 * abs(theirs))
-            r.update(our_value=f"{value:.6g}", our_makespan=f"{mine['makespan']:.6g}", our_span=f"{mine['span']:.6g}",
-                     our_peak=f"{mine['peak'] / 4:g}", our_origin=mine["origin"], rel_diff=f"{(value - theirs) / theirs:+.6f}",
-                     verdict="better" if value < theirs - tol else ("worse" if value > theirs + tol else "same"))
+            r.update(our_fields(mine, value), rel_diff=f"{(value - theirs) / theirs:+.6f}",
+                     verdict=verdict_of(value, theirs, tol))
         out.append(r)
     seconds = sorted(float(r["our_s"]) for r in out)
     print(f"{len(keys)} searches of ours again, against {len(out)} recorded values; search time median "

@@ -71,10 +71,9 @@ constexpr Round kRounds[] = {
     // with every other window up to kWidest. At tight caps a greedy's result jumps with such
     // choices, in no order one could rank them by, so only trying them all finds the winner. It is
     // the costliest round, so it runs only where all of it costs at most a thirtieth of the budget
-    // left (a third for a large search, rounds.hpp): small and medium V searches get it, larger ones stay as fast as
-    // without it, and a
-    // larger --time-budget turns it on for them too. After the first rounds, whose best sets the
-    // mark most of its runs give up under.
+    // left, a third in a large search (kSmallSearch): small V searches stay fast, and a larger
+    // --time-budget turns it on for more of them. After the first rounds, whose best sets the mark
+    // most of its runs give up under.
     {.name = "exploration",
      .applies = two_chunks,
      .budgeted = true,

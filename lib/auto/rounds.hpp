@@ -24,9 +24,9 @@ struct Allowance {
 
 /// A row of the table: a round of the search. The loop skips a round when `applies` says no, when
 /// it is `budgeted` and the budget is spent, or when its gate (`pays` times its `work`) is more
-/// than the budget has left (kLargeSearchGate times that for a large search); else it keeps a start for the local
-/// search if `keeps_start` and runs it. Every round stops before its next candidate once one is perfect, and a budgeted
-/// one once the budget is spent (Search::stop()).
+/// than the budget has left (kLargeSearchGate times that in a large search); else it keeps a start
+/// for the local search if `keeps_start` and runs it. Every round stops before its next candidate
+/// once one is perfect, and a budgeted one once the budget is spent (Search::stop()).
 struct Round {
   std::string_view name;
   /// When it applies (the shape, the cap, what earlier rounds left); nullptr: always.
