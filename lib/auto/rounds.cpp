@@ -18,6 +18,7 @@
 #include "auto/v_blocks.hpp"
 #include "auto/v_rounds.hpp"
 #include "auto/variants.hpp"
+#include "synth/v_slot_reorder.hpp"
 
 namespace ppsched::auto_detail {
 
@@ -43,6 +44,7 @@ void other_variants(Search& s, const Allowance&);
 void other_squeezes(Search& s, const Allowance&);
 void explore(Search& s, const Allowance&);
 void rounds_order(Search& s, const Allowance&);
+void slot_reorders(Search& s, const Allowance&);
 void unit_time_orders(Search& s, const Allowance& a);
 void building_blocks(Search& s, const Allowance& a);
 void best_cooldown(Search& s, const Allowance&);
@@ -86,6 +88,11 @@ constexpr Round kRounds[] = {
     // W's, replayed exactly and squeezed. Near m = p it keeps the input-gradient chain moving where
     // the greedy lets it lag.
     {.name = "V rounds", .applies = v_up_to_4p, .budgeted = true, .keeps_start = true, .run = rounds_order},
+    // V: V-Half and V-Min reordered slot by slot as the Zero Bubble authors' zbv_greedy.py does
+    // (synth/v_slot_reorder.hpp), each replayed exactly and squeezed: their order holds its
+    // warm-up's second-chunk forwards back longer than a squeeze with the real costs does, which
+    // wins where T_F > T_I at their own memory.
+    {.name = "slot reorders", .applies = two_chunks, .budgeted = true, .run = slot_reorders},
     // V below cap p, where the greedy and the squeezed patterns lose to the authors' reordered
     // ones: each pattern squeezed in unit time, its order replayed with the real costs. Like the
     // exploration round only where it is cheap (a tenth of the budget left), and the windows that
@@ -258,6 +265,23 @@ void rounds_order(Search& s, const Allowance&) {
                                          : "gaps, before I and F",
                              lookahead);
       // The order rides in the policy: an unguided run of run_greedy follows it all the same.
+      s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = lookahead});
+    }
+  }
+}
+
+void slot_reorders(Search& s, const Allowance&) {
+  const AutoParams& p = s.params();
+  for (bool half : {false, true}) {
+    if (s.stop()) return;
+    auto programs = vslot::slot_reordered(p.ranks, p.microbatches, half);
+    s.budget().spend(2.0 * actions(s));  // two passes over the slots, each about a replay's work
+    if (!programs) continue;
+    const Schedule order = schedule_of(p, std::move(*programs));
+    for (std::uint32_t lookahead : {0u, kNear}) {
+      if (s.stop()) return;
+      AutoCandidate c;
+      c.origin = fmt::format("{} reordered slot by slot (look {} ahead)", half ? "VHalf" : "VMin", lookahead);
       s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = lookahead});
     }
   }

@@ -2,11 +2,11 @@
 // Memory" (Qi et al., 2024, arXiv 2405.15362), as the authors' repository states them. Every rank
 // repeats one block per microbatch with a period of 6 slots: its first-chunk forward, its
 // second-chunk forward, the second chunk's input gradient and the first chunk's, at fixed offsets
-// (the offsets below); the two free slots of each period take deferred weight gradients, the
-// second chunk's first. This is the pattern alone: the authors then reorder ("squeeze") it with a
-// greedy pass; VHalfReordered and VMinReordered run the pattern through the paper's framework
-// (v_block.hpp: repeated, squeezed, warm-up and cool-down laid out anew, holes filled, in unit
-// slots), and the automatic schedule squeezes it with the real costs.
+// (the offsets below; vslot::pattern_offsets computes them); the two free slots of each period take deferred weight
+// gradients, the second chunk's first. This is the pattern alone: the authors then reorder ("squeeze") it with a greedy
+// pass (v_slot_reorder.hpp, which the automatic search replays); VHalfReordered and VMinReordered run the pattern
+// through the paper's framework (v_block.hpp: repeated, squeezed, warm-up and cool-down laid out anew, holes filled, in
+// unit slots), and the automatic schedule also squeezes it with the real costs.
 //
 //   V-Min  (about p/3 + 1 microbatches of activation): offsets i, 2p-1-i, 2p+g+i, 4p+g-1-i, g = 2
 //          when 3 divides p, else 0;
@@ -19,22 +19,11 @@
 
 #include "synth/families.hpp"
 #include "synth/v_block.hpp"
+#include "synth/v_slot_reorder.hpp"
 
 namespace ppsched::synth {
 
 namespace {
-
-// Rank i's four offsets (its first-chunk forward, second-chunk forward, second-chunk input
-// gradient, first-chunk input gradient), as in the file comment.
-std::array<std::int64_t, 4> pattern_offsets(std::uint32_t R, std::uint32_t i, bool half) {
-  if (half) {
-    const std::int64_t g = R % 2 == 0 ? 3 : 0;
-    return {2 * std::int64_t{i}, 3 * std::int64_t{R} - 2 - i, 3 * std::int64_t{R} + g - 1 + 2 * std::int64_t{i},
-            6 * std::int64_t{R} + g - 2 - i};
-  }
-  const std::int64_t g = R % 3 == 0 ? 2 : 0;
-  return {std::int64_t{i}, 2 * std::int64_t{R} - 1 - i, 2 * std::int64_t{R} + g + i, 4 * std::int64_t{R} + g - 1 - i};
-}
 
 // The pattern's first `slots` slots on every rank (all of it when `slots` covers it; `complete`
 // says whether it did). Slots are generated in order, so a cut program is a prefix of the whole.
@@ -44,7 +33,7 @@ Schedule v_pattern(const SynthParams& p, bool half, std::uint64_t slots, bool& c
   Schedule s = make_schedule(p, 2, PlacementStyle::V);
   for (std::uint32_t i = 0; i < R; ++i) {
     const std::uint32_t first = i, second = 2 * R - 1 - i;
-    const std::array<std::int64_t, 4> offset = pattern_offsets(R, i, half);
+    const std::array<std::int64_t, 4> offset = vslot::pattern_offsets(R, i, half);
     // The four kinds of action in slot order: (slot, which) for every microbatch, merged.
     const Action kinds[4] = {F(first, 0), F(second, 0), I(second, 0), I(first, 0)};
     std::array<std::uint32_t, 4> next{};  // next microbatch of each kind
@@ -86,7 +75,7 @@ Schedule v_reordered(const SynthParams& p, bool half) {
   if (R < 2) throw SynthError(std::string(name) + " needs at least 2 ranks, but got " + std::to_string(R));
   std::vector<vblock::Row> rows;
   for (std::uint32_t i = 0; i < R; ++i) {
-    const auto offset = pattern_offsets(R, i, half);
+    const auto offset = vslot::pattern_offsets(R, i, half);
     vblock::Row row{};
     for (int k = 0; k < 4; ++k)
       row[static_cast<std::size_t>(k)] = static_cast<int>(offset[static_cast<std::size_t>(k)] % vblock::kPeriod);
