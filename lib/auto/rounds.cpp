@@ -14,6 +14,7 @@
 #include <iterator>
 #include <vector>
 
+#include "auto/one_chunk_rounds.hpp"
 #include "auto/search.hpp"
 #include "auto/v_blocks.hpp"
 #include "auto/v_rounds.hpp"
@@ -25,6 +26,7 @@ namespace ppsched::auto_detail {
 namespace {
 
 // When a round applies (Round::applies).
+bool one_chunk(const Search& s);
 bool two_chunks(const Search& s);
 bool v_with_families(const Search& s);
 bool first_family_fits(const Search& s);
@@ -41,6 +43,7 @@ void first_squeeze(Search& s, const Allowance&);
 void first_variant(Search& s, const Allowance&);
 void other_families(Search& s, const Allowance&);
 void other_variants(Search& s, const Allowance&);
+void one_chunk_orders(Search& s, const Allowance&);
 void other_squeezes(Search& s, const Allowance&);
 void explore(Search& s, const Allowance&);
 void rounds_order(Search& s, const Allowance&);
@@ -67,6 +70,11 @@ constexpr Round kRounds[] = {
     {.name = "other families", .run = other_families},
     // The other unguided variants, most promising first (greedy_variants), while the budget lasts.
     {.name = "other variants", .budgeted = true, .run = other_variants},
+    // One chunk: the order of the Zero Bubble authors' one-chunk search (one_chunk_rounds.hpp) under
+    // each of the eight combinations of its rules they try, replayed exactly. The greedy variants
+    // above beat it almost everywhere; where the transfer time is a few percent of a forward and
+    // the cap is 2p, its W's, placed only in waits they fit, win by hundredths of a percent.
+    {.name = "one-chunk rounds", .applies = one_chunk, .budgeted = true, .run = one_chunk_orders},
     // The V patterns not squeezed yet (ZBV too when it did not fit), while the budget lasts.
     {.name = "patterns squeezed", .budgeted = true, .run = other_squeezes},
     // V: the greedy's other switch combinations (exploration_variants) and each pattern squeezed
@@ -127,6 +135,7 @@ constexpr Round kRounds[] = {
 
 // ---- When a round applies ----
 
+bool one_chunk(const Search& s) { return s.params().stages_per_rank == 1; }
 bool two_chunks(const Search& s) { return s.params().stages_per_rank == 2; }
 bool v_with_families(const Search& s) { return two_chunks(s) && s.families_left() > 0; }
 // Right after the first family, for V: it is guides 0, and the last candidate measured.
@@ -230,6 +239,26 @@ void other_variants(Search& s, const Allowance&) {
 }
 void other_squeezes(Search& s, const Allowance&) {
   while (s.squeezed() < s.guide_count() && !s.stop()) squeeze_next(s);
+}
+
+void one_chunk_orders(Search& s, const Allowance&) {
+  for (int rule = 0; rule < 8; ++rule) {
+    if (s.stop()) return;
+    const OneChunkRules rules{.idle_before_first_input_grad = (rule & 1) != 0,
+                              .hold_forwards_for_input_grads = (rule & 2) != 0,
+                              .fill_short_waits = (rule & 4) != 0};
+    auto programs = one_chunk_rounds(s.shape(), s.params().memory_cap, rules);
+    s.budget().spend(actions(s));
+    if (!programs) continue;
+    const Schedule order = schedule_of(s.params(), std::move(*programs));
+    AutoCandidate c;
+    c.origin = fmt::format(
+        "one-chunk rounds ({}{}{})",
+        rules.idle_before_first_input_grad ? "warm-up ends before the first I" : "warm-up starts before the first I",
+        rules.hold_forwards_for_input_grads ? ", forwards held for I's" : "",
+        rules.fill_short_waits ? ", W's in short waits" : "");
+    s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = 0});
+  }
 }
 
 void explore(Search& s, const Allowance&) {
