@@ -56,21 +56,28 @@ void check_shape(const NetworkModel& m, LayerType type) {
          "a moe_block needs moe.experts > 0, 1 <= moe.top_k <= moe.experts and moe.expert_ffn_hidden > 0");
 }
 
+// Parameters of one norm: a scale, and for LayerNorm a shift.
+double norm_params(const NetworkModel& m) {
+  return m.norm == NormKind::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
+}
+
 Profile profile(const NetworkModel& m, LayerType type, double tokens) {
-  const double h = double(m.hidden), d = m.dtype_bytes, v = double(m.vocab), s = double(m.sequence_length);
+  const double h = double(m.hidden), d = m.dtype_bytes, v = double(m.padded_vocab()), s = double(m.sequence_length);
+  const double norm = norm_params(m);
   Profile p;
   switch (type) {
     case LayerType::Embedding:
-      // A lookup: no FLOPs; the token ids (int64) are what its backward (a scatter-add) needs.
-      p.params = v * h;
+      // A lookup (and learned positions added): no FLOPs; the token ids (int64) are what its
+      // backward (a scatter-add) needs.
+      p.params = v * h + (m.position == PositionKind::Learned ? s * h : 0.0);
       p.saved_bytes = p.all_saved_bytes = p.linear_input_bytes = 8;
       p.output_bytes = h * d;
       return p;
     case LayerType::Head:
-      // Final RMSNorm, output projection, cross-entropy over fp32 logits (not chunked).
-      p.params = h + (m.tied_embeddings ? 0 : v * h);
+      // Final norm, output projection, cross-entropy over fp32 logits (not chunked).
+      p.params = norm + (m.tied_embeddings ? 0 : v * h);
       p.flop_params = h * v;
-      p.weight_params = h + h * v;
+      p.weight_params = norm + h * v;
       p.saved_bytes = p.all_saved_bytes = 2 * h * d + 4 * v;
       p.linear_input_bytes = h * d;
       p.weight_groups = 2;  // final norm, output projection
@@ -81,6 +88,7 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
   }
   const double heads = double(m.heads), kv = double(kv_heads_of(m)) * (h / heads);
   const double attention_linear = h * (h + 2 * kv) + h * h;  // QKV, output projection
+  const double attention_bias = m.bias ? (h + 2 * kv) + h : 0.0;
   // Attention saves: norm input, QKV input, Q K V, the attention output (= out-projection input),
   // and flash attention's fp32 log-sum-exp per head.
   const double attention_saved = d * (4 * h + 2 * kv) + 4 * heads;
@@ -89,22 +97,27 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
   p.output_bytes = h * d;
   if (type == LayerType::Block) {
     const double f = double(m.ffn_hidden);
-    p.flop_params = attention_linear + 3 * h * f;  // SwiGLU: gate, up, down
-    p.params = p.flop_params + 2 * h;              // two RMSNorms
+    const bool gelu = m.mlp == MlpKind::Gelu;
+    // SwiGLU: gate, up, down; GELU: in, out.
+    const double mlp_linear = (gelu ? 2 : 3) * h * f;
+    const double mlp_bias = m.bias ? (gelu ? f : 2 * f) + h : 0.0;
+    p.flop_params = attention_linear + mlp_linear;
+    p.params = p.flop_params + attention_bias + mlp_bias + 2 * norm;  // two norms
     p.weight_params = p.params;
-    // FFN saves: norm input, gate/up input, gate out, up out, silu(gate), down input.
-    p.all_saved_bytes = attention_saved + d * (2 * h + 4 * f);
+    // FFN saves: norm input, the first linear's input, then for SwiGLU gate out, up out,
+    // silu(gate) and the down input; for GELU the GELU input and the second linear's input.
+    p.all_saved_bytes = attention_saved + d * (2 * h + (gelu ? 2 : 4) * f);
     p.saved_bytes = p.all_saved_bytes;
-    if (m.recompute == Recompute::Mode::Selective) p.saved_bytes -= attention_core_saved + d * 2 * f;
-    p.linear_input_bytes = d * (3 * h + f);  // QKV input, out-projection input, gate/up input, down input
-    p.weight_groups = 4 + 3 + 2;             // wq wk wv wo, w1 w2 w3, two norms
+    if (m.recompute == Recompute::Mode::Selective) p.saved_bytes -= attention_core_saved + d * (gelu ? 1 : 2) * f;
+    p.linear_input_bytes = d * (3 * h + f);    // QKV input, out-projection input, MLP input, its last linear's input
+    p.weight_groups = 4 + (gelu ? 2 : 3) + 2;  // wq wk wv wo, the MLP's linears, two norms
   } else {
     const double e = m.moe.experts, k = m.moe.top_k, sh = m.moe.shared_experts, ef = double(m.moe.expert_ffn_hidden);
     const double router = h * e, expert = 3 * h * ef;
     p.flop_params = attention_linear + router + (k + sh) * expert;
-    p.params = attention_linear + router + (e + sh) * expert + 2 * h;
+    p.params = attention_linear + attention_bias + router + (e + sh) * expert + 2 * norm;
     // Weights read: the experts that `tokens` tokens can reach at most.
-    p.weight_params = attention_linear + router + 2 * h + (std::min(e, k * tokens) + sh) * expert;
+    p.weight_params = attention_linear + attention_bias + router + 2 * norm + (std::min(e, k * tokens) + sh) * expert;
     // FFN saves: norm input, router input, fp32 router logits, the top_k permuted copies of each
     // token in and out of the experts, and per active expert gate, up, silu(gate), down input.
     p.all_saved_bytes = attention_saved + d * (2 * h + 2 * k * h + 4 * (k + sh) * ef) + 4 * e;
@@ -142,6 +155,11 @@ std::string_view layer_type_name(LayerType t) {
       return "head";
   }
   return "?";
+}
+
+std::uint64_t NetworkModel::padded_vocab() const {
+  const std::uint64_t k = vocab_multiple ? vocab_multiple : 1;
+  return (vocab + k - 1) / k * k;
 }
 
 std::uint32_t NetworkModel::block_count() const {

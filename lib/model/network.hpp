@@ -53,6 +53,15 @@ struct MoeShape {
   std::uint32_t shared_experts = 0;
 };
 
+/// The MLP of a dense block: SwiGLU (gate, up, down: Llama, Mixtral's experts) or GELU (in,
+/// out: GPT, Megatron's GPT models). MoE experts are SwiGLU either way.
+enum class MlpKind : std::uint8_t { SwiGlu, Gelu };
+/// RMSNorm (a scale) or LayerNorm (a scale and a shift).
+enum class NormKind : std::uint8_t { RmsNorm, LayerNorm };
+/// Rotary embeddings (in the attention, no parameters) or learned absolute positions (a table of
+/// sequence_length x hidden added on the embedding).
+enum class PositionKind : std::uint8_t { Rope, Learned };
+
 /// A decoder-only transformer: shape, training precision and memory policy, and its layers in
 /// order (embedding, blocks, head). kv_heads 0 means kv_heads = heads.
 struct NetworkModel {
@@ -60,6 +69,14 @@ struct NetworkModel {
   double dtype_bytes = 2;  // bf16
   std::uint64_t sequence_length = 0, vocab = 0, hidden = 0, ffn_hidden = 0, heads = 0, kv_heads = 0;
   MoeShape moe;  // for MoeBlock layers
+  MlpKind mlp = MlpKind::SwiGlu;
+  NormKind norm = NormKind::RmsNorm;
+  bool bias = false;  ///< the linear layers of attention and MLP have biases (GPT), or none (Llama)
+  PositionKind position = PositionKind::Rope;
+  /// The embedding and the head hold the vocabulary padded up to a multiple of this (Megatron
+  /// pads to 128 x the tensor-parallel size, --make-vocab-size-divisible-by; 1: no padding).
+  std::uint64_t vocab_multiple = 1;
+  std::uint64_t padded_vocab() const;
   /// What a block keeps for its backward and runs again (docs/formats.md gives the bytes of each;
   /// model/recompute.hpp says when PyTorch runs it again).
   Recompute::Mode recompute = Recompute::Mode::None;

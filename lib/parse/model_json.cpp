@@ -19,7 +19,7 @@ using nlohmann::json;
 // A model of more layers than this is a typo (or a fuzzer), not a network.
 constexpr std::uint64_t kMaxLayers = 100000;
 
-constexpr std::array<std::string_view, 16> kTopKeys{"schema_version",
+constexpr std::array<std::string_view, 21> kTopKeys{"schema_version",
                                                     "name",
                                                     "dtype",
                                                     "sequence_length",
@@ -32,6 +32,11 @@ constexpr std::array<std::string_view, 16> kTopKeys{"schema_version",
                                                     "tied_embeddings",
                                                     "grad_bytes_per_param",
                                                     "optimizer_bytes_per_param",
+                                                    "mlp",
+                                                    "norm",
+                                                    "bias",
+                                                    "position",
+                                                    "vocab_multiple",
                                                     "moe",
                                                     "layers",
                                                     "measured"};
@@ -43,6 +48,9 @@ constexpr std::array<std::string_view, 4> kTypeNames{"embedding", "block", "moe_
 constexpr std::array<std::string_view, 3> kRecomputeNames{"none", "selective", "full"};
 constexpr std::array<std::string_view, 4> kDtypeNames{"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array<double, 4> kDtypeBytes{2, 2, 4, 1};
+constexpr std::array<std::string_view, 2> kMlpNames{"swiglu", "gelu"};
+constexpr std::array<std::string_view, 2> kNormNames{"rmsnorm", "layernorm"};
+constexpr std::array<std::string_view, 2> kPositionNames{"rope", "learned"};
 
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> known) {
   auto near = closest_match(word, known);
@@ -81,12 +89,13 @@ class ModelReader {
     count(doc, "$", "heads", m.heads, true);
     count(doc, "$", "kv_heads", m.kv_heads, false);
     count(doc, "$", "ffn_hidden", m.ffn_hidden, false);
-    if (doc.contains("tied_embeddings")) {
-      if (doc["tied_embeddings"].is_boolean())
-        m.tied_embeddings = doc["tied_embeddings"].get<bool>();
-      else
-        error("$.tied_embeddings", "\"tied_embeddings\" must be true or false");
-    }
+    count(doc, "$", "vocab_multiple", m.vocab_multiple, false);
+    if (auto i = choice(doc, "$", "mlp", kMlpNames)) m.mlp = std::array{MlpKind::SwiGlu, MlpKind::Gelu}[*i];
+    if (auto i = choice(doc, "$", "norm", kNormNames)) m.norm = std::array{NormKind::RmsNorm, NormKind::LayerNorm}[*i];
+    if (auto i = choice(doc, "$", "position", kPositionNames))
+      m.position = std::array{PositionKind::Rope, PositionKind::Learned}[*i];
+    flag(doc, "tied_embeddings", m.tied_embeddings);
+    flag(doc, "bias", m.bias);
     ok_ &= read_json_number(f_, doc, "$", "grad_bytes_per_param", m.grad_bytes_per_param, false, false);
     ok_ &= read_json_number(f_, doc, "$", "optimizer_bytes_per_param", m.optimizer_bytes_per_param, false, false);
     if (m.heads && m.hidden && m.hidden % m.heads)
@@ -132,6 +141,14 @@ class ModelReader {
 
   void known_keys(const json& obj, const std::string& at, std::span<const std::string_view> keys) {
     ok_ &= f_.known_keys(obj, at, keys);
+  }
+
+  void flag(const json& doc, const char* key, bool& out) {
+    if (!doc.contains(key)) return;
+    if (doc[key].is_boolean())
+      out = doc[key].get<bool>();
+    else
+      error(fmt::format("$.{}", key), fmt::format("\"{}\" must be true or false", key));
   }
 
   // An integer >= 1 (0 stays "not given").

@@ -87,6 +87,60 @@ TEST_CASE("a model file's defaults: bf16, no recompute, Adam in fp32, kv_heads =
   CHECK(m->layers.size() == 3);
 }
 
+TEST_CASE("a model file describes the block: MLP, norm, biases, positions and vocabulary padding") {
+  DiagnosticSink sink;
+  auto m = read_model_text("gpt.json",
+                           R"({"schema_version": 1, "sequence_length": 1024, "vocab": 50257, "vocab_multiple": 128,
+   "hidden": 64, "ffn_hidden": 256, "heads": 4, "mlp": "gelu", "norm": "layernorm", "bias": true,
+   "position": "learned", "layers": [{"type": "embedding"}, {"type": "block"}, {"type": "head"}]})",
+                           sink);
+  REQUIRE(m);
+  CHECK(m->mlp == MlpKind::Gelu);
+  CHECK(m->norm == NormKind::LayerNorm);
+  CHECK(m->bias);
+  CHECK(m->position == PositionKind::Learned);
+  CHECK(m->padded_vocab() == 50304);
+  // Block: QKV 3 x 64^2 + 192, out 64^2 + 64, in 64 x 256 + 256, out 256 x 64 + 64, two
+  // LayerNorms 4 x 64: 12,288 + 4,096 + 16,384 + 16,384 + 832 = 49,984.
+  CHECK(layer_cost(*m, m->layers[1], find_gpu("h100"), 1).params == 49984);
+  // Embedding: the padded vocabulary and 1024 positions; head: its LayerNorm and, untied, 50304 x 64.
+  CHECK(layer_cost(*m, m->layers[0], find_gpu("h100"), 1).params == (50304.0 + 1024) * 64);
+  CHECK(layer_cost(*m, m->layers[2], find_gpu("h100"), 1).params == 128 + 50304.0 * 64);
+  // The defaults are Llama's block.
+  auto plain = read_model_text(
+      "llama.json", R"({"schema_version": 1, "sequence_length": 8, "vocab": 10, "hidden": 8, "ffn_hidden": 16,
+   "heads": 2, "layers": [{"type": "embedding"}, {"type": "block"}, {"type": "head"}]})",
+      sink);
+  REQUIRE(plain);
+  CHECK(plain->mlp == MlpKind::SwiGlu);
+  CHECK(plain->norm == NormKind::RmsNorm);
+  CHECK_FALSE(plain->bias);
+  CHECK(plain->position == PositionKind::Rope);
+  CHECK(plain->padded_vocab() == 10);
+  CHECK_FALSE(sink.has_errors());
+}
+
+TEST_CASE("the block's vocabulary is checked at its key") {
+  CHECK_THAT(
+      errors(
+          R"({"schema_version": 1, "sequence_length": 8, "vocab": 10, "hidden": 8, "ffn_hidden": 16, "heads": 2, "mlp": "relu",
+   "layers": [{"type": "embedding"}, {"type": "block"}, {"type": "head"}]})"),
+      Catch::Contains("$.mlp") && Catch::Contains("swiglu or gelu"));
+  CHECK_THAT(
+      errors(R"({"schema_version": 1, "sequence_length": 8, "vocab": 10, "hidden": 8, "ffn_hidden": 16, "heads": 2,
+   "norm": "layernrom", "layers": [{"type": "embedding"}, {"type": "block"}, {"type": "head"}]})"),
+      Catch::Contains("did you mean 'layernorm'"));
+  CHECK_THAT(
+      errors(
+          R"({"schema_version": 1, "sequence_length": 8, "vocab": 10, "hidden": 8, "ffn_hidden": 16, "heads": 2, "bias": 1,
+   "layers": [{"type": "embedding"}, {"type": "block"}, {"type": "head"}]})"),
+      Catch::Contains("\"bias\" must be true or false"));
+  CHECK_THAT(
+      errors(R"({"schema_version": 1, "sequence_length": 8, "vocab": 10, "hidden": 8, "ffn_hidden": 16, "heads": 2,
+   "vocab_multiple": 0, "layers": [{"type": "embedding"}, {"type": "block"}, {"type": "head"}]})"),
+      Catch::Contains("$.vocab_multiple"));
+}
+
 TEST_CASE("the example models under schedules/ read, with their published parameter counts") {
   struct Example {
     const char* file;
@@ -98,9 +152,16 @@ TEST_CASE("the example models under schedules/ read, with their published parame
   //   70B: 2 x 128256 x 8192 + 80 x (150,994,944 + 704,643,072 + 16384) + 8192 = 70,553,706,496
   //   Mixtral: 2 x 32000 x 4096 + 32 x (41,943,040 + 32,768 + 8 x 176,160,768 + 8192) + 4096
   //          = 46,702,792,704
+  // The Zero Bubble paper's GPT models (GELU 4h, LayerNorm, biases, learned positions, tied, the
+  // vocabulary 50257 padded to 50304), a block 12 h^2 + 13 h (QKV 3h^2 + 3h, out h^2 + h, in
+  // 4h^2 + 4h, out 4h^2 + h, two LayerNorms 4h):
+  //   1.5B:  50304 x 2304 + 1024 x 2304 + 22 x 63,730,944 + 2 x 2304 = 1,520,345,088
+  //   14.6B: 50304 x 5120 + 1024 x 5120 + 46 x 314,639,360 + 2 x 5120 = 14,736,220,160
   const Example examples[] = {{"llama3-8b.model.json", 32, 8030261248.0},
                               {"llama3-70b.model.json", 80, 70553706496.0},
-                              {"mixtral-8x7b.model.json", 32, 46702792704.0}};
+                              {"mixtral-8x7b.model.json", 32, 46702792704.0},
+                              {"zb-gpt-1.5b.model.json", 22, 1520345088.0},
+                              {"zb-gpt-14.6b.model.json", 46, 14736220160.0}};
   for (const auto& e : examples) {
     INFO(e.file);
     DiagnosticSink sink;
