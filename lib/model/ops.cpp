@@ -1,0 +1,152 @@
+// The op decomposition of a layer (ops.hpp). Memory-bound kernels are counted at the bytes they
+// must move, each tensor read or written once at the dtype's size (fp32 where the kernel keeps
+// fp32: the loss's probabilities, the gradients' accumulators); biases are added in the GEMMs'
+// epilogues and move nothing of their own in F.
+#include "model/ops.hpp"
+
+namespace ppsched {
+
+namespace {
+
+// A linear layer Y = X W, X of `tokens` x k, W of k x n, `count` of them: its three GEMMs.
+void linear(LayerOps& ops, std::string_view name, double tokens, double k, double n, double count = 1) {
+  ops.f.gemms.push_back({name, tokens, n, k, count});
+  ops.i.gemms.push_back({name, tokens, k, n, count});
+  ops.w.gemms.push_back({name, k, n, tokens, count});
+}
+
+void memory(PassOps& pass, std::string_view name, double bytes) {
+  if (bytes > 0) pass.memory.push_back({name, bytes});
+}
+
+// A norm over `elements` values of d bytes: F reads x and writes y; I reads x and dy and writes dx;
+// W reduces x and dy into the scale's (and shift's) gradient.
+void norm(LayerOps& ops, double elements, double d) {
+  memory(ops.f, "norm", 2 * elements * d);
+  memory(ops.i, "norm", 3 * elements * d);
+  memory(ops.w, "norm_grad", 2 * elements * d);
+}
+
+// A residual add of `elements`: F reads both inputs and writes the sum; I adds the two gradient
+// paths that meet there.
+void residual(LayerOps& ops, double elements, double d) {
+  memory(ops.f, "residual", 3 * elements * d);
+  memory(ops.i, "residual", 3 * elements * d);
+}
+
+// The MLP's activation over `tokens` x `width`: SwiGLU reads gate and up and writes their product
+// (its backward reads gate, up and dy and writes both gradients); GELU reads x and writes y (its
+// backward reads x and dy and writes dx).
+void activation(LayerOps& ops, MlpKind kind, double elements, double d) {
+  if (kind == MlpKind::SwiGlu) {
+    memory(ops.f, "swiglu", 3 * elements * d);
+    memory(ops.i, "swiglu", 5 * elements * d);
+  } else {
+    memory(ops.f, "gelu", 2 * elements * d);
+    memory(ops.i, "gelu", 3 * elements * d);
+  }
+}
+
+// The attention half of a block: norm, QKV, rotary, the core, output projection, residual.
+void attention(LayerOps& ops, const NetworkModel& m, double tokens) {
+  const double h = double(m.hidden), d = m.dtype_bytes, s = double(m.sequence_length);
+  const double kv = double(m.kv_heads ? m.kv_heads : m.heads) * (h / double(m.heads));
+  norm(ops, tokens * h, d);
+  linear(ops, "qkv", tokens, h, h + 2 * kv);
+  if (m.position == PositionKind::Rope) {
+    memory(ops.f, "rotary", 2 * tokens * (h + kv) * d);
+    memory(ops.i, "rotary", 2 * tokens * (h + kv) * d);
+  }
+  // QK^T and AV, 2 x 2 x s x h per token, half of it under the causal mask. The backward (flash
+  // attention) recomputes QK^T and forms dV, dP, dQ and dK: five products to the forward's two.
+  ops.f.attention_flops = 2 * tokens * s * h;
+  ops.i.attention_flops = 2.5 * ops.f.attention_flops;
+  linear(ops, "out", tokens, h, h);
+  residual(ops, tokens * h, d);
+  if (m.bias) memory(ops.w, "bias_grad", tokens * (h + 2 * kv + h) * d);
+}
+
+}  // namespace
+
+double PassOps::gemm_flops() const {
+  double total = 0;
+  for (const Gemm& g : gemms) total += g.flops();
+  return total;
+}
+
+double PassOps::memory_bytes() const {
+  double total = 0;
+  for (const MemoryOp& op : memory) total += op.bytes;
+  return total;
+}
+
+LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens) {
+  const double h = double(m.hidden), d = m.dtype_bytes, g = m.grad_bytes_per_param;
+  const double v = double(m.padded_vocab());
+  LayerOps ops;
+  switch (type) {
+    case LayerType::Embedding:
+      // A lookup (gather the rows, write the output), learned positions added; W scatter-adds the
+      // output gradient into the fp32 gradient rows (read and written).
+      memory(ops.f, "lookup", 2 * tokens * h * d);
+      memory(ops.w, "scatter_add", tokens * h * (d + 2 * g));
+      if (m.position == PositionKind::Learned) {
+        memory(ops.f, "positions", 3 * tokens * h * d);
+        memory(ops.w, "positions_grad", tokens * h * (d + 2 * g));
+      }
+      return ops;
+    case LayerType::Head:
+      // Final norm, the vocabulary GEMM, and the cross-entropy: F reads the logits and keeps fp32
+      // probabilities for the backward, I reads them and writes the logits' gradient.
+      norm(ops, tokens * h, d);
+      linear(ops, "head", tokens, h, v);
+      memory(ops.f, "loss", tokens * v * (d + 4));
+      memory(ops.i, "loss", tokens * v * (4 + d));
+      return ops;
+    case LayerType::Block: {
+      attention(ops, m, tokens);
+      const double f = double(m.ffn_hidden);
+      norm(ops, tokens * h, d);
+      if (m.mlp == MlpKind::SwiGlu) {
+        linear(ops, "gate_up", tokens, h, 2 * f);
+        activation(ops, MlpKind::SwiGlu, tokens * f, d);
+        linear(ops, "down", tokens, f, h);
+      } else {
+        linear(ops, "mlp_in", tokens, h, f);
+        activation(ops, MlpKind::Gelu, tokens * f, d);
+        linear(ops, "mlp_out", tokens, f, h);
+      }
+      residual(ops, tokens * h, d);
+      if (m.bias) memory(ops.w, "bias_grad", tokens * ((m.mlp == MlpKind::SwiGlu ? 2 * f : f) + h) * d);
+      return ops;
+    }
+    case LayerType::MoeBlock: {
+      attention(ops, m, tokens);
+      const double e = m.moe.experts, k = m.moe.top_k, shared = m.moe.shared_experts;
+      const double ef = double(m.moe.expert_ffn_hidden);
+      norm(ops, tokens * h, d);
+      linear(ops, "router", tokens, h, e);
+      // Routing: fp32 logits, softmax and top-k (read and written), then each token's k copies
+      // dispatched to their experts and combined back (and the same in the backward).
+      memory(ops.f, "route", 2 * tokens * e * 4);
+      memory(ops.i, "route", 2 * tokens * e * 4);
+      memory(ops.f, "dispatch_combine", 2 * (tokens + k * tokens) * h * d);
+      memory(ops.i, "dispatch_combine", 2 * (tokens + k * tokens) * h * d);
+      // Each expert takes tokens x k / E of them, on average.
+      const double per_expert = tokens * k / e;
+      linear(ops, "experts_gate_up", per_expert, h, 2 * ef, e);
+      linear(ops, "experts_down", per_expert, ef, h, e);
+      activation(ops, MlpKind::SwiGlu, k * tokens * ef, d);
+      if (shared > 0) {
+        linear(ops, "shared_gate_up", tokens, h, 2 * ef, shared);
+        linear(ops, "shared_down", tokens, ef, h, shared);
+        activation(ops, MlpKind::SwiGlu, shared * tokens * ef, d);
+      }
+      residual(ops, tokens * h, d);
+      return ops;
+    }
+  }
+  return ops;
+}
+
+}  // namespace ppsched

@@ -1,0 +1,49 @@
+// The operations of one layer's passes for one microbatch (issue 45's op-level cost model): the
+// GEMMs with their shapes, the attention core's FLOPs, and the memory-bound kernels with the bytes
+// each moves. F is the forward; I the input gradient (the GEMMs' input-gradient halves, the
+// attention core's backward, the memory-bound backward); W the weight gradient (the GEMMs'
+// weight-gradient halves and the small reductions of norms and biases, no attention).
+//
+// Plain arithmetic on the model's shape; pricing it on a GPU is model/network.cpp's. A GEMM
+// C[m x n] = A[m x k] B[k x n] costs 2mnk FLOPs; for a linear layer Y = X W with X of T tokens by
+// k and W of k by n, F is (m, n, k) = (T, n, k), I is dX = dY W^T: (T, k, n), and W is
+// dW = X^T dY: (k, n, T).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "model/network.hpp"
+
+namespace ppsched {
+
+struct Gemm {
+  std::string_view name;  ///< "qkv", "out", "mlp_in", "mlp_out", "gate_up", "down", "router", "experts", "head"
+  double m = 0, n = 0, k = 0;
+  double count = 1;  ///< identical GEMMs (one per expert)
+  double flops() const { return 2 * m * n * k * count; }
+};
+
+/// A kernel bound by memory bandwidth: the bytes it reads and writes.
+struct MemoryOp {
+  std::string_view name;
+  double bytes = 0;
+};
+
+struct PassOps {
+  std::vector<Gemm> gemms;
+  double attention_flops = 0;  ///< the attention core (QK^T and AV, causal half; its backward)
+  std::vector<MemoryOp> memory;
+  double gemm_flops() const;
+  double memory_bytes() const;
+};
+
+struct LayerOps {
+  PassOps f, i, w;
+};
+
+/// The operations of `type`'s passes over `tokens` tokens (microbatch size x sequence length).
+LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens);
+
+}  // namespace ppsched
