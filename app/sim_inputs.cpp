@@ -295,6 +295,8 @@ std::optional<SimInputs> model_inputs(const SimInputOptions& opt, std::uint32_t 
     print_error(opt.model + ": " + e.what());
     return std::nullopt;
   }
+  for (const auto& layers : mp->partition.layers_of_stage)
+    in.stage_layers.push_back(stage_layers_label(mp->model, layers));
   in.sim.costs.overlap_factor = opt.overlap_factor;
   in.sim.blocking_comms = opt.blocking_comms;
   in.sim.send = opt.send();  // a model gives every stage's message sizes

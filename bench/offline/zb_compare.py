@@ -667,6 +667,27 @@ def line(row):
             + (f" [{row['note']}]" if row.get("note") else ""))
 
 
+def print_search_times(rows):
+    """ppsched's time per row (the whole compile process, as our_s records it) by size: p x m buckets and
+    stages per rank. A row's time is one search, whatever the reference it is compared with, so each
+    (p, m, v, mix, mw, cap) counts once."""
+    searches = {}
+    for r in rows:
+        if r.get("our_s"):
+            key = (r["p"], r["m"], r["v"], r["mix"], r["mw_ratio"], r["cap"])
+            searches[key] = float(r["our_s"])
+    if not searches:
+        return
+    buckets = [(0, 1024), (1024, 4096), (4096, 1 << 40)]
+    print("\nppsched's search time (compile process wall, s), median / most, by p x m and chunks per rank:")
+    for v in sorted({k[2] for k in searches}):
+        for low, high in buckets:
+            times = sorted(t for k, t in searches.items() if k[2] == v and low < int(k[0]) * int(k[1]) <= high)
+            if times:
+                label = f"{low} < p x m <= {high}" if high < (1 << 40) else f"p x m > {low}"
+                print(f"  v={v} {label:22} {len(times):5} searches: {times[len(times) // 2]:.3f} / {times[-1]:.3f}")
+
+
 def summarize(rows):
     if not rows:
         print("no rows")
@@ -704,6 +725,7 @@ def summarize(rows):
                     "comm > 0": lambda r: float(r["comm"]) > 0,
                     "mw_ratio 0.5": lambda r: float(r["mw_ratio"]) == 0.5}
         print("  of them: " + ", ".join(f"{name} {sum(f(r) for r in worse)}" for name, f in patterns.items()))
+    print_search_times(rows)
     failed = [r for r in rows if r["verdict"] in ("theirs failed", "ours failed")]
     if failed:
         print(f"\nfailed: {len(failed)}")

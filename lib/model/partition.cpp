@@ -288,4 +288,33 @@ Partition explicit_partition(const NetworkModel& m, const std::vector<std::uint3
   return with_blocks_per_stage(m, blocks_per_stage);
 }
 
+std::string stage_layers_label(const NetworkModel& m, const std::vector<std::uint32_t>& layers) {
+  std::uint32_t blocks = 0, moe_blocks = 0;
+  bool embedding = false, head = false;
+  for (std::uint32_t i : layers) {
+    if (i >= m.layers.size()) continue;
+    switch (m.layers[i].type) {
+      case LayerType::Embedding:
+        embedding = true;
+        break;
+      case LayerType::Head:
+        head = true;
+        break;
+      case LayerType::Block:
+        ++blocks;
+        break;
+      case LayerType::MoeBlock:
+        ++moe_blocks;
+        break;
+    }
+  }
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : " + ") + part; };
+  if (embedding) add("embedding");
+  if (blocks) add(std::to_string(blocks) + (blocks == 1 ? " block" : " blocks"));
+  if (moe_blocks) add(std::to_string(moe_blocks) + (moe_blocks == 1 ? " moe block" : " moe blocks"));
+  if (head) add("head");
+  return out.empty() ? "(empty)" : out;
+}
+
 }  // namespace ppsched

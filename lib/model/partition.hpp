@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,10 @@ namespace ppsched {
 struct Partition {
   std::vector<std::vector<std::uint32_t>> layers_of_stage;
 };
+
+/// The layers of one stage of a partition, as the stage-costs view names them: "embedding + 3
+/// blocks", "2 moe blocks + head", "(empty)".
+std::string stage_layers_label(const NetworkModel& m, const std::vector<std::uint32_t>& layers);
 
 /// Contiguous split into `stages` stages minimising the slowest stage's F+I+W time for this
 /// microbatch size (embedding with the first stage, head with the last, as real runs do); every

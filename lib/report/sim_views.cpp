@@ -17,6 +17,8 @@ constexpr SimView kViews[] = {
      [](const SimViewInput& in) { return critical_path_json(in.schedule, in.timeline); }, true, true, true, 2},
     {"memory-timeline", "memory_timeline", [](const SimViewInput& in) { return memory_timeline_text(in.analysis); },
      [](const SimViewInput& in) { return memory_timeline_json(in.analysis); }, true, true, true, 4},
+    {"stage-costs", "stage_costs", [](const SimViewInput& in) { return stage_costs_text(in.stage_costs); },
+     [](const SimViewInput& in) { return stage_costs_json(in.stage_costs); }, false, false, false, 5, true},
 };
 
 }  // namespace
@@ -26,7 +28,7 @@ std::span<const SimView> sim_views() { return kViews; }
 std::vector<std::string> default_sim_views(bool json) {
   std::vector<std::string> names;
   for (const SimView& v : kViews)
-    if (json ? !v.per_action : v.name != "memory-timeline") names.emplace_back(v.name);
+    if (!v.on_request && (json ? !v.per_action : v.name != "memory-timeline")) names.emplace_back(v.name);
   return names;
 }
 

@@ -11,6 +11,8 @@
 //                cool-down (after its last), waiting for a dependency, waiting for a transfer
 // critical_path  the chain of actions, and of the edges between them, that sets the makespan
 // memory         per rank: the peak, when it is reached, and the memory over time
+// stage-costs    per stage: the layers a model file put there, its F, I, W and B times and the
+//                bytes it holds (static, M_B, M_W) as the simulator used them; on request only
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/schedule.hpp"
+#include "model/comm.hpp"
+#include "model/costs.hpp"
 #include "sim/analysis.hpp"
 #include "sim/memory.hpp"
 #include "sim/runtime.hpp"
@@ -60,6 +64,19 @@ nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions&
 std::string memory_timeline_text(const SimAnalysis& a);
 nlohmann::ordered_json memory_timeline_json(const SimAnalysis& a);
 
+/// What each stage cost the simulator: its costs and stage spec as simulated (recompute
+/// included), and, when a model file gave them, the layers of each stage ("embedding + 3 blocks").
+struct StageCosts {
+  const CostModel& costs;
+  const std::vector<StageSpec>& spec;  ///< empty: no stage spec (no bytes known)
+  std::vector<std::string> layers;     ///< per stage; empty without a model
+  std::uint32_t stages = 0;
+  bool times_in_us = false;  ///< a cost table or a model gave them; else the costs' own unit
+};
+
+std::string stage_costs_text(const StageCosts* c);
+nlohmann::ordered_json stage_costs_json(const StageCosts* c);
+
 /// What every view reads. `timeline` may be empty (the aggregates run) unless a chosen face
 /// needs it (SimView::text_needs_timeline, json_needs_timeline).
 struct SimViewInput {
@@ -67,6 +84,7 @@ struct SimViewInput {
   const Timeline& timeline;
   const SimAnalysis& analysis;
   SimReportOptions options;
+  const StageCosts* stage_costs = nullptr;  ///< null: the view says it was not given them
 };
 
 /// One view: its name in --views, its key in the JSON document, its two faces, and whether each
@@ -85,15 +103,17 @@ struct SimView {
   /// ends with the critical path (up to 40 lines); the JSON document ends with the memory view,
   /// whose step functions are its long part.
   std::uint8_t json_position;
+  /// In no default report, text or JSON: only where --views names it.
+  bool on_request = false;
 };
 
 /// Every view, in the text report's order: summary, bubbles, memory, critical-path,
-/// memory-timeline.
+/// memory-timeline, stage-costs.
 std::span<const SimView> sim_views();
 /// Their names, in the same order (simulate's --views choices).
 std::vector<std::string> sim_view_names();
 /// The views a report has when --views is not given: for text, all but the memory timeline; for
-/// JSON, those that are not per action.
+/// JSON, those that are not per action; neither has those on request only.
 std::vector<std::string> default_sim_views(bool json);
 
 }  // namespace ppsched

@@ -69,7 +69,8 @@ std::string simulate_text(const SimulateReport& report, const SimViewInput& in) 
   if (report.gantt_width) {
     AsciiOptions g;
     g.width = report.gantt_width;
-    text += "\n" + ascii_gantt(in.schedule, in.timeline, g);
+    text += '\n';
+    text += ascii_gantt(in.schedule, in.timeline, g);
   }
   return text;
 }

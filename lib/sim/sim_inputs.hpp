@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/stage_model.hpp"
@@ -15,6 +16,9 @@ namespace ppsched {
 struct SimInputs {
   TimedOptions sim;
   MemoryModel memory;
+  /// Per stage, the model's layers it holds ("embedding + 3 blocks"), when a model file gave the
+  /// costs (stage_layers_label); empty otherwise. For the stage-costs view.
+  std::vector<std::string> stage_layers;
 };
 
 /// The inputs a model's stages give a pipeline whose stages sit on ranks as `stage_to_rank` says:

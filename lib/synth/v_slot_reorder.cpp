@@ -64,9 +64,10 @@ std::vector<std::int8_t> row_of(const Rank& rank) {
   return row;
 }
 
-// The rank's memory peak. Without W's in the row (`weights_placed` false), every free slot after
-// an input gradient runs a deferred W.
-int peak_of(const std::vector<std::int8_t>& row, bool weights_placed) {
+// The rank's memory peak, or more than `most` once it passes it (the scan stops there). Without
+// W's in the row (`weights_placed` false), every free slot after an input gradient runs a deferred
+// W.
+int peak_of(const std::vector<std::int8_t>& row, bool weights_placed, int most = 1 << 30) {
   int level = 0, peak = 0, owed = 0;
   for (std::int8_t kind : row) {
     if (kind == kForward0 || kind == kForward1) {
@@ -80,6 +81,7 @@ int peak_of(const std::vector<std::int8_t>& row, bool weights_placed) {
       --owed;
     }
     peak = std::max(peak, level);
+    if (peak > most) return peak;
   }
   return peak;
 }
@@ -201,11 +203,14 @@ bool reorder_pass(std::vector<Rank>& ranks, std::uint32_t microbatches, bool wit
     ++earliest;
     if (earliest > h.slot) return false;
     // The earliest free slot that keeps the rank's peak at most the pattern's; else where it was.
+    // With the W's placed, only a forward moved earlier can raise the peak (an input gradient
+    // holds nothing, a W frees), and every rank's peak is at most the pattern's all along.
     std::vector<std::int8_t>& row = rows[h.rank];
+    const bool raises = !with_weights || h.kind == kForward0 || h.kind == kForward1;
     for (std::int64_t t = earliest; t < h.slot; ++t) {
       if (row[static_cast<std::size_t>(t)] != kFree) continue;
       std::swap(row[static_cast<std::size_t>(t)], row[static_cast<std::size_t>(h.slot)]);
-      if (peak_of(row, with_weights) <= most) {
+      if (!raises || peak_of(row, with_weights, most) <= most) {
         rank[k][m] = t;
         break;
       }

@@ -24,16 +24,44 @@ const SimView& view(std::string_view name) {
 
 TEST_CASE("sim views: every view once, in the text report's order, each with a JSON key and place") {
   REQUIRE(sim_view_names() ==
-          std::vector<std::string>{"summary", "bubbles", "memory", "critical-path", "memory-timeline"});
+          std::vector<std::string>{"summary", "bubbles", "memory", "critical-path", "memory-timeline", "stage-costs"});
   std::vector<std::string_view> keys;
   std::vector<int> positions;
   for (const SimView& v : sim_views()) {
     keys.push_back(v.json_key);
     positions.push_back(v.json_position);
   }
-  CHECK(keys == std::vector<std::string_view>{"summary", "bubbles", "memory", "critical_path", "memory_timeline"});
-  // The JSON document: summary, bubbles, critical_path, memory, then the memory timeline.
-  CHECK(positions == std::vector<int>{0, 1, 3, 2, 4});
+  CHECK(keys == std::vector<std::string_view>{"summary", "bubbles", "memory", "critical_path", "memory_timeline",
+                                              "stage_costs"});
+  // The JSON document: summary, bubbles, critical_path, memory, the memory timeline, stage costs.
+  CHECK(positions == std::vector<int>{0, 1, 3, 2, 4, 5});
+}
+
+TEST_CASE("sim views: stage costs come only on request, and show what the simulator used") {
+  for (bool json : {false, true}) {
+    const auto defaults = default_sim_views(json);
+    CHECK(std::find(defaults.begin(), defaults.end(), "stage-costs") == defaults.end());
+  }
+  CostModel costs = CostModel::uniform(2, 1, unit_costs());
+  costs.per_stage[1][static_cast<std::size_t>(ActionKind::W)] = 2.5;
+  std::vector<StageSpec> spec(2);
+  spec[0].weight_bytes = 3 * 1024.0 * 1024 * 1024;
+  spec[0].activation_memory_bytes = 2048;
+  spec[1].activation_memory_bytes = 4096;
+  spec[1].weight_grad_memory_bytes = 1024;
+  const StageCosts c{costs, spec, {"embedding + 2 blocks", "2 blocks + head"}, 2, true};
+  const std::string text = stage_costs_text(&c);
+  CHECK_THAT(text, Catch::Contains("embedding + 2 blocks") && Catch::Contains("2 blocks + head") &&
+                       Catch::Contains("3.00 GiB") && Catch::Contains("2.5"));
+  const auto j = stage_costs_json(&c);
+  CHECK(j["time_unit"] == "us");
+  REQUIRE(j["stages"].size() == 2);
+  CHECK(j["stages"][1]["W"] == 2.5);
+  CHECK(j["stages"][1]["layers"] == "2 blocks + head");
+  CHECK(j["stages"][0]["static_bytes"] == spec[0].weight_bytes);
+  CHECK(j["stages"][0]["weight_grad_memory_bytes"] == 2048);  // M_W defaults to M_B
+  CHECK(j["stages"][1]["weight_grad_memory_bytes"] == 1024);
+  CHECK_THAT(stage_costs_text(nullptr), Catch::Contains("not known"));
 }
 
 TEST_CASE("sim views: only the critical path and the memory timeline need a timeline, and only they grow per action") {
