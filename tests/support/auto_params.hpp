@@ -31,17 +31,23 @@ inline AutoParams unit_params(std::uint32_t p, std::uint32_t m, std::uint32_t v,
   return a;
 }
 
-// Two chunks per rank (V) with per-rank costs T_F, T_I, T_W (a chunk costs half), no comm,
+// `v` chunks per rank with per-rank costs T_F, T_I, T_W (a V chunk costs half), no comm,
 // M_W = M_B / 2.
-inline AutoParams v_params(std::uint32_t p, std::uint32_t m, double cap, double t_f, double t_i, double t_w) {
-  AutoParams a = unit_params(p, m, 2, cap);
+inline AutoParams costed_params(std::uint32_t p, std::uint32_t m, std::uint32_t v, double cap, double t_f, double t_i,
+                                double t_w) {
+  AutoParams a = unit_params(p, m, v, cap);
   KindCosts costs = unit_costs();
   costs[static_cast<std::size_t>(ActionKind::F)] = t_f;
   costs[static_cast<std::size_t>(ActionKind::I)] = t_i;
   costs[static_cast<std::size_t>(ActionKind::W)] = t_w;
   costs[static_cast<std::size_t>(ActionKind::B)] = t_i + t_w;
-  a.sim.costs = CostModel::uniform(p * 2, 2, costs);
+  a.sim.costs = CostModel::uniform(p * v, v, costs);
   return a;
+}
+
+// Two chunks per rank (V), as costed_params.
+inline AutoParams v_params(std::uint32_t p, std::uint32_t m, double cap, double t_f, double t_i, double t_w) {
+  return costed_params(p, m, 2, cap, t_f, t_i, t_w);
 }
 
 // Independent of the search: simulate its schedule again and measure what it reports.

@@ -20,13 +20,7 @@ namespace {
 // M_B, a cap of `cap` microbatches.
 AutoParams one_chunk_params(std::uint32_t p, std::uint32_t m, double cap, double t_f, double t_i, double t_w,
                             double comm, double m_w) {
-  AutoParams a = unit_params(p, m, 1, cap);
-  KindCosts costs = unit_costs();
-  costs[static_cast<std::size_t>(ActionKind::F)] = t_f;
-  costs[static_cast<std::size_t>(ActionKind::I)] = t_i;
-  costs[static_cast<std::size_t>(ActionKind::W)] = t_w;
-  costs[static_cast<std::size_t>(ActionKind::B)] = t_i + t_w;
-  a.sim.costs = CostModel::uniform(p, 1, costs);
+  AutoParams a = costed_params(p, m, 1, cap, t_f, t_i, t_w);
   if (comm > 0) {
     a.sim.comm.topology = pairs_on_nodes(p, comm);
     a.sim.comm.topology->intra_node.latency_us = comm;

@@ -3,26 +3,12 @@
 #include <string>
 
 #include "support/catch.hpp"
+#include "support/model_shapes.hpp"
 
 using namespace ppsched;
+using ppsched::test::llama3_8b;
 
 namespace {
-
-// Llama 3 8B's shape (schedules/llama3-8b.model.json).
-NetworkModel llama3_8b() {
-  NetworkModel m;
-  m.name = "llama3-8b";
-  m.sequence_length = 8192;
-  m.vocab = 128256;
-  m.hidden = 4096;
-  m.ffn_hidden = 14336;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.layers.push_back({LayerType::Embedding, {}});
-  for (int i = 0; i < 32; ++i) m.layers.push_back({LayerType::Block, {}});
-  m.layers.push_back({LayerType::Head, {}});
-  return m;
-}
 
 const GpuSpec& h100() { return *find_gpu("h100"); }
 

@@ -1,43 +1,17 @@
 // The op decomposition of a layer (lib/model/ops.cpp) against FLOPs and bytes counted by hand for
-// one block of the Zero Bubble paper's 1.5B GPT and one of Llama-3-8B.
+// one block of the Zero Bubble paper's 1.5B GPT and one of Llama-3-8B (support/model_shapes.hpp).
 #include "model/ops.hpp"
 
 #include <algorithm>
 #include <string_view>
 
 #include "support/catch.hpp"
+#include "support/model_shapes.hpp"
 
 using namespace ppsched;
+using namespace ppsched::test;
 
 namespace {
-
-NetworkModel gpt_1p5b() {
-  NetworkModel m;
-  m.name = "gpt";
-  m.sequence_length = 1024;
-  m.vocab = 50257;
-  m.vocab_multiple = 128;
-  m.hidden = 2304;
-  m.ffn_hidden = 4 * 2304;
-  m.heads = 24;
-  m.mlp = MlpKind::Gelu;
-  m.norm = NormKind::LayerNorm;
-  m.bias = true;
-  m.position = PositionKind::Learned;
-  return m;
-}
-
-NetworkModel llama3_8b() {
-  NetworkModel m;
-  m.name = "llama";
-  m.sequence_length = 8192;
-  m.vocab = 128256;
-  m.hidden = 4096;
-  m.ffn_hidden = 14336;
-  m.heads = 32;
-  m.kv_heads = 8;
-  return m;
-}
 
 const Gemm& gemm(const PassOps& pass, std::string_view name) {
   const auto it = std::find_if(pass.gemms.begin(), pass.gemms.end(), [&](const Gemm& g) { return g.name == name; });
@@ -50,7 +24,7 @@ const Gemm& gemm(const PassOps& pass, std::string_view name) {
 TEST_CASE("a GPT block's ops: GEMM shapes, FLOPs and bytes counted by hand") {
   // T = 6 x 1024 tokens, h = 2304, f = 4h, d = 2 bytes.
   const double T = 6144, h = 2304, d = 2;
-  const LayerOps ops = layer_ops(gpt_1p5b(), LayerType::Block, T);
+  const LayerOps ops = layer_ops(zb_gpt_1p5b(), LayerType::Block, T);
   // QKV (h -> 3h), out (h -> h), MLP in (h -> 4h), MLP out (4h -> h): 2T x 12h^2 per pass,
   // 782,757,789,696 FLOPs.
   CHECK(ops.f.gemm_flops() == 24 * T * h * h);
@@ -99,7 +73,7 @@ TEST_CASE("a Llama block's ops: grouped-query attention, SwiGLU and rotary, no b
 
 TEST_CASE("the head's and the embedding's ops, the vocabulary padded") {
   const double T = 6144, h = 2304, d = 2, g = 4, V = 50304;
-  const NetworkModel m = gpt_1p5b();
+  const NetworkModel m = zb_gpt_1p5b();
   const LayerOps head = layer_ops(m, LayerType::Head, T);
   CHECK(head.f.gemm_flops() == 2 * T * h * V);
   CHECK(gemm(head.w, "head").n == V);
