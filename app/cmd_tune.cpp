@@ -86,7 +86,8 @@ bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
       for (std::uint32_t v : req.stages_per_rank) {
         try {
           parse_pipeline_layout(in.pipeline_layout, *model, req.ranks * v);
-          req.only_stages = req.ranks * v;
+          // Its stage count, even above the blocks (embedding and head as stages: E|(t|)*22L).
+          req.only_stages = req.max_stages = req.ranks * v;
           break;
         } catch (const ModelError&) {
         }
