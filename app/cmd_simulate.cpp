@@ -134,6 +134,9 @@ int run_simulate(SimulateOptions opt) {
   const TimedOptions& sim = inputs->sim;
   const MemoryModel& memory = inputs->memory;
   std::string time_model = time_model_description(opt.inputs, *runtime);
+  // A cost table (run --cost-out) and a model file give microseconds; else the costs' own unit.
+  const bool times_in_us = !opt.inputs.costs.empty() || !opt.inputs.model.empty();
+  const std::string time_unit = times_in_us ? "us" : "cost units";
   if (std::string r = recompute_description(inputs->sim.comm.stages); !r.empty()) time_model += "; " + r;
 
   Timeline t;
@@ -156,9 +159,7 @@ int run_simulate(SimulateOptions opt) {
     bool free_comms = !sim.comm.topology.has_value();
     trace.flows = free_comms ? TraceFlows::V2 : TraceFlows::V1;
     trace.label = "time model: " + time_model;
-    // A cost table (run --cost-out) and a model file give microseconds; unit costs and --cost
-    // give the costs' own unit.
-    trace.times_in_us = !opt.inputs.costs.empty() || !opt.inputs.model.empty();
+    trace.times_in_us = times_in_us;
     write_output(opt.trace, [&](ByteSink& out) { write_chrome_trace(s, t, &a.memory, out, trace); });
   }
   std::optional<LivenessReport> live;
@@ -170,10 +171,8 @@ int run_simulate(SimulateOptions opt) {
   }
   // Under pytorch-liveness the cap counts slots, which the byte model's views do not.
   const double byte_cap = opt.liveness() ? 0 : opt.memory_cap;
-  const bool times_in_us = !opt.inputs.costs.empty() || !opt.inputs.model.empty();
   const StageCosts stage_costs{sim.costs, sim.comm.stages, inputs->stage_layers, s.num_stages, times_in_us};
   const SimViewInput view_input{s, t, a, SimReportOptions{byte_cap, time_model, runtime->optimizer}, &stage_costs};
-  const std::string time_unit = times_in_us ? "us" : "cost units";
   if (!opt.html.empty()) {
     const HtmlReportInput html{s, t, a, view_input.options, simulate_title(opt.report().source), time_unit};
     write_output(opt.html, [&](ByteSink& out) { write_html_report(html, out); });
@@ -231,13 +230,11 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--width", opt->svg_width,
                   "Width of the SVG chart in px: wider boxes hold their labels (default 1200)")
       ->check(CLI::Range(200.0, 200000.0));
-  sub->add_option(
-         "--views", opt->views,
-         "The report's views, comma-separated: summary, bubbles, memory, critical-path, memory-timeline, stage-costs "
-         "(default: all but memory-timeline and stage-costs in text; summary,bubbles,memory in JSON, a few KB at any "
-         "length). "
-         "Without critical-path, memory-timeline, a trace, an SVG or a Gantt chart no timeline is built: fast "
-         "at any length")
+  sub->add_option("--views", opt->views,
+                  "The report's views, comma-separated: summary, bubbles, memory, critical-path, memory-timeline, "
+                  "stage-costs (default: all but memory-timeline and stage-costs in text; summary,bubbles,memory in "
+                  "JSON, a few KB at any length). Without critical-path, memory-timeline, a trace, an SVG or a Gantt "
+                  "chart no timeline is built: fast at any length")
       ->delimiter(',')
       ->check(CLI::IsMember(sim_view_names()))
       ->option_text("LIST");

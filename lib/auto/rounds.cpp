@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "auto/one_chunk_rounds.hpp"
@@ -192,6 +193,15 @@ double block_work(const Search& s) { return static_cast<double>(kMostBlocks) * a
 
 // ---- The rounds ----
 
+// An order built elsewhere (a round's own construction), replayed by the greedy under the real cap:
+// exactly (lookahead 0) or squeezed.
+void replay(Search& s, std::string origin, const Schedule& order, std::uint32_t lookahead = 0) {
+  AutoCandidate c;
+  c.origin = std::move(origin);
+  // The order rides in the policy: an unguided run of run_greedy follows it all the same.
+  s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = lookahead});
+}
+
 // The next V pattern squeezed: the greedy, guided by the pattern's order, under the real cap. Each
 // rank leaves the pattern once its forwards are done (GreedyPolicy::free_cooldown): better than
 // keeping to the pattern far more often than worse, and running both ways found nothing more.
@@ -251,13 +261,13 @@ void one_chunk_orders(Search& s, const Allowance&) {
     s.budget().spend(actions(s));
     if (!programs) continue;
     const Schedule order = schedule_of(s.params(), std::move(*programs));
-    AutoCandidate c;
-    c.origin = fmt::format(
-        "one-chunk rounds ({}{}{})",
-        rules.idle_before_first_input_grad ? "warm-up ends before the first I" : "warm-up starts before the first I",
-        rules.hold_forwards_for_input_grads ? ", forwards held for I's" : "",
-        rules.fill_short_waits ? ", W's in short waits" : "");
-    s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = 0});
+    replay(s,
+           fmt::format("one-chunk rounds ({}{}{})",
+                       rules.idle_before_first_input_grad ? "warm-up ends before the first I"
+                                                          : "warm-up starts before the first I",
+                       rules.hold_forwards_for_input_grads ? ", forwards held for I's" : "",
+                       rules.fill_short_waits ? ", W's in short waits" : ""),
+           order);
   }
 }
 
@@ -286,15 +296,14 @@ void rounds_order(Search& s, const Allowance&) {
     const Schedule order = schedule_of(p, std::move(*programs));
     for (std::uint32_t lookahead : {0u, kNear}) {
       if (s.stop()) return;
-      AutoCandidate c;
-      c.origin = fmt::format("rounds (W's filling {}, look {} ahead)",
-                             fill == 0   ? "gaps"
-                             : fill == 1 ? "gaps and before I"
-                             : fill == 2 ? "gaps and before F"
-                                         : "gaps, before I and F",
-                             lookahead);
-      // The order rides in the policy: an unguided run of run_greedy follows it all the same.
-      s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = lookahead});
+      replay(s,
+             fmt::format("rounds (W's filling {}, look {} ahead)",
+                         fill == 0   ? "gaps"
+                         : fill == 1 ? "gaps and before I"
+                         : fill == 2 ? "gaps and before F"
+                                     : "gaps, before I and F",
+                         lookahead),
+             order, lookahead);
     }
   }
 }
@@ -309,9 +318,8 @@ void slot_reorders(Search& s, const Allowance&) {
     const Schedule order = schedule_of(p, std::move(*programs));
     for (std::uint32_t lookahead : {0u, kNear}) {
       if (s.stop()) return;
-      AutoCandidate c;
-      c.origin = fmt::format("{} reordered slot by slot (look {} ahead)", half ? "VHalf" : "VMin", lookahead);
-      s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = lookahead});
+      replay(s, fmt::format("{} reordered slot by slot (look {} ahead)", half ? "VHalf" : "VMin", lookahead), order,
+             lookahead);
     }
   }
 }
@@ -343,9 +351,7 @@ void unit_time_orders(Search& s, const Allowance& a) {
         continue;
       }
       const Schedule order = schedule_of(p, std::move(unit_run.programs));
-      AutoCandidate c;
-      c.origin = fmt::format("{} squeezed in unit time (look {} ahead)", s.guide_family(index), lookahead);
-      s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = 0});
+      replay(s, fmt::format("{} squeezed in unit time (look {} ahead)", s.guide_family(index), lookahead), order);
     }
 }
 
@@ -358,9 +364,7 @@ void building_blocks(Search& s, const Allowance& a) {
   for (std::size_t k = 0; k < orders.size(); ++k) {
     if (s.stop()) return;
     const Schedule order = schedule_of(s.params(), std::move(orders[k]));
-    AutoCandidate c;
-    c.origin = fmt::format("building block {}", k + 1);
-    s.run_greedy(std::move(c), GreedyPolicy{.target_cap = s.cap(), .guide = &order, .lookahead = 0});
+    replay(s, fmt::format("building block {}", k + 1), order);
   }
 }
 

@@ -50,6 +50,10 @@ struct StageSpec {
     bool tensor = true;
   };
   std::vector<Input> inputs;
+  /// M_W as given, or M_B where it was not.
+  double weight_grad_memory() const {
+    return weight_grad_memory_bytes < 0 ? activation_memory_bytes : weight_grad_memory_bytes;
+  }
   /// Activation checkpointing of the stage: its time (with_recompute) and what it holds
   /// (MemoryModel::from_stage_spec).
   Recompute recompute;

@@ -64,12 +64,13 @@ nlohmann::ordered_json memory_json(const SimAnalysis& a, const SimReportOptions&
 std::string memory_timeline_text(const SimAnalysis& a);
 nlohmann::ordered_json memory_timeline_json(const SimAnalysis& a);
 
-/// What each stage cost the simulator: its costs and stage spec as simulated (recompute
-/// included), and, when a model file gave them, the layers of each stage ("embedding + 3 blocks").
+/// What each stage cost the simulator: its costs as simulated (recompute included), its stage
+/// spec's bytes (M_B and M_W as given, before checkpointing keeps less), and, when a model file gave
+/// them, the layers of each stage ("embedding + 3 blocks").
 struct StageCosts {
   const CostModel& costs;
-  const std::vector<StageSpec>& spec;  ///< empty: no stage spec (no bytes known)
-  std::vector<std::string> layers;     ///< per stage; empty without a model
+  const std::vector<StageSpec>& spec;      ///< empty: no stage spec (no bytes known)
+  const std::vector<std::string>& layers;  ///< per stage; empty without a model
   std::uint32_t stages = 0;
   bool times_in_us = false;  ///< a cost table or a model gave them; else the costs' own unit
 };

@@ -11,10 +11,6 @@ namespace {
 
 constexpr ActionKind kKinds[] = {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B};
 
-double weight_grad_bytes(const StageSpec& s) {
-  return s.weight_grad_memory_bytes < 0 ? s.activation_memory_bytes : s.weight_grad_memory_bytes;
-}
-
 }  // namespace
 
 std::string stage_costs_text(const StageCosts* c) {
@@ -34,7 +30,7 @@ std::string stage_costs_text(const StageCosts* c) {
     if (bytes && st < c->spec.size()) {
       const StageSpec& s = c->spec[st];
       out += fmt::format(" {:>11} {:>11} {:>11}", human_bytes(s.weight_bytes), human_bytes(s.activation_memory_bytes),
-                         human_bytes(weight_grad_bytes(s)));
+                         human_bytes(s.weight_grad_memory()));
     }
     out += "\n";
   }
@@ -55,7 +51,7 @@ nlohmann::ordered_json stage_costs_json(const StageCosts* c) {
       const StageSpec& s = c->spec[st];
       row["static_bytes"] = s.weight_bytes;
       row["activation_memory_bytes"] = s.activation_memory_bytes;
-      row["weight_grad_memory_bytes"] = weight_grad_bytes(s);
+      row["weight_grad_memory_bytes"] = s.weight_grad_memory();
     }
     stages.push_back(std::move(row));
   }

@@ -40,7 +40,7 @@ MemoryModel MemoryModel::from_stage_spec(const std::vector<StageSpec>& spec,
   m.fixed_per_rank.assign(ranks, 0.0);
   for (std::size_t st = 0; st < spec.size(); ++st) {
     const double m_b = spec[st].activation_memory_bytes;
-    const double m_w = spec[st].weight_grad_memory_bytes < 0 ? m_b : spec[st].weight_grad_memory_bytes;
+    const double m_w = spec[st].weight_grad_memory();
     const Recompute& r = spec[st].recompute;
     if (!r.active()) {
       m.activation.push_back(m_b);

@@ -49,7 +49,8 @@ TEST_CASE("sim views: stage costs come only on request, and show what the simula
   spec[0].activation_memory_bytes = 2048;
   spec[1].activation_memory_bytes = 4096;
   spec[1].weight_grad_memory_bytes = 1024;
-  const StageCosts c{costs, spec, {"embedding + 2 blocks", "2 blocks + head"}, 2, true};
+  const std::vector<std::string> layers{"embedding + 2 blocks", "2 blocks + head"};
+  const StageCosts c{costs, spec, layers, 2, true};
   const std::string text = stage_costs_text(&c);
   CHECK_THAT(text, Catch::Contains("embedding + 2 blocks") && Catch::Contains("2 blocks + head") &&
                        Catch::Contains("3.00 GiB") && Catch::Contains("2.5"));
