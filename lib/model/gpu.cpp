@@ -10,29 +10,40 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The efficiency curve and the overhead are the same assumption for every device: a large bf16
-// GEMM-heavy pass reaches about 75% of the dense peak, half of that at 256 tokens, and a layer
-// launches a few tens of kernels per pass (about 20 us). Measured times replace all of it.
-constexpr double kMaxEfficiency = 0.75;
-constexpr double kHalfEfficiencyTokens = 256;
-constexpr double kLayerOverheadUs = 20;
+// Where each number comes from.
+//
+// Peaks, bandwidths and capacities: the vendors' datasheets, dense (the sparsity figure halved).
+//   h100   NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 1,979 TFLOPS with sparsity, 989
+//          dense; 3.35 TB/s; 80 GB HBM3 (80 GiB); 132 SMs (the H100 whitepaper).
+//   h200   NVIDIA H200 datasheet, SXM: the H100's compute; 4.8 TB/s; 141 GB HBM3e; 132 SMs.
+//   a100   NVIDIA A100 datasheet, 80GB SXM: BF16 312 TFLOPS dense; 2,039 GB/s; 80 GiB; 108 SMs.
+//   b200   NVIDIA HGX B200 (1,000 W): BF16 2.25 PFLOPS dense; 8 TB/s; 192 GB; 148 SMs.
+//   mi300x AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense; 5.3 TB/s; 192 GB; 304 CUs.
+//
+// The A100's GEMM efficiency (0.94 of peak at full waves, half of it at a reduction of 140), memory
+// efficiency (0.58 of the datasheet bandwidth for eager elementwise kernels) and dropout rate (90
+// billion numbers a second) are the four figures fitted on the Zero Bubble paper's per-pass A100
+// profiles of its 1.5B and 14.6B GPT blocks, and on nothing else: bench/op_cost_fit.cpp redoes the
+// fit, docs/bench.md shows it.
+//
+// The H100 and H200's GEMM efficiency is ppsched's own H200 measurement (docs/bench.md, GPU
+// fidelity: 4096-square bf16 GEMMs over 4096 tokens at 808 TFLOP/s, 0.817 of peak, which at 4 full
+// waves of 132 SMs, fill 0.970, and a reduction of 4096 is 0.87 at full waves). The half-efficiency
+// reduction, the memory efficiency and the 3 us kernel floor are the A100's (assumed to carry
+// over); the dropout rate scales with SMs x boost clock (132 x 1.98 GHz against 108 x 1.41).
+// B200 and MI300X have no measurement here: their GEMM efficiency (0.80, 0.70: what published
+// vendor GEMM benchmarks reach) and everything else are assumptions, to be replaced by a measured
+// model file's times.
+constexpr double kHalfK = 140, kMemoryEff = 0.58, kKernelUs = 3;
+constexpr double kA100Random = 90e9;
+constexpr double kH100Random = kA100Random * (132 * 1.98) / (108 * 1.41);
 
-// Sources (vendor datasheets; dense figures, i.e. the sparsity figure halved):
-//   h100   NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 1,979 TFLOPS with sparsity, so
-//          989 TFLOPS dense; 3.35 TB/s; 80 GB HBM3 (80 GiB of DRAM).
-//   h200   NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: BF16 1,979 TFLOPS with sparsity
-//          (989 dense, the H100's compute); 4.8 TB/s; 141 GB HBM3e.
-//   a100   NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: BF16 312 TFLOPS dense (624 with
-//          sparsity); 2,039 GB/s; 80 GB HBM2e (80 GiB).
-//   b200   NVIDIA HGX B200 (1,000 W per GPU): BF16 4.5 PFLOPS with sparsity, 2.25 dense; 8 TB/s;
-//          192 GB HBM3e (NVIDIA's "Blackwell" datasheet; the GB200 part at 1,200 W is faster).
-//   mi300x AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense; 5.3 TB/s; 192 GB HBM3.
 constexpr std::array<GpuSpec, 5> kGpus{{
-    {"h100", 989e12, 3.35e12, 80 * kGiB, kMaxEfficiency, kHalfEfficiencyTokens, kLayerOverheadUs},
-    {"h200", 989e12, 4.8e12, 141e9, kMaxEfficiency, kHalfEfficiencyTokens, kLayerOverheadUs},
-    {"a100", 312e12, 2.039e12, 80 * kGiB, kMaxEfficiency, kHalfEfficiencyTokens, kLayerOverheadUs},
-    {"b200", 2.25e15, 8e12, 192e9, kMaxEfficiency, kHalfEfficiencyTokens, kLayerOverheadUs},
-    {"mi300x", 1.3074e15, 5.3e12, 192e9, kMaxEfficiency, kHalfEfficiencyTokens, kLayerOverheadUs},
+    {"h100", 989e12, 3.35e12, 80 * kGiB, 132, 128, 256, 0.87, kHalfK, kMemoryEff, kH100Random, kKernelUs},
+    {"h200", 989e12, 4.8e12, 141e9, 132, 128, 256, 0.87, kHalfK, kMemoryEff, kH100Random, kKernelUs},
+    {"a100", 312e12, 2.039e12, 80 * kGiB, 108, 128, 256, 0.94, kHalfK, kMemoryEff, kA100Random, kKernelUs},
+    {"b200", 2.25e15, 8e12, 192e9, 148, 128, 256, 0.80, kHalfK, kMemoryEff, kH100Random * 148 / 132, kKernelUs},
+    {"mi300x", 1.3074e15, 5.3e12, 192e9, 304, 256, 256, 0.70, kHalfK, kMemoryEff, kH100Random * 2, kKernelUs},
 }};
 
 bool same_name(std::string_view a, std::string_view b) {
@@ -42,11 +53,6 @@ bool same_name(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
-
-double GpuSpec::efficiency(double tokens) const {
-  if (!(tokens > 0)) return 0.0;
-  return max_efficiency * tokens / (tokens + half_efficiency_tokens);
-}
 
 std::span<const GpuSpec> gpus() { return kGpus; }
 

@@ -4,17 +4,17 @@
 #include <cmath>
 #include <string>
 
+#include "model/op_pricing.hpp"
+#include "model/ops.hpp"
+
 namespace ppsched {
 
 namespace {
 
-// Everything the roofline and the memory model need about one layer, per token (bytes already
-// multiplied by the element size). docs/formats.md section 10 states the same formulas.
+// What the memory model needs about one layer, per token (bytes already multiplied by the element
+// size). docs/formats.md section 10 states the same formulas; the times come from model/ops.hpp.
 struct Profile {
   double params = 0;              // parameters held (static memory)
-  double flop_params = 0;         // parameters a token goes through in linear layers (2 FLOPs each per pass)
-  double weight_params = 0;       // parameters read per pass (weight bytes moved)
-  double attention_flops = 0;     // causal attention core, forward
   double saved_bytes = 0;         // M_B per token under the model's recompute policy
   double all_saved_bytes = 0;     // M_B per token without recompute (what F writes, I reads)
   double linear_input_bytes = 0;  // M_W per token
@@ -61,7 +61,7 @@ double norm_params(const NetworkModel& m) {
   return m.norm == NormKind::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
 }
 
-Profile profile(const NetworkModel& m, LayerType type, double tokens) {
+Profile profile(const NetworkModel& m, LayerType type) {
   const double h = double(m.hidden), d = m.dtype_bytes, v = double(m.padded_vocab()), s = double(m.sequence_length);
   const double norm = norm_params(m);
   Profile p;
@@ -70,14 +70,12 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
       // A lookup (and learned positions added): no FLOPs; the token ids (int64) are what its
       // backward (a scatter-add) needs.
       p.params = v * h + (m.position == PositionKind::Learned ? s * h : 0.0);
-      p.saved_bytes = p.all_saved_bytes = p.linear_input_bytes = 8;
+      p.saved_bytes = p.all_saved_bytes = p.linear_input_bytes = 8 + (m.hidden_dropout > 0 ? h : 0.0);
       p.output_bytes = h * d;
       return p;
     case LayerType::Head:
       // Final norm, output projection, cross-entropy over fp32 logits (not chunked).
       p.params = norm + (m.tied_embeddings ? 0 : v * h);
-      p.flop_params = h * v;
-      p.weight_params = norm + h * v;
       p.saved_bytes = p.all_saved_bytes = 2 * h * d + 4 * v;
       p.linear_input_bytes = h * d;
       p.weight_groups = 2;  // final norm, output projection
@@ -90,10 +88,14 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
   const double attention_linear = h * (h + 2 * kv) + h * h;  // QKV, output projection
   const double attention_bias = m.bias ? (h + 2 * kv) + h : 0.0;
   // Attention saves: norm input, QKV input, Q K V, the attention output (= out-projection input),
-  // and flash attention's fp32 log-sum-exp per head.
-  const double attention_saved = d * (4 * h + 2 * kv) + 4 * heads;
-  const double attention_core_saved = d * h + 4 * heads;  // what selective recompute drops
-  p.attention_flops = 4 * s * h * 0.5;                    // QK^T and AV, causal half
+  // and flash attention's fp32 log-sum-exp per head, or the eager core's softmax output (all s
+  // scores of each head) and, with attention dropout, its mask and dropped-out copy. Hidden
+  // dropout keeps a mask byte per element after each residual branch.
+  const double core_scores =
+      m.attention == AttentionKind::Flash ? 4 * heads : heads * s * (d + (m.attention_dropout > 0 ? 1 + d : 0.0));
+  const double hidden_masks = m.hidden_dropout > 0 ? 2 * h : 0.0;
+  const double attention_saved = d * (4 * h + 2 * kv) + core_scores + hidden_masks;
+  const double attention_core_saved = d * h + core_scores;  // what selective recompute drops
   p.output_bytes = h * d;
   if (type == LayerType::Block) {
     const double f = double(m.ffn_hidden);
@@ -101,9 +103,7 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
     // SwiGLU: gate, up, down; GELU: in, out.
     const double mlp_linear = (gelu ? 2 : 3) * h * f;
     const double mlp_bias = m.bias ? (gelu ? f : 2 * f) + h : 0.0;
-    p.flop_params = attention_linear + mlp_linear;
-    p.params = p.flop_params + attention_bias + mlp_bias + 2 * norm;  // two norms
-    p.weight_params = p.params;
+    p.params = attention_linear + mlp_linear + attention_bias + mlp_bias + 2 * norm;  // two norms
     // FFN saves: norm input, the first linear's input, then for SwiGLU gate out, up out,
     // silu(gate) and the down input; for GELU the GELU input and the second linear's input.
     p.all_saved_bytes = attention_saved + d * (2 * h + (gelu ? 2 : 4) * f);
@@ -114,10 +114,7 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
   } else {
     const double e = m.moe.experts, k = m.moe.top_k, sh = m.moe.shared_experts, ef = double(m.moe.expert_ffn_hidden);
     const double router = h * e, expert = 3 * h * ef;
-    p.flop_params = attention_linear + router + (k + sh) * expert;
     p.params = attention_linear + attention_bias + router + (e + sh) * expert + 2 * norm;
-    // Weights read: the experts that `tokens` tokens can reach at most.
-    p.weight_params = attention_linear + attention_bias + router + 2 * norm + (std::min(e, k * tokens) + sh) * expert;
     // FFN saves: norm input, router input, fp32 router logits, the top_k permuted copies of each
     // token in and out of the experts, and per active expert gate, up, silu(gate), down input.
     p.all_saved_bytes = attention_saved + d * (2 * h + 2 * k * h + 4 * (k + sh) * ef) + 4 * e;
@@ -130,15 +127,6 @@ Profile profile(const NetworkModel& m, LayerType type, double tokens) {
   }
   if (m.recompute == Recompute::Mode::Full) p.saved_bytes = d * h;  // the block input only
   return p;
-}
-
-// max(compute, memory) + overhead, in microseconds; a pass that does nothing takes no time.
-double pass_us(const GpuSpec& gpu, double flops, double bytes, double tokens) {
-  if (flops <= 0 && bytes <= 0) return 0.0;
-  const double eff = gpu.efficiency(tokens);
-  const double compute_s = flops > 0 ? flops / (gpu.peak_flops * eff) : 0.0;
-  const double memory_s = bytes / gpu.hbm_bytes_per_s;
-  return std::max(compute_s, memory_s) * 1e6 + gpu.layer_overhead_us;
 }
 
 }  // namespace
@@ -195,7 +183,7 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   if (microbatch_size == 0) throw ModelError("the microbatch size must be at least 1");
   check_shape(m, layer.type);
   const double tokens = double(microbatch_size) * double(m.sequence_length);
-  const Profile p = profile(m, layer.type, tokens);
+  const Profile p = profile(m, layer.type);
   LayerCost c{};
   c.activation_bytes = tokens * p.saved_bytes;
   c.all_activation_bytes = tokens * p.all_saved_bytes;
@@ -219,29 +207,15 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   }
   if (!gpu) throw ModelError(where(m, layer) + " has no measured times; give --gpu NAME for the roofline");
 
-  const double d = m.dtype_bytes, h = double(m.hidden), g = m.grad_bytes_per_param;
-  if (layer.type == LayerType::Embedding) {
-    c.f_us = pass_us(*gpu, 0, 2 * tokens * h * d, tokens);                 // read the rows, write the output
-    c.i_us = 0;                                                            // token ids take no gradient
-    c.w_us = pass_us(*gpu, tokens * h, tokens * h * (d + 2 * g), tokens);  // scatter-add into fp32 grads
-    return c;
-  }
-  const double weight_bytes = p.weight_params * d;
-  const double linear_flops = 2 * p.flop_params * tokens;
-  const double attention_flops = p.attention_flops * tokens;
-  // F writes what the backward keeps and reads its input and writes its output; I reads the same
-  // back; W reads the linear inputs and the output gradients (about as large) and updates the
-  // fp32 gradients in place.
-  const double activation_traffic = tokens * (p.all_saved_bytes + 2 * h * d);
-  c.f_us = pass_us(*gpu, linear_flops + attention_flops, weight_bytes + activation_traffic, tokens);
-  const double i_flops = linear_flops + 2 * attention_flops;
-  c.i_us = pass_us(*gpu, i_flops, weight_bytes + activation_traffic, tokens);
-  // One re-run of what checkpointing dropped: the whole F, or the attention core alone (priced
-  // as the extra time it adds to a backward pass).
+  const double d = m.dtype_bytes;
+  const LayerOps ops = layer_ops(m, layer.type, tokens);
+  c.f_us = price_pass(*gpu, ops.f, d).total_us();
+  c.i_us = price_pass(*gpu, ops.i, d).total_us();
+  c.w_us = price_pass(*gpu, ops.w, d).total_us();
+  // One re-run of what checkpointing dropped: the whole F, or the attention core alone.
   if (c.checkpointed && m.recompute == Recompute::Mode::Full) c.recompute_us = c.f_us;
   if (c.checkpointed && m.recompute == Recompute::Mode::Selective)
-    c.recompute_us = pass_us(*gpu, i_flops + attention_flops, weight_bytes + activation_traffic, tokens) - c.i_us;
-  c.w_us = pass_us(*gpu, linear_flops, 2 * tokens * p.linear_input_bytes + 2 * p.weight_params * g, tokens);
+    c.recompute_us = price_pass(*gpu, ops.core, d).total_us();
   return c;
 }
 

@@ -61,6 +61,11 @@ enum class NormKind : std::uint8_t { RmsNorm, LayerNorm };
 /// Rotary embeddings (in the attention, no parameters) or learned absolute positions (a table of
 /// sequence_length x hidden added on the embedding).
 enum class PositionKind : std::uint8_t { Rope, Learned };
+/// The attention core: one fused kernel that never writes the s x s scores (flash attention, the
+/// default of current PyTorch, torchtitan and Megatron's TE path) or the eager path that writes
+/// them, softmaxes and drops them out in kernels of their own and multiplies them by V (Megatron's
+/// local transformer without --use-flash-attn, as in the Zero Bubble paper's runs).
+enum class AttentionKind : std::uint8_t { Flash, Unfused };
 
 /// A decoder-only transformer: shape, training precision and memory policy, and its layers in
 /// order (embedding, blocks, head). kv_heads 0 means kv_heads = heads.
@@ -73,6 +78,12 @@ struct NetworkModel {
   NormKind norm = NormKind::RmsNorm;
   bool bias = false;  ///< the linear layers of attention and MLP have biases (GPT), or none (Llama)
   PositionKind position = PositionKind::Rope;
+  AttentionKind attention = AttentionKind::Flash;
+  /// Dropout probabilities (Megatron's --attention-dropout, --hidden-dropout): 0 runs no dropout
+  /// kernel; above 0 the attention probabilities (or the hidden states after the embedding and
+  /// after each residual branch) are dropped out, which draws a random number per element and
+  /// keeps a one-byte mask for the backward.
+  double attention_dropout = 0, hidden_dropout = 0;
   /// The embedding and the head hold the vocabulary padded up to a multiple of this (Megatron
   /// pads to 128 x the tensor-parallel size, --make-vocab-size-divisible-by; 1: no padding).
   std::uint64_t vocab_multiple = 1;

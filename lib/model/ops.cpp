@@ -4,6 +4,8 @@
 // epilogues and move nothing of their own in F.
 #include "model/ops.hpp"
 
+#include <algorithm>
+
 namespace ppsched {
 
 namespace {
@@ -28,9 +30,16 @@ void norm(LayerOps& ops, double elements, double d) {
 }
 
 // A residual add of `elements`: F reads both inputs and writes the sum; I adds the two gradient
-// paths that meet there.
-void residual(LayerOps& ops, double elements, double d) {
-  memory(ops.f, "residual", 3 * elements * d);
+// paths that meet there. With hidden dropout the branch is dropped out in the same kernel (F also
+// draws a number and writes a mask byte per element; I reads the mask to pass the gradient back).
+void residual(LayerOps& ops, const NetworkModel& m, double elements) {
+  const double d = m.dtype_bytes;
+  if (m.hidden_dropout > 0) {
+    ops.f.memory.push_back({"dropout_add", (3 * d + 1) * elements, elements});
+    memory(ops.i, "dropout_grad", (2 * d + 1) * elements);
+  } else {
+    memory(ops.f, "residual", 3 * elements * d);
+  }
   memory(ops.i, "residual", 3 * elements * d);
 }
 
@@ -47,9 +56,50 @@ void activation(LayerOps& ops, MlpKind kind, double elements, double d) {
   }
 }
 
+// The attention core over `tokens` tokens, in both f and core (what selective recompute re-runs).
+void attention_core(LayerOps& ops, const NetworkModel& m, double tokens) {
+  const double h = double(m.hidden), d = m.dtype_bytes, s = double(m.sequence_length), heads = double(m.heads);
+  const double kv = double(m.kv_heads ? m.kv_heads : m.heads) * (h / heads), head_dim = h / heads;
+  const double batches = tokens / s * heads;  // one (s x s) problem per sample and head
+  const double scores = batches * s * s;
+  const bool dropout = m.attention_dropout > 0;
+  PassOps core;
+  if (m.attention == AttentionKind::Flash) {
+    // QK^T and AV, 2 x 2 x s x h per token, half of it under the causal mask. The backward
+    // recomputes QK^T and forms dV, dP, dQ and dK: five products to the forward's two. F reads
+    // Q, K, V and writes O and an fp32 log-sum-exp per head; I also reads O and dO and writes dQ,
+    // dK and dV. A dropout inside the kernel draws a number per kept score, again in the backward.
+    const double qkv = tokens * (h + 2 * kv) * d;
+    core.attention = {2 * tokens * s * h, head_dim, qkv + tokens * (h * d + 4 * heads), dropout ? scores / 2 : 0};
+    ops.i.attention = {2.5 * core.attention.flops, head_dim, 2 * qkv + tokens * (2 * h * d + 4 * heads),
+                       core.attention.random};
+  } else {
+    // Eager: the scores S = QK^T are written in full (the mask only zeroes them), softmaxed in
+    // place of a copy, dropped out, multiplied by V; the context is transposed back to tokens.
+    // The backward runs the two products' four gradients and the softmax's and dropout's
+    // backward over the whole s x s.
+    core.gemms.push_back({"scores", s, s, head_dim, batches});
+    memory(core, "softmax", 2 * scores * d);
+    if (dropout) core.memory.push_back({"attention_dropout", (2 * d + 1) * scores, scores});
+    core.gemms.push_back({"context", s, head_dim, s, batches});
+    memory(core, "context_transpose", 2 * tokens * h * d);
+    ops.i.gemms.push_back({"context_dprobs", s, s, head_dim, batches});
+    ops.i.gemms.push_back({"context_dv", s, head_dim, s, batches});
+    memory(ops.i, "context_transpose", 2 * tokens * h * d);
+    if (dropout) memory(ops.i, "attention_dropout", (2 * d + 1) * scores);
+    memory(ops.i, "softmax", 3 * scores * d);
+    ops.i.gemms.push_back({"scores_dq", s, head_dim, s, batches});
+    ops.i.gemms.push_back({"scores_dk", s, head_dim, s, batches});
+  }
+  ops.f.attention = core.attention;
+  ops.f.gemms.insert(ops.f.gemms.end(), core.gemms.begin(), core.gemms.end());
+  ops.f.memory.insert(ops.f.memory.end(), core.memory.begin(), core.memory.end());
+  ops.core = std::move(core);
+}
+
 // The attention half of a block: norm, QKV, rotary, the core, output projection, residual.
 void attention(LayerOps& ops, const NetworkModel& m, double tokens) {
-  const double h = double(m.hidden), d = m.dtype_bytes, s = double(m.sequence_length);
+  const double h = double(m.hidden), d = m.dtype_bytes;
   const double kv = double(m.kv_heads ? m.kv_heads : m.heads) * (h / double(m.heads));
   norm(ops, tokens * h, d);
   linear(ops, "qkv", tokens, h, h + 2 * kv);
@@ -57,12 +107,9 @@ void attention(LayerOps& ops, const NetworkModel& m, double tokens) {
     memory(ops.f, "rotary", 2 * tokens * (h + kv) * d);
     memory(ops.i, "rotary", 2 * tokens * (h + kv) * d);
   }
-  // QK^T and AV, 2 x 2 x s x h per token, half of it under the causal mask. The backward (flash
-  // attention) recomputes QK^T and forms dV, dP, dQ and dK: five products to the forward's two.
-  ops.f.attention_flops = 2 * tokens * s * h;
-  ops.i.attention_flops = 2.5 * ops.f.attention_flops;
+  attention_core(ops, m, tokens);
   linear(ops, "out", tokens, h, h);
-  residual(ops, tokens * h, d);
+  residual(ops, m, tokens * h);
   if (m.bias) memory(ops.w, "bias_grad", tokens * (h + 2 * kv + h) * d);
 }
 
@@ -94,6 +141,10 @@ LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens) {
         memory(ops.f, "positions", 3 * tokens * h * d);
         memory(ops.w, "positions_grad", tokens * h * (d + 2 * g));
       }
+      if (m.hidden_dropout > 0) {  // the embedding's output is dropped out; W passes its gradient back
+        ops.f.memory.push_back({"dropout", (2 * d + 1) * tokens * h, tokens * h});
+        memory(ops.w, "dropout_grad", (2 * d + 1) * tokens * h);
+      }
       return ops;
     case LayerType::Head:
       // Final norm, the vocabulary GEMM, and the cross-entropy: F reads the logits and keeps fp32
@@ -116,7 +167,7 @@ LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens) {
         activation(ops, MlpKind::Gelu, tokens * f, d);
         linear(ops, "mlp_out", tokens, f, h);
       }
-      residual(ops, tokens * h, d);
+      residual(ops, m, tokens * h);
       if (m.bias) memory(ops.w, "bias_grad", tokens * ((m.mlp == MlpKind::SwiGlu ? 2 * f : f) + h) * d);
       return ops;
     }
@@ -132,17 +183,18 @@ LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens) {
       memory(ops.i, "route", 2 * tokens * e * 4);
       memory(ops.f, "dispatch_combine", 2 * (tokens + k * tokens) * h * d);
       memory(ops.i, "dispatch_combine", 2 * (tokens + k * tokens) * h * d);
-      // Each expert takes tokens x k / E of them, on average.
-      const double per_expert = tokens * k / e;
-      linear(ops, "experts_gate_up", per_expert, h, 2 * ef, e);
-      linear(ops, "experts_down", per_expert, ef, h, e);
+      // The tokens' k copies reach at most min(E, k x tokens) experts, spread evenly: only those
+      // run (and have their weights read).
+      const double reached = std::min(e, k * tokens), per_expert = tokens * k / reached;
+      linear(ops, "experts_gate_up", per_expert, h, 2 * ef, reached);
+      linear(ops, "experts_down", per_expert, ef, h, reached);
       activation(ops, MlpKind::SwiGlu, k * tokens * ef, d);
       if (shared > 0) {
         linear(ops, "shared_gate_up", tokens, h, 2 * ef, shared);
         linear(ops, "shared_down", tokens, ef, h, shared);
         activation(ops, MlpKind::SwiGlu, shared * tokens * ef, d);
       }
-      residual(ops, tokens * h, d);
+      residual(ops, m, tokens * h);
       return ops;
     }
   }

@@ -7,7 +7,8 @@
 // Plain arithmetic on the model's shape; pricing it on a GPU is model/network.cpp's. A GEMM
 // C[m x n] = A[m x k] B[k x n] costs 2mnk FLOPs; for a linear layer Y = X W with X of T tokens by
 // k and W of k by n, F is (m, n, k) = (T, n, k), I is dX = dY W^T: (T, k, n), and W is
-// dW = X^T dY: (k, n, T).
+// dW = X^T dY: (k, n, T). The unfused attention core is batched GEMMs, one per sample and head:
+// scores S = Q K^T of (s, s, head_dim), context P V of (s, head_dim, s).
 #pragma once
 
 #include <cstdint>
@@ -25,15 +26,23 @@ struct Gemm {
   double flops() const { return 2 * m * n * k * count; }
 };
 
-/// A kernel bound by memory bandwidth: the bytes it reads and writes.
+/// A kernel bound by memory bandwidth (the bytes it reads and writes) or, for a dropout, by the
+/// random numbers it draws.
 struct MemoryOp {
   std::string_view name;
   double bytes = 0;
+  double random = 0;  ///< random numbers drawn (one per element a dropout keeps or drops)
+};
+
+/// The fused (flash) attention core of a pass: its FLOPs, the head dimension its inner products
+/// run over, and the bytes it reads and writes (Q, K, V, O and their gradients; never the scores).
+struct FusedAttention {
+  double flops = 0, head_dim = 0, bytes = 0, random = 0;
 };
 
 struct PassOps {
   std::vector<Gemm> gemms;
-  double attention_flops = 0;  ///< the attention core (QK^T and AV, causal half; its backward)
+  FusedAttention attention;  ///< flash attention only; the unfused core is GEMMs and memory ops
   std::vector<MemoryOp> memory;
   double gemm_flops() const;
   double memory_bytes() const;
@@ -41,6 +50,8 @@ struct PassOps {
 
 struct LayerOps {
   PassOps f, i, w;
+  /// The attention core's forward alone (part of f): what selective recompute runs again.
+  PassOps core;
 };
 
 /// The operations of `type`'s passes over `tokens` tokens (microbatch size x sequence length).

@@ -19,7 +19,7 @@ using nlohmann::json;
 // A model of more layers than this is a typo (or a fuzzer), not a network.
 constexpr std::uint64_t kMaxLayers = 100000;
 
-constexpr std::array<std::string_view, 21> kTopKeys{"schema_version",
+constexpr std::array<std::string_view, 24> kTopKeys{"schema_version",
                                                     "name",
                                                     "dtype",
                                                     "sequence_length",
@@ -37,6 +37,9 @@ constexpr std::array<std::string_view, 21> kTopKeys{"schema_version",
                                                     "bias",
                                                     "position",
                                                     "vocab_multiple",
+                                                    "attention",
+                                                    "attention_dropout",
+                                                    "hidden_dropout",
                                                     "moe",
                                                     "layers",
                                                     "measured"};
@@ -51,6 +54,7 @@ constexpr std::array<double, 4> kDtypeBytes{2, 2, 4, 1};
 constexpr std::array<std::string_view, 2> kMlpNames{"swiglu", "gelu"};
 constexpr std::array<std::string_view, 2> kNormNames{"rmsnorm", "layernorm"};
 constexpr std::array<std::string_view, 2> kPositionNames{"rope", "learned"};
+constexpr std::array<std::string_view, 2> kAttentionNames{"flash", "unfused"};
 
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> known) {
   auto near = closest_match(word, known);
@@ -94,6 +98,10 @@ class ModelReader {
     if (auto i = choice(doc, "$", "norm", kNormNames)) m.norm = std::array{NormKind::RmsNorm, NormKind::LayerNorm}[*i];
     if (auto i = choice(doc, "$", "position", kPositionNames))
       m.position = std::array{PositionKind::Rope, PositionKind::Learned}[*i];
+    if (auto i = choice(doc, "$", "attention", kAttentionNames))
+      m.attention = std::array{AttentionKind::Flash, AttentionKind::Unfused}[*i];
+    probability(doc, "attention_dropout", m.attention_dropout);
+    probability(doc, "hidden_dropout", m.hidden_dropout);
     flag(doc, "tied_embeddings", m.tied_embeddings);
     flag(doc, "bias", m.bias);
     ok_ &= read_json_number(f_, doc, "$", "grad_bytes_per_param", m.grad_bytes_per_param, false, false);
@@ -149,6 +157,16 @@ class ModelReader {
       out = doc[key].get<bool>();
     else
       error(fmt::format("$.{}", key), fmt::format("\"{}\" must be true or false", key));
+  }
+
+  // A probability in [0, 1): 1 would drop everything.
+  void probability(const json& doc, const char* key, double& out) {
+    if (!doc.contains(key)) return;
+    const json& v = doc[key];
+    if (v.is_number() && v.get<double>() >= 0 && v.get<double>() < 1)
+      out = v.get<double>();
+    else
+      error(fmt::format("$.{}", key), fmt::format("\"{}\" must be a number from 0 up to (not including) 1", key));
   }
 
   // An integer >= 1 (0 stays "not given").

@@ -40,9 +40,9 @@ TEST_CASE("a GPT block's ops: GEMM shapes, FLOPs and bytes counted by hand") {
   CHECK(gemm(ops.f, "qkv").n == 3 * h);
   // Attention core: QK^T and AV, 4 s h per token, half under the causal mask: 2 T s h =
   // 28,991,029,248; the flash backward 2.5 times that.
-  CHECK(ops.f.attention_flops == 28991029248.0);
-  CHECK(ops.i.attention_flops == 2.5 * 28991029248.0);
-  CHECK(ops.w.attention_flops == 0);
+  CHECK(ops.f.attention.flops == 28991029248.0);
+  CHECK(ops.i.attention.flops == 2.5 * 28991029248.0);
+  CHECK(ops.w.attention.flops == 0);
   // Memory-bound, in units of T h d: F two LayerNorms 2 + 2, two residual adds 3 + 3, GELU over
   // 4h read and written 8: 18 (509,607,936 bytes); I norms 3 + 3, residuals 3 + 3, GELU backward
   // 12: 24; W the norms' gradients 2 + 2 and the biases' gradients, a read of each biased
@@ -63,7 +63,7 @@ TEST_CASE("a Llama block's ops: grouped-query attention, SwiGLU and rotary, no b
   CHECK(ops.f.gemm_flops() == 2 * T * linear);
   CHECK(gemm(ops.f, "gate_up").n == 2 * f);
   CHECK(gemm(ops.w, "down").m == f);
-  CHECK(ops.f.attention_flops == 2 * T * s * h);
+  CHECK(ops.f.attention.flops == 2 * T * s * h);
   // F: norms 2Thd x 2, rotary on Q and K 2T(h + kv)d, residuals 3Thd x 2, SwiGLU 3Tfd;
   // I: norms 3Thd x 2, rotary again, residuals 3Thd x 2, SwiGLU backward 5Tfd; W: norms only.
   CHECK(ops.f.memory_bytes() == T * d * (4 * h + 2 * (h + kv) + 6 * h + 3 * f));
