@@ -54,9 +54,10 @@ CLI::Validator finite_in(double lo, double hi) {  // NaN fails both comparisons
                       [lo, hi](double v) { return v >= lo && v <= hi; });
 }
 
-CLI::Validator byte_suffixes() {
+CLI::Validator byte_suffixes(std::shared_ptr<bool> unit_given) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [unit_given](std::string& text) -> std::string {
+        if (unit_given) *unit_given = false;
         static const std::pair<const char*, double> kUnits[] = {
             {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
             {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},           {"tb", 1e12}};
@@ -72,11 +73,27 @@ CLI::Validator byte_suffixes() {
           if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v))
             return "'" + text + "' is not a size: write a number, optionally with KiB, MiB, GiB, TiB, KB, MB, GB or TB";
           text = fmt::format("{:.17g}", v * factor);
+          if (unit_given) *unit_given = true;
           return {};
         }
         return {};  // a plain number: the option's own check judges it
       },
       "NUMBER[GiB|GB|...]", "byte suffix");
+}
+
+CLI::Validator memory_cap_size(CLI::App& sub, const std::string& cap_option) {
+  auto unit_given = std::make_shared<bool>(false);
+  sub.parse_complete_callback([&sub, cap_option, unit_given] {
+    const CLI::Option* cap = sub.get_option_no_throw(cap_option);
+    const CLI::Option* model = sub.get_option_no_throw("--model");
+    const CLI::Option* memory_model = sub.get_option_no_throw("--memory-model");
+    if (!cap || !model || cap->count() == 0 || model->count() == 0 || *unit_given) return;
+    if (memory_model && memory_model->count() > 0 && memory_model->as<std::string>() == "pytorch-liveness") return;
+    if (cap->as<double>() == 0) return;  // 0: no cap, in any unit
+    throw CLI::ValidationError(cap_option, "with --model a rank's memory is in bytes: give " + cap_option +
+                                               " a unit (80GiB, 75GB); a plain number would be bytes");
+  });
+  return byte_suffixes(unit_given);
 }
 
 namespace {

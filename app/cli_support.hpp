@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,8 +58,13 @@ CLI::Validator finite_non_negative();
 /// A number in [lo, hi]; CLI11's Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_in(double lo, double hi);
 /// A transform for sizes in bytes: "80GiB", "75 GB", "1.5TiB" become their number of bytes; a plain
-/// number passes through to the option's own check.
-CLI::Validator byte_suffixes();
+/// number passes through to the option's own check. `unit_given`, when set, records whether the
+/// last value had a suffix.
+CLI::Validator byte_suffixes(std::shared_ptr<bool> unit_given = nullptr);
+/// byte_suffixes() for a memory cap of `sub`, with the unit rule: while --model prices a rank in
+/// bytes, a cap without a unit ("80", meaning 80 bytes) is refused at parse time (exit 2), unless
+/// --memory-model pytorch-liveness makes it a count of activation slots.
+CLI::Validator memory_cap_size(CLI::App& sub, const std::string& cap_option);
 
 /// Appends `markdown` to $GITHUB_STEP_SUMMARY, the step's Markdown summary, when GitHub Actions
 /// sets it; warns when it cannot.

@@ -216,7 +216,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
          "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
          "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "
          "80GiB, 75GB); 0: none")
-      ->transform(byte_suffixes())
+      ->transform(memory_cap_size(*sub, "--memory-cap"))
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text, json, or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
       ->check(CLI::IsMember({"text", "json", "csv"}))
