@@ -23,7 +23,7 @@ Run priced(const Run& r) {
   for (const zb_profiles::Profile& p : zb_profiles::profiles()) {
     if (p.model != r.model) continue;
     DiagnosticSink sink;
-    const auto m = read_model(std::string(PPSCHED_SOURCE_DIR) + "/schedules/" + std::string(p.file), sink);
+    const auto m = zb_profiles::load_model(p, sink);
     if (!m) throw std::runtime_error("cannot read schedules/" + std::string(p.file));
     const zb_profiles::StageTimes t = zb_profiles::predicted(*m, p, *find_gpu("a100"));
     Run out = r;

@@ -54,7 +54,7 @@ int main() {
   std::vector<Case> cases;
   for (const Profile& p : profiles()) {
     DiagnosticSink sink;
-    auto m = read_model(std::string(PPSCHED_SOURCE_DIR) + "/schedules/" + std::string(p.file), sink);
+    auto m = load_model(p, sink);
     if (!m) {
       fmt::print(stderr, "cannot read schedules/{}\n", p.file);
       return EXIT_FAILURE;

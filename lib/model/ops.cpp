@@ -17,8 +17,8 @@ void linear(LayerOps& ops, std::string_view name, double tokens, double k, doubl
   ops.w.gemms.push_back({name, k, n, tokens, count});
 }
 
-void memory(PassOps& pass, std::string_view name, double bytes) {
-  if (bytes > 0) pass.memory.push_back({name, bytes});
+void memory(PassOps& pass, std::string_view name, double bytes, double random = 0) {
+  if (bytes > 0) pass.memory.push_back({name, bytes, random});
 }
 
 // A norm over `elements` values of d bytes: F reads x and writes y; I reads x and dy and writes dx;
@@ -35,7 +35,7 @@ void norm(LayerOps& ops, double elements, double d) {
 void residual(LayerOps& ops, const NetworkModel& m, double elements) {
   const double d = m.dtype_bytes;
   if (m.hidden_dropout > 0) {
-    ops.f.memory.push_back({"dropout_add", (3 * d + 1) * elements, elements});
+    memory(ops.f, "dropout_add", (3 * d + 1) * elements, elements);
     memory(ops.i, "dropout_grad", (2 * d + 1) * elements);
   } else {
     memory(ops.f, "residual", 3 * elements * d);
@@ -80,7 +80,7 @@ void attention_core(LayerOps& ops, const NetworkModel& m, double tokens) {
     // backward over the whole s x s.
     core.gemms.push_back({"scores", s, s, head_dim, batches});
     memory(core, "softmax", 2 * scores * d);
-    if (dropout) core.memory.push_back({"attention_dropout", (2 * d + 1) * scores, scores});
+    if (dropout) memory(core, "attention_dropout", (2 * d + 1) * scores, scores);
     core.gemms.push_back({"context", s, head_dim, s, batches});
     memory(core, "context_transpose", 2 * tokens * h * d);
     ops.i.gemms.push_back({"context_dprobs", s, s, head_dim, batches});
@@ -142,7 +142,7 @@ LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens) {
         memory(ops.w, "positions_grad", tokens * h * (d + 2 * g));
       }
       if (m.hidden_dropout > 0) {  // the embedding's output is dropped out; W passes its gradient back
-        ops.f.memory.push_back({"dropout", (2 * d + 1) * tokens * h, tokens * h});
+        memory(ops.f, "dropout", (2 * d + 1) * tokens * h, tokens * h);
         memory(ops.w, "dropout_grad", (2 * d + 1) * tokens * h);
       }
       return ops;

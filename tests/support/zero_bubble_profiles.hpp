@@ -10,9 +10,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "diag/diagnostic.hpp"
 #include "model/network.hpp"
 #include "parse/model_json.hpp"
 #include "support/zero_bubble_runs.hpp"
@@ -47,6 +49,11 @@ inline Profile profile(std::string_view model, std::string_view file) {
 
 inline std::array<Profile, 2> profiles() {
   return {profile("1.5B", "zb-gpt-1.5b.model.json"), profile("14.6B", "zb-gpt-14.6b.model.json")};
+}
+
+/// The shipped model file of `p`, or nullopt (its diagnostics in `sink`).
+inline std::optional<NetworkModel> load_model(const Profile& p, DiagnosticSink& sink) {
+  return read_model(std::string(PPSCHED_SOURCE_DIR) + "/schedules/" + std::string(p.file), sink);
 }
 
 /// A middle stage's F, I and W from the model file alone, in ms, on `gpu`.

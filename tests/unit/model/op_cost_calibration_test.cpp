@@ -16,7 +16,7 @@ TEST_CASE("op cost model: the Zero Bubble paper's middle-stage F, I and W within
   const GpuSpec& a100 = *find_gpu("a100");
   for (const Profile& p : profiles()) {
     DiagnosticSink sink;
-    const auto m = read_model(std::string(PPSCHED_SOURCE_DIR) + "/schedules/" + std::string(p.file), sink);
+    const auto m = load_model(p, sink);
     REQUIRE(m);
     const StageTimes t = predicted(*m, p, a100);
     INFO(p.model << ": F " << t.f_ms << " (" << p.f_ms << "), I " << t.i_ms << " (" << p.i_ms << "), W " << t.w_ms
@@ -32,7 +32,7 @@ TEST_CASE("op cost model: the same blocks under flash attention without dropout 
   const GpuSpec& a100 = *find_gpu("a100");
   for (const Profile& p : profiles()) {
     DiagnosticSink sink;
-    auto m = read_model(std::string(PPSCHED_SOURCE_DIR) + "/schedules/" + std::string(p.file), sink);
+    auto m = load_model(p, sink);
     REQUIRE(m);
     const StageTimes eager = predicted(*m, p, a100);
     m->attention = AttentionKind::Flash;
