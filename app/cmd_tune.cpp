@@ -80,9 +80,9 @@ bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
       sources.notes.push_back(
           fmt::format("no --memory-cap: nothing is ruled out for memory, though one {} holds {:.0f} GiB", gpu->name,
                       gpu->memory_bytes / double(1ull << 30)));
-    req.max_stages = model->block_count();
+    req.max_stages = model->block_count() + 2;  // the embedding and the head may be stages of their own
     if (!in.blocks_per_stage.empty()) req.only_stages = static_cast<std::uint32_t>(in.blocks_per_stage.size());
-    if (!in.pipeline_layout.empty()) {  // its stage count: the shape it parses for
+    if (!in.pipeline_layout.empty() && in.pipeline_layout != "auto") {  // its stage count: the shape it parses for
       for (std::uint32_t v : req.stages_per_rank) {
         try {
           parse_pipeline_layout(in.pipeline_layout, *model, req.ranks * v);

@@ -234,7 +234,8 @@ void add_model_options(CLI::App& sub, SimInputOptions& opt, bool with_microbatch
   sub.add_option("--gpu", opt.gpu,
                  "Accelerator of the model's roofline (see docs/formats.md): h100, h200, a100, b200, mi300x");
   sub.add_option("--pipeline-layout", opt.pipeline_layout,
-                 "Megatron's layout of the model's layers over the stages, e.g. \"Et|(tt|)*3tL\" (default: balanced)");
+                 "Megatron's layout of the model's layers over the stages, e.g. \"Et|(tt|)*3tL\", or auto (the "
+                 "default): the split with the fastest slowest stage, the embedding and head counted");
   sub.add_option("--blocks-per-stage", opt.blocks_per_stage,
                  "Transformer blocks of each stage, e.g. 9,8,8,7; the embedding joins the first, the head the last "
                  "(default: balanced)")
@@ -261,7 +262,7 @@ std::optional<ModelPartition> load_model_partition(const SimInputOptions& opt, s
     }
   }
   try {
-    if (!opt.pipeline_layout.empty())
+    if (!opt.pipeline_layout.empty() && opt.pipeline_layout != "auto")
       out.partition = parse_pipeline_layout(opt.pipeline_layout, out.model, stages);
     else if (!opt.blocks_per_stage.empty())
       out.partition = explicit_partition(out.model, opt.blocks_per_stage, stages);

@@ -34,7 +34,7 @@ void tune_engine(benchmark::State& state, const NetworkModel& model, std::uint32
   TuneRequest req;
   req.ranks = ranks;
   req.global_batch = g;
-  req.max_stages = model.block_count();
+  req.max_stages = model.block_count() + 2;
   if (liveness) req.liveness = LivenessGranularity::StageMicrobatch;
   std::size_t trials = 0;
   for (auto _ : state) {

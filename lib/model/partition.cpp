@@ -215,41 +215,42 @@ class LayoutBuilder {
 
 }  // namespace
 
-Partition balanced_partition(const NetworkModel& m, std::uint32_t stages, const GpuSpec* gpu,
-                             std::uint32_t microbatch_size) {
-  check_network(m);
-  const std::uint32_t n = m.block_count();
-  if (stages == 0) throw ModelError("a pipeline needs at least one stage");
-  if (stages > n)
-    throw ModelError(std::to_string(stages) + " stages need at least as many blocks; model '" + m.name + "' has " +
-                     std::to_string(n));
-  auto total = [&](std::size_t layer) {
-    const LayerCost c = layer_cost(m, m.layers[layer], gpu, microbatch_size);
-    return c.f_us + c.i_us + c.w_us + c.recompute_us;  // a layer's time under a full backward
-  };
-  const double embedding = total(0), head = total(m.layers.size() - 1);
-  std::vector<double> prefix(n + 1, 0.0);  // prefix[j]: the first j blocks
-  for (std::uint32_t j = 0; j < n; ++j) prefix[j + 1] = prefix[j] + total(j + 1);
+namespace {
 
-  // best[k][j]: the smallest slowest stage over the first j blocks split into k + 1 stages, the
-  // first of them holding the embedding; cut[k][j]: where the last of those stages starts.
+// The smallest slowest stage of a contiguous split of the blocks into `stages` stages, the
+// embedding on the first stage and the head on the last (`total(layer)` prices a layer). With
+// `empty_ends` the first stage may hold the embedding alone and the last the head alone, as
+// Megatron's layouts and PyTorch's split proposals allow; middle stages hold a block at least.
+// Ties keep the earliest cut, so the result is deterministic. Returns the blocks per stage, or an
+// empty vector when no such split exists.
+std::vector<std::uint32_t> min_max_split(const std::vector<double>& prefix, double embedding, double head,
+                                         std::uint32_t stages, bool empty_ends, double& slowest) {
+  const auto n = static_cast<std::uint32_t>(prefix.size() - 1);
+  const std::uint32_t fewest_first = empty_ends ? 0 : 1;  // blocks the first stage must hold
+  const std::uint32_t fewest_last = empty_ends ? 0 : 1;
   const double inf = std::numeric_limits<double>::infinity();
+  // best[k][j]: the smallest slowest stage over the embedding and the first j blocks in k + 1
+  // stages; cut[k][j]: where the last of those stages starts.
   std::vector<std::vector<double>> best(stages, std::vector<double>(n + 1, inf));
   std::vector<std::vector<std::uint32_t>> cut(stages, std::vector<std::uint32_t>(n + 1, 0));
-  for (std::uint32_t j = 1; j <= n; ++j) best[0][j] = embedding + prefix[j] + (stages == 1 ? head : 0.0);
+  for (std::uint32_t j = fewest_first; j <= n; ++j)
+    if (stages > 1 || j == n) best[0][j] = embedding + prefix[j] + (stages == 1 ? head : 0.0);
   for (std::uint32_t k = 1; k < stages; ++k) {
     const bool last = k + 1 == stages;
-    for (std::uint32_t j = k + 1; j <= n; ++j) {
-      if (last && j != n) continue;
-      for (std::uint32_t i = k; i < j; ++i) {
-        const double slowest = std::max(best[k - 1][i], prefix[j] - prefix[i] + (last ? head : 0.0));
-        if (slowest < best[k][j]) {
-          best[k][j] = slowest;
+    const std::uint32_t fewest = last ? fewest_last : 1;
+    for (std::uint32_t j = last ? n : 0; j <= n; ++j) {
+      for (std::uint32_t i = 0; i + fewest <= j; ++i) {
+        if (best[k - 1][i] == inf) continue;
+        const double here = std::max(best[k - 1][i], prefix[j] - prefix[i] + (last ? head : 0.0));
+        if (here < best[k][j]) {
+          best[k][j] = here;
           cut[k][j] = i;
         }
       }
     }
   }
+  slowest = best[stages - 1][n];
+  if (slowest == inf) return {};
   std::vector<std::uint32_t> blocks(stages, 0);
   std::uint32_t j = n;
   for (std::uint32_t k = stages - 1; k > 0; --k) {
@@ -257,6 +258,44 @@ Partition balanced_partition(const NetworkModel& m, std::uint32_t stages, const 
     j = cut[k][j];
   }
   blocks[0] = j;
+  return blocks;
+}
+
+}  // namespace
+
+Partition balanced_partition(const NetworkModel& m, std::uint32_t stages, const GpuSpec* gpu,
+                             std::uint32_t microbatch_size) {
+  check_network(m);
+  const std::uint32_t n = m.block_count();
+  if (stages == 0) throw ModelError("a pipeline needs at least one stage");
+  if (stages > n + 2)
+    throw ModelError(std::to_string(stages) + " stages need at least " + std::to_string(stages - 2) +
+                     " blocks, the embedding and the head a stage each; model '" + m.name + "' has " +
+                     std::to_string(n));
+  // A layer's time under a full backward. Unmeasured layers of one type cost the same: a run of
+  // them is priced once (an 80-block model, split for every stage count, prices 3 layers).
+  std::vector<double> prefix(n + 1, 0.0);  // prefix[j]: the first j blocks
+  const Layer* priced = nullptr;
+  double priced_total = 0;
+  auto total = [&](std::size_t layer) {
+    const Layer& l = m.layers[layer];
+    if (priced && !priced->measured && !l.measured && priced->type == l.type) return priced_total;
+    const LayerCost c = layer_cost(m, l, gpu, microbatch_size);
+    priced = &l;
+    priced_total = c.f_us + c.i_us + c.w_us + c.recompute_us;
+    return priced_total;
+  };
+  const double embedding = total(0), head = total(m.layers.size() - 1);
+  for (std::uint32_t j = 0; j < n; ++j) prefix[j + 1] = prefix[j] + total(j + 1);
+  // A split with a block on every stage where one exists; end stages of their own only where they
+  // make the slowest stage faster (or where there are more stages than blocks).
+  double with_blocks = std::numeric_limits<double>::infinity(), with_empty_ends = with_blocks;
+  std::vector<std::uint32_t> blocks;
+  if (stages <= n) blocks = min_max_split(prefix, embedding, head, stages, false, with_blocks);
+  if (stages > 1) {
+    std::vector<std::uint32_t> other = min_max_split(prefix, embedding, head, stages, true, with_empty_ends);
+    if (with_empty_ends < with_blocks) blocks = std::move(other);
+  }
   return with_blocks_per_stage(m, blocks);
 }
 

@@ -25,11 +25,14 @@ struct Partition {
 /// blocks", "2 moe blocks + head", "(empty)".
 std::string stage_layers_label(const NetworkModel& m, const std::vector<std::uint32_t>& layers);
 
-/// Contiguous split into `stages` stages minimising the slowest stage's F+I+W time for this
-/// microbatch size (embedding with the first stage, head with the last, as real runs do); every
-/// stage gets at least one block. Ties between splits are broken deterministically. Throws
-/// ModelError when stages is 0 or more than block_count(), or when a
-/// layer cannot be costed (layer_cost).
+/// `--pipeline-layout auto`: the contiguous split into `stages` stages minimising the slowest
+/// stage's F+I+W (+recompute) time for this microbatch size, the embedding on the first stage and
+/// the head on the last, as real runs place them. Every stage holds a block where the blocks allow
+/// it, unless a first stage of the embedding alone or a last stage of the head alone makes the
+/// slowest stage strictly faster (the uneven end stages of Megatron's layouts and PyTorch's
+/// split proposals); with more stages than blocks, up to blocks + 2, the embedding and the head
+/// are stages of their own (E|(t|)*22L). Ties keep the earliest cut. Throws ModelError when
+/// stages is 0 or more than block_count() + 2, or when a layer cannot be costed (layer_cost).
 Partition balanced_partition(const NetworkModel& m, std::uint32_t stages, const GpuSpec* gpu,
                              std::uint32_t microbatch_size);
 

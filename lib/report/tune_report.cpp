@@ -48,7 +48,8 @@ std::vector<std::string> untried_shape_notes(const TuneRequest& request) {
   for (std::uint32_t v : request.stages_per_rank)
     if (std::find(shapes.begin(), shapes.end(), v) == shapes.end())
       notes.push_back(std::to_string(v) + " stage(s) per rank not tried: " + std::to_string(request.ranks * v) +
-                      " stages exceed the model's " + std::to_string(request.max_stages) + " blocks");
+                      " stages exceed the " + std::to_string(request.max_stages) +
+                      " its blocks, embedding and head allow");
   return notes;
 }
 

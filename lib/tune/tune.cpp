@@ -159,11 +159,12 @@ std::vector<TuneTrial> tune_trials(const TuneRequest& request) {
       throw UserError("--families: unknown schedule '" + f + "' (see ppsched list)");
   const std::vector<std::uint32_t> shapes = tune_shapes(request);
   if (shapes.empty())
-    throw UserError(fmt::format("no pipeline shape to try: stages per rank {} on {} ranks {}",
-                                fmt::join(request.stages_per_rank, ", "), request.ranks,
-                                request.only_stages
-                                    ? fmt::format("never give the {} stages the costs describe", request.only_stages)
-                                    : fmt::format("need more than the model's {} blocks", request.max_stages)));
+    throw UserError(fmt::format(
+        "no pipeline shape to try: stages per rank {} on {} ranks {}", fmt::join(request.stages_per_rank, ", "),
+        request.ranks,
+        request.only_stages ? fmt::format("never give the {} stages the costs describe", request.only_stages)
+                            : fmt::format("need more than the {} stages the model's blocks, embedding and head allow",
+                                          request.max_stages)));
   auto tried = [&](std::uint32_t v) { return std::find(shapes.begin(), shapes.end(), v) != shapes.end(); };
   std::vector<TuneTrial> out;
   auto trial = [&](std::string family, std::uint32_t v, std::uint32_t m) {

@@ -40,7 +40,8 @@ struct TuneRequest {
   /// The stages per rank to try; a family runs at those it supports (single-stage families at 1,
   /// V families at 2, looped multi-stage families at each value >= 2, auto at 1 and 2).
   std::vector<std::uint32_t> stages_per_rank = {1, 2, 4};
-  /// The most stages a pipeline may have (a model's blocks: each stage holds at least one); 0: no limit.
+  /// The most stages a pipeline may have (a model's blocks + 2: every middle stage holds a block, the
+  /// embedding and the head may be stages of their own); 0: no limit.
   std::uint32_t max_stages = 0;
   /// Only pipelines of exactly this many stages (a cost table or stage spec describes one); 0: any.
   std::uint32_t only_stages = 0;

@@ -59,19 +59,22 @@ bool covers_in_order(const NetworkModel& m, const Partition& p) {
 }
 
 // The best slowest stage over every split of the blocks into `stages` non-empty runs.
-double brute_force(const NetworkModel& m, std::uint32_t stages) {
+// The smallest slowest stage over every split; with `empty_ends` the first and last stages may
+// hold no block (the embedding or the head alone).
+double brute_force(const NetworkModel& m, std::uint32_t stages, bool empty_ends) {
   const std::uint32_t n = m.block_count();
   double best = 1e300;
   std::vector<std::uint32_t> counts;
+  auto fewest = [&](std::size_t stage) { return empty_ends && (stage == 0 || stage + 1 == stages) ? 0u : 1u; };
   std::function<void(std::uint32_t)> split = [&](std::uint32_t left) {
     if (counts.size() + 1 == stages) {
-      if (left == 0) return;
+      if (left < fewest(counts.size())) return;
       counts.push_back(left);
       best = std::min(best, slowest_stage(m, explicit_partition(m, counts, stages)));
       counts.pop_back();
       return;
     }
-    for (std::uint32_t k = 1; k + (stages - counts.size() - 1) <= left; ++k) {
+    for (std::uint32_t k = fewest(counts.size()); k <= left; ++k) {
       counts.push_back(k);
       split(left - k);
       counts.pop_back();
@@ -106,20 +109,38 @@ TEST_CASE("balanced: a heavy embedding and head leave the first and last stages 
 }
 
 TEST_CASE("balanced: the slowest stage is as fast as brute force finds, for every stage count") {
-  const NetworkModel m = measured_model({2, 5, 1, 4, 2, 8, 3, 6, 1, 7});
-  for (std::uint32_t stages = 1; stages <= m.block_count(); ++stages) {
-    INFO("stages " << stages);
-    const Partition p = balanced_partition(m, stages, nullptr, 1);
-    REQUIRE(p.layers_of_stage.size() == stages);
-    CHECK(covers_in_order(m, p));
-    for (std::uint32_t b : blocks_per_stage(m, p)) CHECK(b >= 1);
-    CHECK(slowest_stage(m, p) == Approx(brute_force(m, stages)).epsilon(1e-12));
+  for (const std::vector<double>& times :
+       {std::vector<double>{2, 5, 1, 4, 2, 8, 3, 6, 1, 7}, std::vector<double>{9, 5, 1, 4, 2, 8, 3, 6, 1, 12}}) {
+    const NetworkModel m = measured_model(times);
+    for (std::uint32_t stages = 1; stages <= m.block_count() + 2; ++stages) {
+      INFO("head " << times.back() << ", stages " << stages);
+      const Partition p = balanced_partition(m, stages, nullptr, 1);
+      REQUIRE(p.layers_of_stage.size() == stages);
+      CHECK(covers_in_order(m, p));
+      const double fastest = brute_force(m, stages, true);
+      CHECK(slowest_stage(m, p) == Approx(fastest).epsilon(1e-12));
+      // A block on every stage whenever that is as fast.
+      const std::vector<std::uint32_t> blocks = blocks_per_stage(m, p);
+      const bool every_stage_a_block = std::find(blocks.begin(), blocks.end(), 0u) == blocks.end();
+      if (stages <= m.block_count()) CHECK(every_stage_a_block == (brute_force(m, stages, false) == fastest));
+    }
   }
 }
 
-TEST_CASE("balanced: needs a stage and no more stages than blocks, unmeasured layers need a GPU") {
+TEST_CASE("balanced: a heavy head gets a stage of its own, and more stages than blocks are E|(t|)*nL") {
+  const NetworkModel m = measured_model({1, 3, 3, 3, 3, 3, 3, 9});  // a head as costly as 3 blocks
+  CHECK(blocks_per_stage(m, balanced_partition(m, 3, nullptr, 1)) == std::vector<std::uint32_t>{3, 3, 0});
+  CHECK(blocks_per_stage(m, balanced_partition(m, 8, nullptr, 1)) ==
+        std::vector<std::uint32_t>{0, 1, 1, 1, 1, 1, 1, 0});
+  CHECK(balanced_partition(m, 8, nullptr, 1).layers_of_stage ==
+        parse_pipeline_layout("E|(t|)*6L", m, 8).layers_of_stage);
+}
+
+TEST_CASE("balanced: needs a stage and no more stages than blocks + 2, unmeasured layers need a GPU") {
   const NetworkModel m = measured_model({1, 1, 1, 1});
-  CHECK_THROWS_WITH(balanced_partition(m, 3, nullptr, 1), "3 stages need at least as many blocks; model 'small' has 2");
+  CHECK_NOTHROW(balanced_partition(m, 4, nullptr, 1));
+  CHECK_THROWS_WITH(balanced_partition(m, 5, nullptr, 1),
+                    "5 stages need at least 3 blocks, the embedding and the head a stage each; model 'small' has 2");
   CHECK_THROWS_AS(balanced_partition(m, 0, nullptr, 1), ModelError);
   NetworkModel unmeasured = m;
   unmeasured.layers[2].measured.reset();

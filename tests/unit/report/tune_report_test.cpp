@@ -143,9 +143,10 @@ TEST_CASE("tune_report: under pytorch-liveness the unit is PyTorch's slots, in t
 
 TEST_CASE("tune_report: the stages per rank a model's blocks leave out are notes, unless the stage count is fixed") {
   TuneRequest req = request();  // 4 ranks, stages per rank 1, 2, 4
-  req.max_stages = 10;
+  req.max_stages = 10;          // a model of 8 blocks
   CHECK(untried_shape_notes(req) ==
-        std::vector<std::string>{"4 stage(s) per rank not tried: 16 stages exceed the model's 10 blocks"});
+        std::vector<std::string>{
+            "4 stage(s) per rank not tried: 16 stages exceed the 10 its blocks, embedding and head allow"});
   req.max_stages = 0;
   CHECK(untried_shape_notes(req).empty());
   req.only_stages = 8;  // a cost table of 8 stages: its own note says so
