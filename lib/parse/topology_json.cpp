@@ -105,10 +105,20 @@ std::optional<Topology> topology_from(JsonInput& f, std::uint32_t ranks) {
   for (std::uint32_t r = 0; r < ranks && ok; ++r) t.slice_of_rank[r] = slice_of_node[t.node_of_rank[r]];
   if (!doc.contains("links") || !doc["links"].is_object())
     return f.error("$.links", "\"links\" must give intra_node, inter_node and inter_slice"), std::nullopt;
-  ok &= f.known_keys(doc["links"], "$.links", kLinkClasses);
-  ok &= read_link(f, doc["links"], "intra_node", t.intra_node);
-  ok &= read_link(f, doc["links"], "inter_node", t.inter_node);
-  ok &= read_link(f, doc["links"], "inter_slice", t.inter_slice);
+  const auto& links = doc["links"];
+  ok &= f.known_keys(links, "$.links", kLinkClasses);
+  ok &= read_link(f, links, "intra_node", t.intra_node);
+  // A class no pair of ranks uses may be left out: one node needs no inter_node link, one slice
+  // no inter_slice link. Given anyway, it is read and checked.
+  const std::size_t slice_count = doc.contains("slices") ? doc["slices"].size() : 1;
+  if (nodes.size() > 1 || links.contains("inter_node"))
+    ok &= read_link(f, links, "inter_node", t.inter_node);
+  else
+    t.inter_node = t.intra_node;
+  if (slice_count > 1 || links.contains("inter_slice"))
+    ok &= read_link(f, links, "inter_slice", t.inter_slice);
+  else
+    t.inter_slice = t.inter_node;
   if (!ok) return std::nullopt;
   return t;
 }

@@ -48,6 +48,23 @@ TEST_CASE("without slices every node is in slice 0: ranks on two nodes use the i
   CHECK(t->link(0, 1).latency_us == 5);
 }
 
+TEST_CASE("a link class no pair of ranks uses may be left out: one slice, one node") {
+  DiagnosticSink sink;
+  auto two_nodes = read_topology_text("t.json", R"({"schema_version": 1, "nodes": [[0, 1], [2, 3]],
+   "links": {"intra_node": {"latency_us": 2, "bandwidth_gbps": 400}, "inter_node": {"latency_us": 5, "bandwidth_gbps": 50}}})",
+                                      4, sink);
+  REQUIRE(two_nodes);
+  CHECK(two_nodes->link(1, 2).latency_us == 5);
+  CHECK(two_nodes->link(0, 1).latency_us == 2);
+  auto one_node = read_topology_text(
+      "t.json",
+      R"({"schema_version": 1, "nodes": [[0, 1]], "links": {"intra_node": {"latency_us": 3, "bandwidth_gbps": 9}}})", 2,
+      sink);
+  REQUIRE(one_node);
+  CHECK(one_node->link(0, 1).bytes_per_us == 9e3);
+  CHECK_FALSE(sink.has_errors());
+}
+
 TEST_CASE("errors: topology problems name the value, with line and column") {
   CHECK(errors("[1]") == "t.json:1:1: error: $: expected a JSON object [topology-file]\n");
   CHECK(errors(R"({"schema_version": 2})") ==
@@ -74,8 +91,11 @@ TEST_CASE("errors: topology problems name the value, with line and column") {
         "[topology-file]\n"
         "t.json:1:54: error: $.slices: node 1 is in no slice [topology-file]\n"
         "t.json:1:73: error: $.links: missing link class \"intra_node\" [topology-file]\n"
-        "t.json:1:73: error: $.links: missing link class \"inter_node\" [topology-file]\n"
-        "t.json:1:73: error: $.links: missing link class \"inter_slice\" [topology-file]\n");
+        "t.json:1:73: error: $.links: missing link class \"inter_node\" [topology-file]\n");
+  // Two slices need the link between them.
+  CHECK(errors(R"({"schema_version": 1, "nodes": [[0], [1]], "slices": [[0], [1]],
+ "links": {"intra_node": {"latency_us": 2, "bandwidth_gbps": 400}, "inter_node": {"latency_us": 5, "bandwidth_gbps": 50}}})",
+               2) == "t.json:2:11: error: $.links: missing link class \"inter_slice\" [topology-file]\n");
   CHECK(errors(R"({"schema_version": 1, "nodes": [[0]]})", 1) ==
         "t.json: error: $.links: \"links\" must give intra_node, inter_node and inter_slice [topology-file]\n");
   CHECK(errors(R"({"schema_version": 1, "nodes": [[0]], "links": {"intra_node": 1e999}})", 1)
