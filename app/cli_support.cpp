@@ -1,5 +1,7 @@
 #include "cli_support.hpp"
 
+#include "sim_inputs.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -81,19 +83,74 @@ CLI::Validator byte_suffixes(std::shared_ptr<bool> unit_given) {
       "NUMBER[GiB|GB|...]", "byte suffix");
 }
 
-CLI::Validator memory_cap_size(CLI::App& sub, const std::string& cap_option) {
+namespace {
+
+// "8slots", "8 microbatches": a count of PyTorch's activation slots at a granularity. Returns the
+// granularity and leaves the number in `text`, or nullopt when `text` has no such suffix.
+std::optional<LivenessGranularity> activation_unit(std::string& text) {
+  static const std::pair<const char*, LivenessGranularity> kUnits[] = {
+      {"slots", LivenessGranularity::StageMicrobatch},
+      {"slot", LivenessGranularity::StageMicrobatch},
+      {"microbatches", LivenessGranularity::Microbatch},
+      {"microbatch", LivenessGranularity::Microbatch}};
+  std::string lower;
+  for (unsigned char c : text) lower += static_cast<char>(std::tolower(c));
+  for (const auto& [suffix, granularity] : kUnits) {
+    const std::size_t n = std::strlen(suffix);
+    if (lower.size() <= n || lower.compare(lower.size() - n, n, suffix) != 0) continue;
+    std::string number = text.substr(0, text.size() - n);
+    while (!number.empty() && number.back() == ' ') number.pop_back();
+    text = number;
+    return granularity;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CLI::Validator memory_cap_size(CLI::App& sub, const std::string& cap_option, MemoryModelOptions& memory_model) {
   auto unit_given = std::make_shared<bool>(false);
-  sub.parse_complete_callback([&sub, cap_option, unit_given] {
+  auto activations = std::make_shared<std::optional<LivenessGranularity>>();
+  sub.parse_complete_callback([&sub, &memory_model, cap_option, unit_given, activations] {
     const CLI::Option* cap = sub.get_option_no_throw(cap_option);
+    if (!cap || cap->count() == 0) return;
+    const CLI::Option* model_flag = sub.get_option_no_throw("--memory-model");
+    const CLI::Option* granularity_flag = sub.get_option_no_throw("--liveness-granularity");
+    if (*activations) {  // a count of activations: PyTorch's liveness at the unit's granularity
+      const std::string unit(**activations == LivenessGranularity::Microbatch ? "microbatches" : "slots");
+      const std::string granularity(liveness_granularity_name(**activations));
+      if (model_flag && model_flag->count() > 0 && memory_model.model != "pytorch-liveness")
+        throw CLI::ValidationError(cap_option, "a cap in " + unit + " counts PyTorch's activation liveness; it " +
+                                                   "contradicts --memory-model " + memory_model.model);
+      if (granularity_flag && granularity_flag->count() > 0 && memory_model.granularity != granularity)
+        throw CLI::ValidationError(cap_option, "a cap in " + unit + " counts at --liveness-granularity " + granularity +
+                                                   ", not " + memory_model.granularity);
+      memory_model.model = "pytorch-liveness";
+      memory_model.granularity = granularity;
+      return;
+    }
     const CLI::Option* model = sub.get_option_no_throw("--model");
-    const CLI::Option* memory_model = sub.get_option_no_throw("--memory-model");
-    if (!cap || !model || cap->count() == 0 || model->count() == 0 || *unit_given) return;
-    if (memory_model && memory_model->count() > 0 && memory_model->as<std::string>() == "pytorch-liveness") return;
-    if (cap->as<double>() == 0) return;  // 0: no cap, in any unit
+    if (!model || model->count() == 0 || *unit_given) return;
+    if (memory_model.liveness()) return;  // a plain number counts slots
+    if (cap->as<double>() == 0) return;   // 0: no cap, in any unit
     throw CLI::ValidationError(cap_option, "with --model a rank's memory is in bytes: give " + cap_option +
-                                               " a unit (80GiB, 75GB); a plain number would be bytes");
+                                               " a unit (80GiB, 75GB) or count activations (8slots, "
+                                               "4microbatches); a plain number would be bytes");
   });
-  return byte_suffixes(unit_given);
+  const CLI::Validator bytes = byte_suffixes(unit_given);
+  return CLI::Validator(
+      [bytes, activations](std::string& text) -> std::string {
+        *activations = activation_unit(text);
+        if (*activations) {
+          char* end = nullptr;
+          const double v = std::strtod(text.c_str(), &end);
+          if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+            return "'" + text + "' is not a count: write 8slots or 4microbatches";
+          return {};
+        }
+        return bytes(text);
+      },
+      "NUMBER[GiB|GB|...|slots|microbatches]", "memory cap");
 }
 
 namespace {

@@ -15,6 +15,10 @@
 #include "io/byte_sink.hpp"
 
 namespace ppsched::cli {
+struct MemoryModelOptions;  // app/sim_inputs.hpp
+}
+
+namespace ppsched::cli {
 
 /// Prints the sink's diagnostics to standard error.
 void print_diagnostics(const DiagnosticSink& sink);
@@ -61,10 +65,14 @@ CLI::Validator finite_in(double lo, double hi);
 /// number passes through to the option's own check. `unit_given`, when set, records whether the
 /// last value had a suffix.
 CLI::Validator byte_suffixes(std::shared_ptr<bool> unit_given = nullptr);
-/// byte_suffixes() for a memory cap of `sub`, with the unit rule: while --model prices a rank in
-/// bytes, a cap without a unit ("80", meaning 80 bytes) is refused at parse time (exit 2), unless
-/// --memory-model pytorch-liveness makes it a count of activation slots.
-CLI::Validator memory_cap_size(CLI::App& sub, const std::string& cap_option);
+/// The units of a memory cap of `sub`, one rule for simulate, validate and tune: bytes with a
+/// suffix (80GiB, 75GB); a count of activations spelled as such, `8slots` (PyTorch's activation
+/// slots, one per stage and microbatch) or `4microbatches` (per microbatch), which selects
+/// `memory_model`'s pytorch-liveness at that granularity (contradicting flags are refused); or a
+/// plain number in the memory model's own unit. While --model prices a rank in bytes, a plain
+/// number ("80", 80 bytes) is refused at parse time (exit 2) unless --memory-model
+/// pytorch-liveness makes it a count of slots.
+CLI::Validator memory_cap_size(CLI::App& sub, const std::string& cap_option, MemoryModelOptions& memory_model);
 
 /// Appends `markdown` to $GITHUB_STEP_SUMMARY, the step's Markdown summary, when GitHub Actions
 /// sets it; warns when it cannot.

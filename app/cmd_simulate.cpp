@@ -89,6 +89,7 @@ int run_simulate(SimulateOptions opt) {
     opt.inputs.model.clear();
   }
   opt.source.memory_cap = opt.memory_cap;  // --schedule auto searches under the cap it is checked against
+  opt.source.cap_liveness = opt.memory_model.liveness();
   opt.source.sim_inputs = &opt.inputs;
   if (opt.simulator == "pytorch-steps" && opt.inputs.send().eager()) {
     print_error(
@@ -216,7 +217,7 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands) {
          "Flag ranks whose peak memory exceeds this (exit 1): microbatches of activation, or with "
          "--stage-spec or --model bytes of its stages' weights plus live activations (as validate --max-memory; "
          "80GiB, 75GB); 0: none")
-      ->transform(memory_cap_size(*sub, "--memory-cap"))
+      ->transform(memory_cap_size(*sub, "--memory-cap", opt->memory_model))
       ->check(finite_non_negative());
   sub->add_option("--format", opt->format, "text, json, or csv (pytorch-steps grid, as PyTorch's simulated.csv)")
       ->check(CLI::IsMember({"text", "json", "csv"}))

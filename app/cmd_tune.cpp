@@ -207,7 +207,7 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
                   "model bytes of its stages' weights (with a model also gradients and optimizer state) plus live "
                   "activations; bytes take suffixes: 80GiB, 75GB; with --memory-model pytorch-liveness, PyTorch's "
                   "activation slots")
-      ->transform(memory_cap_size(*sub, "--memory-cap"))
+      ->transform(memory_cap_size(*sub, "--memory-cap", opt->memory_model))
       ->check(finite_positive());
   add_memory_model_options(*sub, opt->memory_model, "--memory-cap");
   add_sim_input_options(*sub, opt->inputs);

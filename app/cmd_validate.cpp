@@ -176,7 +176,9 @@ void add_validate_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--max-memory", opt->max_memory,
                   "Fail when a rank's simulated peak memory exceeds this: microbatches of activation, or with "
                   "--stage-spec bytes of its stages' weights plus live activations (as simulate --memory-cap); with "
-                  "--memory-model pytorch-liveness, PyTorch's activation slots")
+                  "--memory-model pytorch-liveness, PyTorch's activation slots; 8slots or 4microbatches count "
+                  "PyTorch's activations at that granularity")
+      ->transform(memory_cap_size(*sub, "--max-memory", opt->memory_model))
       ->check(finite_positive());
   add_memory_model_options(*sub, opt->memory_model, "--max-memory");
   sub->add_option("--costs", opt->costs, "Cost table for the thresholds (default: unit costs)");

@@ -16,6 +16,7 @@
 #include "parse/schedule_reader.hpp"
 #include "passes/passes.hpp"
 #include "report/preparation_error.hpp"
+#include "sim/activation_liveness.hpp"
 #include "synth/size_estimate.hpp"
 #include "synth/synth.hpp"
 
@@ -129,7 +130,8 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   auto inputs = load_sim_inputs(opt.sim_inputs ? *opt.sim_inputs : SimInputOptions{}, p.ranks, placement.stage_to_rank);
   if (!inputs) return std::nullopt;
   p.sim = inputs->sim;
-  p.memory = inputs->memory;
+  // Under a slot cap the search counts slots (slot_memory_model), as tune's does.
+  p.memory = opt.cap_liveness ? slot_memory_model(p.ranks * p.stages_per_rank) : inputs->memory;
   // Its answer is ranked under the runtime the command names (simulate's, compile's --runtime,
   // PyTorch's by default), with the same lowering keywords: never slower there than a family.
   const SimInputOptions defaults;
@@ -144,6 +146,7 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   rule.model = *model;
   rule.model.optimizer = p.optimizer;
   rule.blocking_comms = sim_opt.blocking_comms;
+  rule.liveness = opt.cap_liveness;
   rule.memory_cap = p.memory_cap;
   p.ranked_by = rule;
   try {

@@ -41,6 +41,9 @@ struct SourceOptions {
   /// For --schedule auto: the memory cap (0: none), the search's time budget, and the costs
   /// (null: unit costs) the command was given.
   double memory_cap = 0;
+  /// What the cap counts: nullopt, the byte model's peak; else PyTorch's activation slots at this
+  /// granularity (--memory-model pytorch-liveness, or a cap spelled 8slots / 4microbatches).
+  std::optional<LivenessGranularity> cap_liveness;
   double time_budget_s = 1.0;
   const SimInputOptions* sim_inputs = nullptr;
 };

@@ -40,4 +40,25 @@ at=$(awk -v p="$peak" 'BEGIN { printf "%.0f", p }')
 grep -q "GiB of weights and activations ([0-9]* bytes)" "$tmp/out" || { cat "$tmp/out"; fail "validate does not say what the peak holds"; }
 "$bin" validate "$tmp/zbv.csv" --max-memory 0 >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "validate --max-memory 0: expected a usage error (a cap is positive)"
-echo "ok: simulate and validate agree on the peak ($peak bytes)"
+
+# A cap in activations is spelled as such and means the same in simulate, validate and tune: ZBV
+# on 4 ranks x 8 microbatches holds 8 of PyTorch's stage_microbatch slots on every rank, and 8
+# microbatches on rank 0. The plain number under --memory-model pytorch-liveness is the same cap.
+for cap in 8slots "8 slots" 8microbatches; do
+  "$bin" simulate "$tmp/zbv.csv" --memory-cap "$cap" --views summary >/dev/null
+  [ $? -eq 0 ] || fail "simulate --memory-cap '$cap' at the peak: expected exit 0"
+  "$bin" validate "$tmp/zbv.csv" --max-memory "$cap" >/dev/null 2>&1
+  [ $? -eq 0 ] || fail "validate --max-memory '$cap' at the peak: expected exit 0"
+done
+for cap in 7slots 7microbatches; do
+  "$bin" simulate "$tmp/zbv.csv" --memory-cap "$cap" --views summary >/dev/null 2>&1
+  [ $? -eq 1 ] || fail "simulate --memory-cap $cap under the peak: expected exit 1"
+  "$bin" validate "$tmp/zbv.csv" --max-memory "$cap" >"$tmp/out" 2>&1
+  [ $? -eq 1 ] || fail "validate --max-memory $cap under the peak: expected exit 1"
+done
+"$bin" simulate "$tmp/zbv.csv" --memory-cap 7 --memory-model pytorch-liveness --views summary >/dev/null 2>&1
+[ $? -eq 1 ] || fail "simulate --memory-cap 7 --memory-model pytorch-liveness: expected exit 1, as 7slots"
+tune_zbv() { "$bin" tune --ranks 4 --microbatches 8 --families ZBVZeroBubble --stages-per-rank 2 --memory-cap "$1" --top 0; }
+tune_zbv 8slots | grep -q "ZBVZeroBubble .* best$" || fail "tune --memory-cap 8slots: ZBV should fit"
+tune_zbv 7slots | grep -q "ZBVZeroBubble .*over the cap" || fail "tune --memory-cap 7slots: ZBV should be over the cap"
+echo "ok: simulate and validate agree on the peak ($peak bytes); slot and microbatch caps agree in simulate, validate and tune"
