@@ -67,7 +67,50 @@ void BM_TuneMemoryModel(benchmark::State& state) {
               static_cast<std::uint32_t>(state.range(1)), state.range(3) != 0);
 }
 
+// Pricing alone (issue target: an 80-block model priced for 1,024 stage counts and layouts in
+// 0.5 s): Llama-3-70B split and priced 1,024 times, cycling over every stage count the auto layout
+// allows (1 to 82) and, for each, the auto layout and explicit splits that move blocks from the
+// first stage to the last. Each pricing is partition + derive_stages at one microbatch size.
+void BM_PriceLayouts(benchmark::State& state) {
+  const NetworkModel model = load(model_file(0));
+  const GpuSpec* gpu = find_gpu("h100");
+  const std::uint32_t n = model.block_count();
+  const auto b = static_cast<std::uint32_t>(state.range(0));
+  std::size_t pricings = 0;
+  double checksum = 0;
+  for (auto _ : state) {
+    pricings = 0;
+    for (std::uint32_t round = 0; pricings < 1024; ++round) {
+      for (std::uint32_t stages = 1; stages <= n + 2 && pricings < 1024; ++stages, ++pricings) {
+        Partition partition;
+        if (round == 0 || stages > n) {
+          partition = balanced_partition(model, stages, gpu, b);
+        } else {  // an even split, then `round` blocks moved from the first stage to the last
+          std::vector<std::uint32_t> blocks(stages, n / stages);
+          for (std::uint32_t s = 0; s < n % stages; ++s) ++blocks[s];
+          const std::uint32_t moved = std::min(round, blocks[0] - 1);
+          blocks[0] -= moved;
+          blocks.back() += moved;
+          partition = explicit_partition(model, blocks, stages);
+        }
+        const StageModel priced = derive_stages(model, partition, gpu, b);
+        checksum += priced.spec.front().weight_bytes;
+      }
+    }
+    benchmark::DoNotOptimize(checksum);
+  }
+  state.counters["pricings"] = double(pricings);
+}
+
 }  // namespace
+
+BENCHMARK(BM_PriceLayouts)
+    ->ArgNames({"b"})
+    ->Arg(1)
+    ->Arg(8)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 BENCHMARK(BM_TuneModel)
     ->ArgNames({"ranks", "G", "model"})
