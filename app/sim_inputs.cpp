@@ -212,8 +212,11 @@ bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run)
 std::string time_model_description(const SimInputOptions& opt, const RuntimeModel& model) {
   std::string out(runtime_summary(model.runtime));
   if (model.runtime == Runtime::Megatron) {
-    out += fmt::format("; {} us per p2p call ({}{})", model.params.p2p_call_overhead_us,
-                       opt.runtime_params.empty() ? "the shipped figures: " : opt.runtime_params + ": ",
+    out += fmt::format("; {} us per p2p call", model.params.p2p_call_overhead_us);
+    if (const GpuSpec* gpu = find_gpu(model.params.gpu); gpu && model.params.p2p_kernel_sms > 0)
+      out += fmt::format(", {} of the {}'s {} SMs held by an asynchronous call in flight", model.params.p2p_kernel_sms,
+                         gpu->name, gpu->sms);
+    out += fmt::format(" ({}{})", opt.runtime_params.empty() ? "the shipped figures: " : opt.runtime_params + ": ",
                        model.params.hardware.empty() ? "hardware not stated" : model.params.hardware);
   }
   if (opt.blocking_comms) out += "; blocking sends and receives";

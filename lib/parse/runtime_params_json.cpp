@@ -5,14 +5,15 @@
 #include <array>
 
 #include "diag/suggest.hpp"
+#include "model/gpu.hpp"
 #include "parse/json_input.hpp"
 
 namespace ppsched {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kKeys{"schema_version", "runtime", "hardware", "source",
-                                                "p2p_call_overhead_us"};
+constexpr std::array<std::string_view, 7> kKeys{"schema_version",       "runtime",        "hardware", "source",
+                                                "p2p_call_overhead_us", "p2p_kernel_sms", "gpu"};
 
 // The runtimes whose models take calibrated figures, and those that take none (sim/runtime.hpp).
 constexpr std::string_view kWithParams = "megatron";
@@ -55,13 +56,33 @@ std::optional<RuntimeParams> params_from(JsonInput& f) {
   p.hardware.clear();
   p.source.clear();
   p.p2p_call_overhead_us = 0;
+  p.p2p_kernel_sms = 0;
+  p.gpu.clear();
   // A key misspelt here would silently leave a figure at a value nobody chose.
   bool ok = f.known_keys(doc, "$", kKeys);
   ok &= read_runtime(f, doc, p.runtime);
   ok &= read_text(f, doc, "hardware", p.hardware);
   ok &= read_text(f, doc, "source", p.source);
   ok &= read_json_number(f, doc, "$", "p2p_call_overhead_us", p.p2p_call_overhead_us, true, false);
+  ok &= read_json_number(f, doc, "$", "p2p_kernel_sms", p.p2p_kernel_sms, false, false);
+  ok &= read_text(f, doc, "gpu", p.gpu);
   if (!ok) return std::nullopt;
+  if (p.p2p_kernel_sms > 0) {  // a share of SMs needs the device they are a share of
+    const GpuSpec* gpu = find_gpu(p.gpu);
+    if (!gpu) {
+      std::string known;
+      for (const GpuSpec& g : gpus()) known += (known.empty() ? "" : ", ") + std::string(g.name);
+      f.error(doc.contains("gpu") ? "$.gpu" : "$",
+              p.gpu.empty() ? "\"p2p_kernel_sms\" needs \"gpu\", the device whose SMs they are (" + known + ")"
+                            : "unknown gpu '" + p.gpu + "' (known: " + known + ")");
+      return std::nullopt;
+    }
+    if (p.p2p_kernel_sms >= gpu->sms) {
+      f.error("$.p2p_kernel_sms",
+              fmt::format("{} SMs would leave none of the {}'s {} for compute", p.p2p_kernel_sms, gpu->name, gpu->sms));
+      return std::nullopt;
+    }
+  }
   return p;
 }
 

@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "ir/user_error.hpp"
+#include "model/gpu.hpp"
 #include "sim/timed_rules.hpp"
 
 namespace ppsched {
@@ -53,6 +55,13 @@ class MegatronSim {
   MegatronSim(const Schedule& s, const std::vector<std::uint32_t>& placement, const TimedOptions& opt,
               const RuntimeParams& params, Optimizer optimizer)
       : s_(s), placement_(placement), opt_(opt), overhead_(params.p2p_call_overhead_us) {
+    if (params.p2p_kernel_sms > 0) {
+      const GpuSpec* gpu = find_gpu(params.gpu);
+      if (!gpu || params.p2p_kernel_sms >= gpu->sms)
+        throw UserError("runtime parameters: p2p_kernel_sms " + std::to_string(params.p2p_kernel_sms) +
+                        " needs a known gpu with more SMs (gpu '" + params.gpu + "')");
+      kernel_share_ = params.p2p_kernel_sms / gpu->sms;
+    }
     if (has_comms(s))
       throw UserError("--runtime megatron issues its own sends and receives; give it a compute-only schedule");
     sync_ = megatron_path(s, optimizer) == MegatronPath::Synchronous;
@@ -167,7 +176,9 @@ class MegatronSim {
   }
 
   struct RankState {
-    std::size_t call = 0;        ///< the call (before step `call`) or step being worked on
+    std::size_t call = 0;  ///< the call (before step `call`) or step being worked on
+    /// Asynchronous: the messages of its issued calls that may still be in flight (NCCL holds SMs).
+    std::vector<std::uint32_t> in_flight;
     bool issued = false;         ///< that call has been issued
     bool waited = false;         ///< synchronous: and waited for
     std::uint32_t next = kNone;  ///< the next entry of step `call` to run (kNone: not started)
@@ -190,10 +201,17 @@ class MegatronSim {
       for (std::uint32_t e = prev.first; e < prev.last; ++e)
         each_message(action(e), r, false, [&](std::uint32_t k, std::uint32_t) { fn(k, true); });
     }
-    if (c < steps_[r].size()) {
-      const Step& here = steps_[r][c];
+    auto receives = [&](std::size_t step) {
+      if (step >= steps_[r].size()) return;
+      const Step& here = steps_[r][step];
       for (std::uint32_t e = here.first; e < here.last; ++e)
         each_message(action(e), r, true, [&](std::uint32_t k, std::uint32_t) { fn(k, false); });
+    };
+    if (sync_) {
+      receives(c);
+    } else {  // the Zero Bubble runtime posts a receive one compute action before its consumer's
+      if (c == 0) receives(0);
+      receives(c + 1);
     }
   }
 
@@ -265,6 +283,28 @@ class MegatronSim {
     }
   }
 
+  // When a compute action of `duration` started at `start` ends: at full speed, except while an
+  // asynchronous call of the rank is in flight, when NCCL's kernel holds kernel_share_ of the SMs
+  // and compute runs at 1 - kernel_share_ of its speed. The calls are FIFO on one NCCL stream, so
+  // one is in flight until the last of them completes. A call whose partner has not issued its
+  // side yet (not known at this point of the run) counts as in flight through the action.
+  double compute_end(RankState& st, double start, double duration) {
+    if (kernel_share_ <= 0 || st.in_flight.empty()) return start + duration;
+    double busy_until = start;
+    std::size_t kept = 0;
+    for (std::uint32_t k : st.in_flight) {
+      const Message& msg = messages_[k];
+      const double done = msg.ready() ? msg.arrival() : std::numeric_limits<double>::infinity();
+      if (done <= start) continue;  // completed: its kernel has left the SMs
+      st.in_flight[kept++] = k;
+      busy_until = std::max(busy_until, done);
+    }
+    st.in_flight.resize(kept);
+    const double slowed = duration / (1 - kernel_share_);
+    if (busy_until >= start + slowed) return start + slowed;
+    return busy_until + (duration - (busy_until - start) * (1 - kernel_share_));
+  }
+
   void advance(std::uint32_t r) {
     RankState& st = state_[r];
     while (!finished(r)) {
@@ -274,6 +314,7 @@ class MegatronSim {
         call_messages(r, c, [&](std::uint32_t k, bool send) {
           (send ? messages_[k].send_issue : messages_[k].recv_issue) = st.time;
           any = true;
+          if (kernel_share_ > 0) st.in_flight.push_back(k);
           wake(k);
         });
         st.issued = true;
@@ -341,7 +382,7 @@ class MegatronSim {
           return;
         }
         t_.start[e] = start;
-        t_.end[e] = start + action_duration(opt_.costs, s_, a);
+        t_.end[e] = compute_end(st, start, action_duration(opt_.costs, s_, a));
         t_.released_by[e] = by;
         done_[e] = true;
         publish_local(a, e);
@@ -376,6 +417,7 @@ class MegatronSim {
   const std::vector<std::uint32_t>& placement_;
   const TimedOptions& opt_;
   const double overhead_;
+  double kernel_share_ = 0;  ///< of the SMs, held by an in-flight asynchronous call's NCCL kernel
   bool sync_ = true, pair_forward_backward_ = false;
   std::uint32_t stages_ = 0, microbatches_ = 0;
   Timeline t_;

@@ -49,8 +49,8 @@ std::string_view runtime_summary(Runtime r) {
       return "ideal: the schedule as given, data moving as soon as it is produced (a lower bound)";
     case Runtime::Megatron:
       return "megatron: Megatron-LM (fused backward under a sync optimizer: its own schedules, synchronous p2p "
-             "calls; otherwise the Zero Bubble runtime, asynchronous calls; each call costs the compute stream "
-             "a calibrated overhead)";
+             "calls; otherwise the Zero Bubble runtime, asynchronous calls whose NCCL kernels slow compute while "
+             "in flight; each call costs the compute stream a calibrated overhead)";
   }
   return "";
 }

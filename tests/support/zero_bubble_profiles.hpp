@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -64,6 +65,24 @@ struct StageTimes {
 inline StageTimes predicted(const NetworkModel& m, const Profile& p, const GpuSpec& gpu) {
   const LayerCost c = layer_cost(m, m.layers[1], &gpu, p.microbatch);
   return {c.f_us * p.blocks / 1e3, c.i_us * p.blocks / 1e3, c.w_us * p.blocks / 1e3};
+}
+
+/// `r` with its middle-stage F, I and W priced from its model file on the A100 instead of
+/// profiled (the op-level cost model with the runtime model: the calibration bench's second table).
+inline zb_runs::Run priced(const zb_runs::Run& r) {
+  for (const Profile& p : profiles()) {
+    if (p.model != r.model) continue;
+    DiagnosticSink sink;
+    const auto m = load_model(p, sink);
+    if (!m) throw std::runtime_error("cannot read schedules/" + std::string(p.file));
+    const StageTimes t = predicted(*m, p, *find_gpu("a100"));
+    zb_runs::Run out = r;
+    out.t_f = t.f_ms;
+    out.t_b = t.i_ms;
+    out.t_w = t.w_ms;
+    return out;
+  }
+  return r;
 }
 
 }  // namespace ppsched::zb_profiles

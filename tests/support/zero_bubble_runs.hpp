@@ -118,13 +118,18 @@ inline Optimizer optimizer(Sched s) {
   return s == Sched::ZB2p || s == Sched::ZB1p ? Optimizer::PostValidated : Optimizer::Sync;
 }
 
-/// ppsched's predicted iteration time in microseconds under --runtime megatron with `params`.
-inline double predicted_us(const Run& r, Sched s, const RuntimeParams& params = megatron_a100_params()) {
-  const SimInputs in = inputs(r, stages_per_rank(r, s));
-  const Schedule sched = schedule(r, s, in);
+/// ppsched's predicted iteration time in microseconds under --runtime megatron with `params`, of
+/// `sched` (schedule(r, s, in)) on the inputs `in` (inputs(r, stages_per_rank(r, s))).
+inline double predicted_us(Sched s, const Schedule& sched, const SimInputs& in, const RuntimeParams& params) {
   const RuntimeModel model{Runtime::Megatron, optimizer(s), params};
   const SimAnalysis a = simulate_runtime(sched, sched.placement.stage_to_rank, in.sim, in.memory, model);
   return iteration_time(a, model.optimizer);
+}
+
+/// The same, building the inputs and the schedule.
+inline double predicted_us(const Run& r, Sched s, const RuntimeParams& params = megatron_a100_params()) {
+  const SimInputs in = inputs(r, stages_per_rank(r, s));
+  return predicted_us(s, schedule(r, s, in), in, params);
 }
 
 }  // namespace ppsched::zb_runs

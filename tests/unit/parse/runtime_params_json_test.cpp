@@ -86,9 +86,31 @@ TEST_CASE("errors: an unknown runtime parameter key is named, with the known key
         "r.json:2:21: error: $.p2p_overhead_us: unknown key 'p2p_overhead_us'; did you mean "
         "'p2p_call_overhead_us'? [runtime-params-file]\n"
         "r.json:1:1: error: $: missing \"p2p_call_overhead_us\" [runtime-params-file]\n");
-  CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 900, "gpus": 8})") ==
-        "r.json:1:83: error: $.gpus: unknown key 'gpus' (the keys here are schema_version, runtime, hardware, source, "
-        "p2p_call_overhead_us) [runtime-params-file]\n");
+  CHECK(
+      errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 900, "ranks": 8})") ==
+      "r.json:1:84: error: $.ranks: unknown key 'ranks' (the keys here are schema_version, runtime, hardware, source, "
+      "p2p_call_overhead_us, p2p_kernel_sms, gpu) [runtime-params-file]\n");
+}
+
+TEST_CASE("runtime parameters: the SMs an in-flight call holds are a share of a known GPU's") {
+  DiagnosticSink sink;
+  auto p = read_runtime_params_text("r.json", R"({"schema_version": 1, "runtime": "megatron",
+ "p2p_call_overhead_us": 950, "p2p_kernel_sms": 4, "gpu": "a100"})",
+                                    sink);
+  REQUIRE(p);
+  CHECK(p->p2p_kernel_sms == 4);
+  CHECK(p->gpu == "a100");
+  CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 1, "p2p_kernel_sms": 4})")
+            .starts_with("r.json:1:1: error: $: \"p2p_kernel_sms\" needs \"gpu\", the device whose SMs they are ("));
+  CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 1, "p2p_kernel_sms": 4,
+ "gpu": "a1000"})")
+            .starts_with("r.json:2:9: error: $.gpu: unknown gpu 'a1000' (known: "));
+  CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 1, "p2p_kernel_sms": 108,
+ "gpu": "a100"})") ==
+        "r.json:1:91: error: $.p2p_kernel_sms: 108 SMs would leave none of the a100's 108 for compute "
+        "[runtime-params-file]\n");
+  CHECK(errors(R"({"schema_version": 1, "runtime": "megatron", "p2p_call_overhead_us": 1, "p2p_kernel_sms": -1})")
+            .find("$.p2p_kernel_sms") != std::string::npos);
 }
 
 TEST_CASE("errors: an empty runtime parameters file is not JSON, one that cannot be read is an io-error") {
@@ -112,4 +134,6 @@ TEST_CASE("the shipped schedules/megatron-a100.runtime.json reads back as megatr
   CHECK(p->hardware == shipped.hardware);
   CHECK(p->source == shipped.source);
   CHECK(p->p2p_call_overhead_us == shipped.p2p_call_overhead_us);
+  CHECK(p->p2p_kernel_sms == shipped.p2p_kernel_sms);
+  CHECK(p->gpu == shipped.gpu);
 }

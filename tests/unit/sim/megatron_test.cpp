@@ -60,21 +60,48 @@ TEST_CASE("megatron: the synchronous path waits for each call, then pays its ove
 }
 
 TEST_CASE("megatron: the Zero Bubble runtime issues calls without waiting, compute waits for its data") {
-  // The same schedule under a post-validated optimizer runs on the Zero Bubble runtime: rank 1
-  // issues its receive at 0 (then 0.1 of overhead) and starts F when the activation lands at 1.5;
-  // rank 0 issues its call at 1 and starts B when the gradient, sent at 4.5, lands at 5.0.
+  // The same schedule under a post-validated optimizer runs on the Zero Bubble runtime, which posts
+  // each receive one compute action before its consumer's: rank 0's first call (at 0, then 0.1 of
+  // overhead) already holds the receive of B's gradient, so F runs [0.1,1.1]; its next call sends
+  // the activation at 1.1, which lands at 1.6. Rank 1 runs F [1.6,2.6] and B [2.6,4.6] and sends
+  // the gradient at 4.6, which lands at 5.1: rank 0's B [5.1,7.1].
   const Schedule s = gpipe_2x1();
   REQUIRE(megatron_path(s, Optimizer::PostValidated) == MegatronPath::ZeroBubbleRuntime);
   const Timeline t =
       simulate_megatron(s, s.placement.stage_to_rank, two_ranks(), overhead(0.1), Optimizer::PostValidated);
-  CHECK(t.start[2] == Approx(1.5));
-  CHECK(t.start[3] == Approx(2.5));
-  CHECK(t.start[1] == Approx(5.0));
-  CHECK(t.makespan == Approx(7.0));
-  // Without the overhead the transfers alone remain: the same times here (rank 1 waits for data).
+  CHECK(t.start[0] == Approx(0.1));
+  CHECK(t.start[2] == Approx(1.6));
+  CHECK(t.start[3] == Approx(2.6));
+  CHECK(t.start[1] == Approx(5.1));
+  CHECK(t.makespan == Approx(7.1));
+  // Without the overhead the transfers alone remain.
   const Timeline bare =
       simulate_megatron(s, s.placement.stage_to_rank, two_ranks(), overhead(0), Optimizer::PostValidated);
   CHECK(bare.makespan == Approx(7.0));
+}
+
+TEST_CASE("megatron: an asynchronous call in flight holds SMs and slows the rank's compute, a synchronous one never") {
+  // 27 of the A100's 108 SMs: compute runs at 3/4 of its speed while a call of its rank is in
+  // flight. Rank 0's F starts at 0.1 with the gradient's receive posted and not yet matched: it
+  // runs slowed, 1 / 0.75, to 1.4333; the activation leaves then and lands at 1.9333,
+  // when rank 1's only call has completed: its F [1.9333,2.9333] and B [2.9333,4.9333] run at full
+  // speed. The gradient lands at 5.4333, completing rank 0's last call before its B: [5.4333,7.4333].
+  const Schedule s = gpipe_2x1();
+  RuntimeParams p = overhead(0.1);
+  p.p2p_kernel_sms = 27;
+  p.gpu = "a100";
+  const Timeline t = simulate_megatron(s, s.placement.stage_to_rank, two_ranks(), p, Optimizer::PostValidated);
+  CHECK(t.end[0] == Approx(0.1 + 1 / 0.75));
+  CHECK(t.start[2] == Approx(0.1 + 1 / 0.75 + 0.5));  // 1.9333
+  CHECK(t.end[2] - t.start[2] == Approx(1));
+  CHECK(t.start[1] == Approx(t.end[3] + 0.5));  // sent as B ends: 5.4333
+  CHECK(t.end[1] - t.start[1] == Approx(2));
+  // The synchronous executor waits for every call before it computes: nothing overlaps.
+  const Timeline sync = simulate_megatron(s, s.placement.stage_to_rank, two_ranks(), p, Optimizer::Sync);
+  CHECK(sync.makespan == Approx(7.2));
+  // A share of SMs needs the device: an unknown one is refused.
+  p.gpu = "nope";
+  CHECK_THROWS_AS(simulate_megatron(s, s.placement.stage_to_rank, two_ranks(), p, Optimizer::PostValidated), UserError);
 }
 
 TEST_CASE("megatron: a split backward runs on the Zero Bubble runtime even under a sync optimizer") {
