@@ -34,16 +34,23 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // B200 and MI300X have no measurement here: their GEMM efficiency (0.80, 0.70: what published
 // vendor GEMM benchmarks reach) and everything else are assumptions, to be replaced by a measured
 // model file's times.
+//
+// Links, per GPU and direction: NVLink 4 on H100/H200 (18 links, 900 GB/s both ways: 450), NVLink 3
+// on A100 (600 GB/s: 300), NVLink 5 on B200 (1.8 TB/s: 900), MI300X's Infinity Fabric (7 links of
+// 64 GB/s: 448); between nodes one 400 Gb/s NIC per GPU (ConnectX-7, NDR: 50 GB/s), 200 Gb/s
+// (HDR: 25 GB/s) on the A100's DGX generation. Datasheet figures: what NCCL reaches is lower.
 constexpr double kHalfK = 140, kMemoryEff = 0.58, kKernelUs = 3;
 constexpr double kA100Random = 90e9;
 constexpr double kH100Random = kA100Random * (132 * 1.98) / (108 * 1.41);
 
 constexpr std::array<GpuSpec, 5> kGpus{{
-    {"h100", 989e12, 3.35e12, 80 * kGiB, 132, 128, 256, 0.87, kHalfK, kMemoryEff, kH100Random, kKernelUs},
-    {"h200", 989e12, 4.8e12, 141e9, 132, 128, 256, 0.87, kHalfK, kMemoryEff, kH100Random, kKernelUs},
-    {"a100", 312e12, 2.039e12, 80 * kGiB, 108, 128, 256, 0.94, kHalfK, kMemoryEff, kA100Random, kKernelUs},
-    {"b200", 2.25e15, 8e12, 192e9, 148, 128, 256, 0.80, kHalfK, kMemoryEff, kH100Random * 148 / 132, kKernelUs},
-    {"mi300x", 1.3074e15, 5.3e12, 192e9, 304, 256, 256, 0.70, kHalfK, kMemoryEff, kH100Random * 2, kKernelUs},
+    {"h100", 989e12, 3.35e12, 80 * kGiB, 132, 128, 256, 0.87, kHalfK, kMemoryEff, kH100Random, kKernelUs, 450e9, 50e9},
+    {"h200", 989e12, 4.8e12, 141e9, 132, 128, 256, 0.87, kHalfK, kMemoryEff, kH100Random, kKernelUs, 450e9, 50e9},
+    {"a100", 312e12, 2.039e12, 80 * kGiB, 108, 128, 256, 0.94, kHalfK, kMemoryEff, kA100Random, kKernelUs, 300e9, 25e9},
+    {"b200", 2.25e15, 8e12, 192e9, 148, 128, 256, 0.80, kHalfK, kMemoryEff, kH100Random * 148 / 132, kKernelUs, 900e9,
+     50e9},
+    {"mi300x", 1.3074e15, 5.3e12, 192e9, 304, 256, 256, 0.70, kHalfK, kMemoryEff, kH100Random * 2, kKernelUs, 448e9,
+     50e9},
 }};
 
 bool same_name(std::string_view a, std::string_view b) {

@@ -31,6 +31,10 @@ struct GpuSpec {
   double memory_efficiency;    ///< fraction of hbm_bytes_per_s an eager elementwise kernel reaches
   double random_per_s;         ///< random numbers a dropout kernel draws per second
   double kernel_us;            ///< the least time one kernel takes (launch and tail)
+  /// The links a GPU's collectives run over (model/collectives.hpp): inside a node (NVLink,
+  /// Infinity Fabric), bytes per second each way per GPU, and between nodes (the GPU's own NIC).
+  double scale_up_bytes_per_s;
+  double scale_out_bytes_per_s;
 };
 
 /// Every known accelerator, in a fixed order.

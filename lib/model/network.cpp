@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/collectives.hpp"
 #include "model/op_pricing.hpp"
 #include "model/ops.hpp"
 
@@ -179,11 +180,94 @@ void check_network(const NetworkModel& m) {
   }
 }
 
-LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size) {
+namespace {
+
+// One GPU's share of a layer's profile under tensor (and expert) parallelism (layer_cost's
+// comment says what splits).
+Profile split_profile(const NetworkModel& m, LayerType type, Profile p, const LayerParallelism& split) {
+  const double t = std::max(1u, split.tp), d = m.dtype_bytes, h = double(m.hidden);
+  if (t <= 1 && split.ep <= 1) return p;
+  const double whole = split.sequence_parallel ? t : 1.0;  // what stays whole without SP divides by this
+  auto share = [&](double total, double replicated) {
+    replicated = std::min(total, replicated);
+    return replicated / whole + (total - replicated) / t;
+  };
+  const double norm = norm_params(m);
+  switch (type) {
+    case LayerType::Embedding:
+      p.params = double(m.padded_vocab()) * h / t + (p.params - double(m.padded_vocab()) * h);
+      p.saved_bytes = p.all_saved_bytes = p.linear_input_bytes = share(p.saved_bytes, p.saved_bytes);
+      break;
+    case LayerType::Head:
+      p.params = norm + (p.params - norm) / t;
+      p.saved_bytes = p.all_saved_bytes = share(p.saved_bytes, 2 * h * d);
+      p.linear_input_bytes = share(p.linear_input_bytes, p.linear_input_bytes);
+      break;
+    case LayerType::Block:
+    case LayerType::MoeBlock: {
+      // Whole on every GPU without SP: the two norms' inputs, the column-parallel linears'
+      // inputs and the hidden dropout's masks (Korthikanti et al., table 2).
+      const double masks = m.hidden_dropout > 0 ? 2 * h : 0.0;
+      const double replicated = m.recompute == Recompute::Mode::Full ? d * h : 4 * h * d + masks;
+      const double router = type == LayerType::MoeBlock ? h * double(m.moe.experts) : 0.0;
+      double sharded = p.params - 2 * norm - router;
+      if (type == LayerType::MoeBlock) {
+        const double experts = double(m.moe.experts) * 3 * h * double(m.moe.expert_ffn_hidden);
+        sharded = sharded - experts + experts / std::max(1u, split.ep);
+      }
+      p.params = 2 * norm + router + sharded / t;
+      p.saved_bytes = share(p.saved_bytes, replicated);
+      p.all_saved_bytes = share(p.all_saved_bytes, 4 * h * d + masks);
+      p.linear_input_bytes = share(p.linear_input_bytes, 2 * h * d);
+      break;
+    }
+  }
+  p.output_bytes /= t;  // a pipeline stage sends each GPU's slice (SP, or Megatron's scatter-gather)
+  return p;
+}
+
+// The collectives of one pass of `type` over `tokens` tokens (layer_cost's comment).
+double collective_us(const NetworkModel& m, LayerType type, double tokens, bool forward,
+                     const LayerParallelism& split) {
+  const double bytes = tokens * double(m.hidden) * m.dtype_bytes;
+  const std::uint32_t t = split.tp;
+  double us = 0;
+  switch (type) {
+    case LayerType::Embedding:
+      if (forward) us += all_reduce_us(bytes, t, split.tp_link);  // the vocabulary-parallel lookup's sum
+      break;
+    case LayerType::Head:
+      // The input gathered (SP) or its gradient summed; the loss's per-token max and sums are small.
+      us += forward ? (split.sequence_parallel ? all_gather_us(bytes, t, split.tp_link) : 0.0)
+                    : all_reduce_us(bytes, t, split.tp_link);
+      break;
+    case LayerType::Block:
+    case LayerType::MoeBlock:
+      us += 2 * all_reduce_us(bytes, t, split.tp_link);
+      if (type == LayerType::MoeBlock)  // dispatch and combine of each token's top-k copies
+        us +=
+            2 * all_to_all_us(bytes * double(m.moe.top_k) / (split.sequence_parallel ? t : 1), split.ep, split.ep_link);
+      break;
+  }
+  return us;
+}
+
+}  // namespace
+
+double layer_flops(const NetworkModel& m, const Layer& layer, std::uint32_t microbatch_size) {
+  const LayerOps ops = layer_ops(m, layer.type, double(microbatch_size) * double(m.sequence_length));
+  double flops = 0;
+  for (const PassOps* pass : {&ops.f, &ops.i, &ops.w}) flops += pass->gemm_flops() + pass->attention.flops;
+  return flops;
+}
+
+LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size,
+                     const LayerParallelism& split) {
   if (microbatch_size == 0) throw ModelError("the microbatch size must be at least 1");
   check_shape(m, layer.type);
+  if (split.tp == 0 || split.ep == 0) throw ModelError("tensor- and expert-parallel groups hold at least one GPU");
   const double tokens = double(microbatch_size) * double(m.sequence_length);
-  const Profile p = profile(m, layer.type);
+  const Profile p = split_profile(m, layer.type, profile(m, layer.type), split);
   LayerCost c{};
   c.activation_bytes = tokens * p.saved_bytes;
   c.all_activation_bytes = tokens * p.all_saved_bytes;
@@ -196,6 +280,10 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   c.static_bytes = p.params * (m.dtype_bytes + m.grad_bytes_per_param + m.optimizer_bytes_per_param);
 
   if (layer.measured) {
+    if (split.tp > 1 || split.ep > 1)
+      throw ModelError(where(m, layer) +
+                       ": measured times are for the whole layer; splitting it over GPUs needs "
+                       "the op-level model (--gpu NAME, a layer without measured times)");
     // Measured times already include whatever recompute the measured run did.
     const LayerTimes& t = *layer.measured;
     if (t.microbatch_size == 0) throw ModelError(where(m, layer) + ": measured at microbatch size 0");
@@ -208,9 +296,12 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   if (!gpu) throw ModelError(where(m, layer) + " has no measured times; give --gpu NAME for the roofline");
 
   const double d = m.dtype_bytes;
-  const LayerOps ops = layer_ops(m, layer.type, tokens);
-  c.f_us = price_pass(*gpu, ops.f, d).total_us();
-  c.i_us = price_pass(*gpu, ops.i, d).total_us();
+  LayerOps ops = layer_ops(m, layer.type, tokens);
+  shard_ops(ops, split.tp, split.sequence_parallel, split.ep);
+  c.f_comm_us = collective_us(m, layer.type, tokens, true, split);
+  c.i_comm_us = collective_us(m, layer.type, tokens, false, split);
+  c.f_us = price_pass(*gpu, ops.f, d).total_us() + c.f_comm_us;
+  c.i_us = price_pass(*gpu, ops.i, d).total_us() + c.i_comm_us;
   c.w_us = price_pass(*gpu, ops.w, d).total_us();
   // One re-run of what checkpointing dropped: the whole F, or the attention core alone.
   if (c.checkpointed && m.recompute == Recompute::Mode::Full) c.recompute_us = c.f_us;

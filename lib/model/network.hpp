@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/recompute.hpp"
-
+#include "model/comm.hpp"
 #include "model/gpu.hpp"
+#include "model/recompute.hpp"
 
 namespace ppsched {
 
@@ -119,12 +119,36 @@ struct LayerCost {
   double output_bytes;          ///< sent to the next stage (0 for the head)
   double params;                ///< parameters this layer holds (a tied matrix counts on the embedding)
   double static_bytes;          ///< params * (dtype + grad + optimizer bytes per parameter)
+  /// The tensor- and expert-parallel collectives inside F and I (already in f_us and i_us).
+  double f_comm_us, i_comm_us;
+};
+
+/// How one layer is split over GPUs besides the pipeline (`ppsched tune --gpus`): a
+/// tensor-parallel group of `tp` GPUs inside a node, with or without sequence parallelism, joined
+/// by `tp_link`; for MoE blocks an expert-parallel group of `ep` GPUs over `ep_link`. Each GPU's
+/// LayerCost is then its share: ops by shard_ops (model/ops.hpp); parameters, activations and the
+/// message to the next stage 1/tp (Korthikanti et al.: without sequence parallelism the norms'
+/// and the dropouts' inputs stay whole on every GPU); expert parameters 1/ep more; and the
+/// collectives priced by model/collectives.hpp: per block, two all-reduces of its output in F and
+/// two in I (an all-gather and a reduce-scatter each with sequence parallelism, the same volume),
+/// and per MoE block a dispatch and a combine all-to-all in each of F and I.
+struct LayerParallelism {
+  std::uint32_t tp = 1;
+  bool sequence_parallel = false;
+  Link tp_link;
+  std::uint32_t ep = 1;
+  Link ep_link;
 };
 
 /// The cost of `layer` (one of m.layers) for a microbatch of `microbatch_size` samples: its
 /// measured times scaled linearly from their microbatch size when it has them, else the roofline
 /// on `gpu`. Throws ModelError when the layer has no measured times and `gpu` is null, when the
 /// model's shape cannot cost this layer, or when microbatch_size is 0.
-LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size);
+LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size,
+                     const LayerParallelism& split = {});
+
+/// The FLOPs of one microbatch of `microbatch_size` samples through `layer` (F, I and W, without
+/// recompute, unsplit): what MFU counts as the model's work.
+double layer_flops(const NetworkModel& m, const Layer& layer, std::uint32_t microbatch_size);
 
 }  // namespace ppsched

@@ -201,4 +201,75 @@ LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens) {
   return ops;
 }
 
+namespace {
+
+enum class Split : std::uint8_t { Columns, Rows, Heads, Experts, None };
+
+// How a GEMM of ops.cpp's names splits under tensor (and expert) parallelism.
+Split split_of(std::string_view name) {
+  for (std::string_view n : {"qkv", "mlp_in", "gate_up", "head", "shared_gate_up"})
+    if (name == n) return Split::Columns;
+  for (std::string_view n : {"out", "mlp_out", "down", "shared_down"})
+    if (name == n) return Split::Rows;
+  if (name == "experts_gate_up" || name == "experts_down") return Split::Experts;
+  if (name == "router") return Split::None;
+  return Split::Heads;  // the eager attention core's batched GEMMs, one per sample and head
+}
+
+// Elementwise kernels inside the tensor-parallel region: split with the heads or the columns.
+bool inside_split(std::string_view name) {
+  for (std::string_view n :
+       {"rotary", "softmax", "attention_dropout", "context_transpose", "swiglu", "gelu", "loss", "bias_grad"})
+    if (name == n) return true;
+  return false;
+}
+
+// `pass` is 0 for F, 1 for I, 2 for W: linear() stores F as (T, n, k), I as (T, k, n), W as (k, n, T).
+void shard_pass(PassOps& ops, int pass, double tp, bool sp, double ep) {
+  for (Gemm& g : ops.gemms) {
+    switch (split_of(g.name)) {
+      case Split::Columns:
+        (pass == 1 ? g.k : g.n) /= tp;
+        break;
+      case Split::Rows:
+        (pass == 0 ? g.k : pass == 1 ? g.n : g.m) /= tp;
+        break;
+      case Split::Experts: {
+        const bool gate_up = g.name == "experts_gate_up";
+        if (gate_up)
+          (pass == 1 ? g.k : g.n) /= tp;
+        else
+          (pass == 0 ? g.k : pass == 1 ? g.n : g.m) /= tp;
+        g.count /= ep;                  // the GPU's experts
+        (pass == 2 ? g.k : g.m) *= ep;  // each over the tokens of ep GPUs
+        break;
+      }
+      case Split::Heads:
+        g.count /= tp;
+        break;
+      case Split::None:
+        break;
+    }
+  }
+  ops.attention.flops /= tp;
+  ops.attention.bytes /= tp;
+  ops.attention.random /= tp;
+  for (MemoryOp& op : ops.memory) {
+    if (!inside_split(op.name) && !sp) continue;
+    op.bytes /= tp;
+    op.random /= tp;
+  }
+}
+
+}  // namespace
+
+void shard_ops(LayerOps& ops, std::uint32_t tp, bool sequence_parallel, std::uint32_t ep) {
+  if (tp <= 1 && ep <= 1) return;
+  const double t = std::max(1u, tp), e = std::max(1u, ep);
+  shard_pass(ops.f, 0, t, sequence_parallel, e);
+  shard_pass(ops.i, 1, t, sequence_parallel, e);
+  shard_pass(ops.w, 2, t, sequence_parallel, e);
+  shard_pass(ops.core, 0, t, sequence_parallel, e);
+}
+
 }  // namespace ppsched

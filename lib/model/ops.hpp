@@ -57,4 +57,15 @@ struct LayerOps {
 /// The operations of `type`'s passes over `tokens` tokens (microbatch size x sequence length).
 LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens);
 
+/// What one GPU of a tensor-parallel group of `tp` (and an expert-parallel group of `ep`) runs of
+/// `ops`, Megatron's split: the column-parallel linears (QKV, the MLP's first, the head's
+/// vocabulary, the experts' gate and up) keep 1/tp of their outputs, the row-parallel ones (the
+/// output projection, the MLP's last, the experts' down) 1/tp of their inputs, the attention core
+/// 1/tp of the heads, the elementwise work between them (rotary, softmax, activation, the loss
+/// over the vocabulary) 1/tp; the norms, residuals and dropouts outside them only with sequence
+/// parallelism. The router is replicated. Experts (with their tensor split as the dense MLP's)
+/// spread over `ep` GPUs: 1/ep of them on each, each over ep times the tokens. The collectives
+/// that join the pieces are not ops: layer_cost prices them.
+void shard_ops(LayerOps& ops, std::uint32_t tp, bool sequence_parallel, std::uint32_t ep);
+
 }  // namespace ppsched

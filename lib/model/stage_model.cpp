@@ -6,7 +6,8 @@
 
 namespace ppsched {
 
-StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu, std::uint32_t microbatch_size) {
+StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu, std::uint32_t microbatch_size,
+                         const LayerParallelism& split) {
   check_network(m);
   // A partition made by hand (or by a caller's own code) must still be the model, in order.
   std::size_t next = 0;
@@ -25,6 +26,17 @@ StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpe
   StageModel out;
   out.costs.per_stage.assign(stages, KindCosts{});
   out.spec.resize(stages);
+  out.params.assign(stages, 0.0);
+  // Unmeasured layers of one type cost the same: price each type once (80 blocks, one pricing).
+  const Layer* priced = nullptr;
+  LayerCost priced_cost{};
+  auto cost_of = [&](const Layer& l) {
+    if (!(priced && !priced->measured && !l.measured && priced->type == l.type)) {
+      priced_cost = layer_cost(m, l, gpu, microbatch_size, split);
+      priced = &l;
+    }
+    return priced_cost;
+  };
   double incoming = 0;  // bytes entering the stage: token ids count as nothing
   for (std::uint32_t s = 0; s < stages; ++s) {
     KindCosts& k = out.costs.per_stage[s];
@@ -33,7 +45,8 @@ StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpe
     spec.weight_grad_memory_bytes = 0;  // StageSpec's -1 means "equal to M_B"; here M_W is stated
     double recompute_us = 0, group_weighted_us = 0, kept_bytes = 0, held_for_weight = 0;
     for (std::uint32_t layer : p.layers_of_stage[s]) {
-      const LayerCost c = layer_cost(m, m.layers[layer], gpu, microbatch_size);
+      const LayerCost c = cost_of(m.layers[layer]);
+      out.params[s] += c.params;
       k[static_cast<std::size_t>(ActionKind::F)] += c.f_us;
       k[static_cast<std::size_t>(ActionKind::I)] += c.i_us;
       k[static_cast<std::size_t>(ActionKind::W)] += c.w_us;

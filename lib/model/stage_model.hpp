@@ -25,10 +25,13 @@ namespace ppsched {
 struct StageModel {
   CostModel costs;
   std::vector<StageSpec> spec;
+  std::vector<double> params;  ///< per stage, the parameters one GPU holds (for data-parallel sharding)
 };
 
 /// Throws ModelError when a layer cannot be costed (layer_cost) or `p` does not hold every layer
 /// of `m` exactly once, in order.
-StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu, std::uint32_t microbatch_size);
+/// With `split`, each stage as one GPU of its tensor- and expert-parallel groups holds and runs it.
+StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpec* gpu, std::uint32_t microbatch_size,
+                         const LayerParallelism& split = {});
 
 }  // namespace ppsched
