@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -14,111 +13,12 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "ir/user_error.hpp"
-#include "parse/model_json.hpp"
-#include "parse/pytorch_csv.hpp"
-#include "parse/stage_count.hpp"
-#include "report/torchtitan_toml.hpp"
 #include "report/tune_report.hpp"
-#include "schedule_source.hpp"
-#include "sim_inputs.hpp"
-#include "tune/tune.hpp"
+#include "tune_steps.hpp"
 
 namespace ppsched::cli {
 
 namespace {
-
-struct TuneOptions {
-  TuneRequest request;
-  SimInputOptions inputs;
-  std::string format = "text";
-  std::string output = "-";
-  std::string html;  ///< --html: the candidates' page
-  std::string emit_best;
-  std::size_t top = 10;
-  double max_schedule_gib = 4;
-  MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
-  KeywordOptions keywords;          // PyTorch's runtime lowering, under --runtime pytorch
-};
-
-// DIR/schedule.csv (the winner, compute-only, as torchtitan loads it) and DIR/torchtitan.toml,
-// as one set: after the command both are new or both are old.
-bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTrial& best) {
-  const TuneRequest& req = opt.request;
-  if (std::error_code ec; std::filesystem::create_directories(opt.emit_best, ec), ec) {
-    print_error("--emit-best " + opt.emit_best + ": cannot create the directory: " + ec.message());
-    return false;
-  }
-  const Schedule schedule = tune_schedule_of(req, best);
-  const std::string csv = (std::filesystem::path(opt.emit_best) / "schedule.csv").string(),
-                    toml = (std::filesystem::path(opt.emit_best) / "torchtitan.toml").string();
-  TorchtitanSettings t = tune_best_settings(req, sources, best, schedule.placement.style == PlacementStyle::V, csv);
-  if (!opt.inputs.model.empty()) {
-    auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
-    if (!mp) return false;
-    t.module_fqns = torchtitan_module_fqns(mp->model, mp->partition);
-  }
-  const std::string settings = torchtitan_toml(t);  // refuses what TOML cannot hold, before any write
-  write_outputs_together({{csv, [&](ByteSink& out) { write_pytorch_csv(schedule, out); }},
-                          {toml, [&](ByteSink& out) { out.write(settings); }}});
-  print_note("wrote " + csv + " and " + toml);
-  return true;
-}
-
-// What the inputs allow the engine to try: a model's blocks bound the stage count; a fixed
-// partition, a cost table or a stage spec describes one stage count. Adds what it leaves out to
-// the notes. False: a problem was printed.
-bool limit_shapes(TuneOptions& opt, TuneSources& sources) {
-  TuneRequest& req = opt.request;
-  const SimInputOptions& in = opt.inputs;
-  if (!in.model.empty()) {
-    DiagnosticSink sink;
-    std::optional<NetworkModel> model = read_model(in.model, sink);
-    print_diagnostics(sink);
-    if (!model) return false;
-    sources.model_name = model->name;
-    if (const GpuSpec* gpu = find_gpu(in.gpu); gpu && req.memory_cap <= 0)
-      sources.notes.push_back(
-          fmt::format("no --memory-cap: nothing is ruled out for memory, though one {} holds {:.0f} GiB", gpu->name,
-                      gpu->memory_bytes / double(1ull << 30)));
-    req.max_stages = model->block_count() + 2;  // the embedding and the head may be stages of their own
-    if (!in.blocks_per_stage.empty()) req.only_stages = static_cast<std::uint32_t>(in.blocks_per_stage.size());
-    if (!in.pipeline_layout.empty() && in.pipeline_layout != "auto") {  // its stage count: the shape it parses for
-      for (std::uint32_t v : req.stages_per_rank) {
-        try {
-          parse_pipeline_layout(in.pipeline_layout, *model, req.ranks * v);
-          // Its stage count, even above the blocks (embedding and head as stages: E|(t|)*22L).
-          req.only_stages = req.max_stages = req.ranks * v;
-          break;
-        } catch (const ModelError&) {
-        }
-      }
-      if (!req.only_stages) {
-        print_error("--pipeline-layout gives no pipeline of " + std::to_string(req.ranks) +
-                    " ranks x the stages per rank tried; `ppsched simulate --model` says why for one shape");
-        return false;
-      }
-    }
-  }
-  if (in.model.empty() && (!in.costs.empty() || !in.stage_spec.empty())) {
-    // A table or spec prices the stages it lists: only pipelines of that many stages.
-    std::optional<std::uint32_t> stages;
-    if (!in.costs.empty()) {
-      DiagnosticSink sink;
-      stages = cost_table_stage_count(in.costs, sink);
-      print_diagnostics(sink);
-      if (!stages) return false;
-    } else {
-      stages = stage_spec_stage_count(in.stage_spec);
-    }
-    if (stages) {  // else the spec's reader says why, with the place
-      req.only_stages = *stages;
-      sources.notes.push_back(fmt::format("{} describes {} stages: only shapes with {} stages are tried",
-                                          in.costs.empty() ? in.stage_spec : in.costs, *stages, *stages));
-    }
-  }
-  for (std::string& note : untried_shape_notes(req)) sources.notes.push_back(std::move(note));
-  return true;
-}
 
 int run_tune(TuneOptions& opt) {
   TuneRequest& req = opt.request;
@@ -147,6 +47,11 @@ int run_tune(TuneOptions& opt) {
                       !req.liveness && (!opt.inputs.model.empty() || !opt.inputs.stage_spec.empty()),
                       opt.top,
                       {}};
+  if (opt.gpus) return run_tune_gpus(opt, sources);
+  if (!req.ranks) {
+    print_error("give --ranks (the pipeline alone) or --gpus (the whole layout around it)");
+    return kExitUsage;
+  }
   if (!limit_shapes(opt, sources)) return kExitUsage;
   std::vector<TuneTrial> trials;
   try {
@@ -191,7 +96,15 @@ int run_tune(TuneOptions& opt) {
 void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<TuneOptions>();
   CLI::App* sub = app.add_subcommand("tune", "Find the best schedule for a model and cluster under a memory cap");
-  sub->add_option("--ranks", opt->request.ranks, "Pipeline ranks")->required()->check(CLI::Range(1u, 4096u));
+  sub->add_option("--ranks", opt->request.ranks, "Pipeline ranks: tune the pipeline alone")
+      ->check(CLI::Range(1u, 4096u));
+  sub->add_option("--gpus", opt->gpus,
+                  "GPUs in all: search pipeline x tensor x data (x expert) layouts, each replica's state sharding, "
+                  "and the schedule (needs --model, --gpu, --global-batch)")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->excludes("--ranks");
+  sub->add_option("--gpus-per-node", opt->gpus_per_node, "GPUs per node with --gpus (default 8)")
+      ->check(CLI::Range(1u, 1024u));
   sub->add_option("--microbatches", opt->request.microbatches, "Microbatches per iteration")
       ->check(CLI::Range(1u, 1000000u));
   sub->add_option(
@@ -242,8 +155,9 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
                   "Refuse a configuration whose largest schedule would hold more than this many GiB (default 4)")
       ->check(finite_positive());
   sub->footer(
-      "Example:\n  ppsched tune --ranks 8 --global-batch 64 --model schedules/llama3-8b.model.json --gpu h100 "
-      "--memory-cap 80GiB");
+      "Examples:\n  ppsched tune --ranks 8 --global-batch 64 --model schedules/llama3-8b.model.json --gpu h100 "
+      "--memory-cap 80GiB\n  ppsched tune --gpus 64 --global-batch 512 --model schedules/llama3-70b.model.json --gpu "
+      "h100");
   commands.push_back({sub, [opt] { return run_tune(*opt); }});
 }
 

@@ -210,12 +210,12 @@ Profile split_profile(const NetworkModel& m, LayerType type, Profile p, const La
       const double masks = m.hidden_dropout > 0 ? 2 * h : 0.0;
       const double replicated = m.recompute == Recompute::Mode::Full ? d * h : 4 * h * d + masks;
       const double router = type == LayerType::MoeBlock ? h * double(m.moe.experts) : 0.0;
-      double sharded = p.params - 2 * norm - router;
+      double sharded = p.params - 2 * norm - router, experts = 0;
       if (type == LayerType::MoeBlock) {
-        const double experts = double(m.moe.experts) * 3 * h * double(m.moe.expert_ffn_hidden);
-        sharded = sharded - experts + experts / std::max(1u, split.ep);
+        experts = double(m.moe.experts) * 3 * h * double(m.moe.expert_ffn_hidden);
+        sharded -= experts;
       }
-      p.params = 2 * norm + router + sharded / t;
+      p.params = 2 * norm + router + sharded / t + experts / std::max(1u, split.ep);
       p.saved_bytes = share(p.saved_bytes, replicated);
       p.all_saved_bytes = share(p.all_saved_bytes, 4 * h * d + masks);
       p.linear_input_bytes = share(p.linear_input_bytes, 2 * h * d);

@@ -128,7 +128,7 @@ struct LayerCost {
 /// by `tp_link`; for MoE blocks an expert-parallel group of `ep` GPUs over `ep_link`. Each GPU's
 /// LayerCost is then its share: ops by shard_ops (model/ops.hpp); parameters, activations and the
 /// message to the next stage 1/tp (Korthikanti et al.: without sequence parallelism the norms'
-/// and the dropouts' inputs stay whole on every GPU); expert parameters 1/ep more; and the
+/// and the dropouts' inputs stay whole on every GPU); routed experts 1/ep (not split by tp); and the
 /// collectives priced by model/collectives.hpp: per block, two all-reduces of its output in F and
 /// two in I (an all-gather and a reduce-scatter each with sequence parallelism, the same volume),
 /// and per MoE block a dispatch and a combine all-to-all in each of F and I.

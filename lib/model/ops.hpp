@@ -63,9 +63,11 @@ LayerOps layer_ops(const NetworkModel& m, LayerType type, double tokens);
 /// output projection, the MLP's last, the experts' down) 1/tp of their inputs, the attention core
 /// 1/tp of the heads, the elementwise work between them (rotary, softmax, activation, the loss
 /// over the vocabulary) 1/tp; the norms, residuals and dropouts outside them only with sequence
-/// parallelism. The router is replicated. Experts (with their tensor split as the dense MLP's)
-/// spread over `ep` GPUs: 1/ep of them on each, each over ep times the tokens. The collectives
-/// that join the pieces are not ops: layer_cost prices them.
+/// parallelism. The router is replicated. Experts are not split by the
+/// tensor group (expert tensor parallelism 1, torchtitan's only choice and common in Megatron):
+/// they spread over `ep` GPUs, 1/ep of them on each, each over the tokens of ep GPUs, a GPU's
+/// tokens being 1/tp of the microbatch's. The collectives that join the pieces are not ops:
+/// layer_cost prices them.
 void shard_ops(LayerOps& ops, std::uint32_t tp, bool sequence_parallel, std::uint32_t ep);
 
 }  // namespace ppsched

@@ -134,7 +134,9 @@ std::vector<std::uint32_t> tune_microbatch_counts(const TuneRequest& request) {
   if (request.microbatches) return {request.microbatches};
   std::vector<std::uint32_t> counts;
   for (std::uint32_t m = 1; m <= request.global_batch; ++m)
-    if (request.global_batch % m == 0) counts.push_back(m);
+    if (request.global_batch % m == 0 && m >= request.min_microbatches &&
+        (request.max_microbatches == 0 || m <= request.max_microbatches))
+      counts.push_back(m);
   return counts;
 }
 

@@ -31,7 +31,9 @@ struct TuneRequest {
   std::uint32_t microbatches = 0;
   std::uint32_t global_batch = 0;
   std::uint32_t microbatch_size = 1;  ///< samples per microbatch with `microbatches`
-  double memory_cap = 0;              ///< 0: none; in the unit `liveness` picks
+  /// With `global_batch`, only the counts in [min_microbatches, max_microbatches] (0: no bound).
+  std::uint32_t min_microbatches = 0, max_microbatches = 0;
+  double memory_cap = 0;  ///< 0: none; in the unit `liveness` picks
   /// What a trial's peak and the cap count: nullopt, the byte model of each trial's SimInputs (its
   /// simulated peak); else PyTorch's activation slots per rank at this granularity, from the
   /// trial's order (activation_liveness; the automatic search then runs under slot_memory_model).
