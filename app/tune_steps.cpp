@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 
 #include "cli_support.hpp"
@@ -131,7 +134,13 @@ int run_tune_gpus(TuneOptions& opt, const TuneSources& given) {
   set_doing(fmt::format("searching the layouts of {} GPUs", r.gpus));
   LayoutResult result;
   try {
-    result = tune_layouts(r, *model, *gpu);
+    // A progress line where a person watches (a terminal), never in a log or a pipe.
+    const bool terminal = isatty(fileno(stderr));
+    result = tune_layouts(r, *model, *gpu, [&](std::size_t done, std::size_t total) {
+      if (!terminal) return;
+      std::fprintf(stderr, "\r# pipeline shapes priced: %zu of %zu%s", done, total, done == total ? "\n" : "");
+      std::fflush(stderr);
+    });
   } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;

@@ -13,6 +13,7 @@
 #include "model/partition.hpp"
 #include "model/stage_model.hpp"
 #include "parse/model_json.hpp"
+#include "tune/layouts.hpp"
 #include "tune/tune.hpp"
 
 namespace {
@@ -102,7 +103,33 @@ void BM_PriceLayouts(benchmark::State& state) {
   state.counters["pricings"] = double(pricings);
 }
 
+// tune --gpus (issue 46's target: Llama-3-70B over 1,024 GPUs, every layout and family, within 5 s
+// on this project's 2-core machines): the layout search as the command runs it.
+void BM_TuneGpus(benchmark::State& state) {
+  const NetworkModel model = load(state.range(2) == 0 ? "llama3-70b.model.json" : "deepseek-v3-like.model.json");
+  LayoutRequest r;
+  r.gpus = static_cast<std::uint32_t>(state.range(0));
+  r.global_batch = static_cast<std::uint32_t>(state.range(1));
+  std::size_t rows = 0, shapes = 0;
+  for (auto _ : state) {
+    const LayoutResult result = tune_layouts(r, model, *find_gpu("h100"));
+    rows = result.trials.size();
+    shapes = result.layouts;
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["layouts"] = double(rows);
+  state.counters["shapes"] = double(shapes);
+}
+
 }  // namespace
+
+BENCHMARK(BM_TuneGpus)
+    ->ArgNames({"gpus", "G", "model"})
+    ->Args({1024, 2048, 0})
+    ->Args({512, 1024, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 BENCHMARK(BM_PriceLayouts)
     ->ArgNames({"b"})

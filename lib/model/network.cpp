@@ -15,7 +15,9 @@ namespace {
 // What the memory model needs about one layer, per token (bytes already multiplied by the element
 // size). docs/formats.md section 10 states the same formulas; the times come from model/ops.hpp.
 struct Profile {
-  double params = 0;              // parameters held (static memory)
+  double params = 0;         // parameters held (static memory)
+  double expert_params = 0;  // of them, the routed experts'
+
   double saved_bytes = 0;         // M_B per token under the model's recompute policy
   double all_saved_bytes = 0;     // M_B per token without recompute (what F writes, I reads)
   double linear_input_bytes = 0;  // M_W per token
@@ -116,6 +118,7 @@ Profile profile(const NetworkModel& m, LayerType type) {
     const double e = m.moe.experts, k = m.moe.top_k, sh = m.moe.shared_experts, ef = double(m.moe.expert_ffn_hidden);
     const double router = h * e, expert = 3 * h * ef;
     p.params = attention_linear + attention_bias + router + (e + sh) * expert + 2 * norm;
+    p.expert_params = e * expert;
     // FFN saves: norm input, router input, fp32 router logits, the top_k permuted copies of each
     // token in and out of the experts, and per active expert gate, up, silu(gate), down input.
     p.all_saved_bytes = attention_saved + d * (2 * h + 2 * k * h + 4 * (k + sh) * ef) + 4 * e;
@@ -210,12 +213,9 @@ Profile split_profile(const NetworkModel& m, LayerType type, Profile p, const La
       const double masks = m.hidden_dropout > 0 ? 2 * h : 0.0;
       const double replicated = m.recompute == Recompute::Mode::Full ? d * h : 4 * h * d + masks;
       const double router = type == LayerType::MoeBlock ? h * double(m.moe.experts) : 0.0;
-      double sharded = p.params - 2 * norm - router, experts = 0;
-      if (type == LayerType::MoeBlock) {
-        experts = double(m.moe.experts) * 3 * h * double(m.moe.expert_ffn_hidden);
-        sharded -= experts;
-      }
-      p.params = 2 * norm + router + sharded / t + experts / std::max(1u, split.ep);
+      const double experts = p.expert_params, sharded = p.params - 2 * norm - router - experts;
+      p.expert_params = experts / std::max(1u, split.ep);
+      p.params = 2 * norm + router + sharded / t + p.expert_params;
       p.saved_bytes = share(p.saved_bytes, replicated);
       p.all_saved_bytes = share(p.all_saved_bytes, 4 * h * d + masks);
       p.linear_input_bytes = share(p.linear_input_bytes, 2 * h * d);
@@ -277,6 +277,7 @@ LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* g
   c.weight_grad_bytes = tokens * p.linear_input_bytes;
   c.output_bytes = tokens * p.output_bytes;
   c.params = p.params;
+  c.expert_params = p.expert_params;
   c.static_bytes = p.params * (m.dtype_bytes + m.grad_bytes_per_param + m.optimizer_bytes_per_param);
 
   if (layer.measured) {

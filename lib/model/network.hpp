@@ -118,6 +118,7 @@ struct LayerCost {
   double weight_grad_bytes;     ///< M_W: held from I to W (the inputs of the layer's linear layers)
   double output_bytes;          ///< sent to the next stage (0 for the head)
   double params;                ///< parameters this layer holds (a tied matrix counts on the embedding)
+  double expert_params;         ///< of them, the routed experts' (data-parallel over dp x tp / ep, not dp)
   double static_bytes;          ///< params * (dtype + grad + optimizer bytes per parameter)
   /// The tensor- and expert-parallel collectives inside F and I (already in f_us and i_us).
   double f_comm_us, i_comm_us;

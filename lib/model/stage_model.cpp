@@ -27,6 +27,7 @@ StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpe
   out.costs.per_stage.assign(stages, KindCosts{});
   out.spec.resize(stages);
   out.params.assign(stages, 0.0);
+  out.expert_params.assign(stages, 0.0);
   // Unmeasured layers of one type cost the same: price each type once (80 blocks, one pricing).
   const Layer* priced = nullptr;
   LayerCost priced_cost{};
@@ -47,6 +48,7 @@ StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpe
     for (std::uint32_t layer : p.layers_of_stage[s]) {
       const LayerCost c = cost_of(m.layers[layer]);
       out.params[s] += c.params;
+      out.expert_params[s] += c.expert_params;
       k[static_cast<std::size_t>(ActionKind::F)] += c.f_us;
       k[static_cast<std::size_t>(ActionKind::I)] += c.i_us;
       k[static_cast<std::size_t>(ActionKind::W)] += c.w_us;

@@ -25,7 +25,8 @@ namespace ppsched {
 struct StageModel {
   CostModel costs;
   std::vector<StageSpec> spec;
-  std::vector<double> params;  ///< per stage, the parameters one GPU holds (for data-parallel sharding)
+  std::vector<double> params;         ///< per stage, the parameters one GPU holds (for data-parallel sharding)
+  std::vector<double> expert_params;  ///< of them, the routed experts' (their own data-parallel group)
 };
 
 /// Throws ModelError when a layer cannot be costed (layer_cost) or `p` does not hold every layer

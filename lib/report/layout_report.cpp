@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "io/log_text.hpp"
 #include "report/json_text.hpp"
@@ -15,7 +16,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string schedule_of(const TuneTrial& t) {
+std::string schedule_of(const LayoutTrial& l) {
+  const TuneTrial& t = l.schedule;
+  if (l.layout.pp == 1) return fmt::format("no pipeline: m={} b={}", t.microbatches, t.microbatch_size);
   return fmt::format("{} v={} m={} b={}", t.family, t.stages_per_rank, t.microbatches, t.microbatch_size);
 }
 
@@ -59,8 +62,8 @@ std::string layout_text(const LayoutRequest& r, const TuneSources& sources, cons
     const std::string verdict = layout_verdict(t, best, result.memory_cap);
     if (t.ran)
       out += fmt::format("{:>4}  {:<28} {:<34} {:>10} {:>12.0f} {:>5.1f}% {:>6.1f} GiB  {}\n", pos,
-                         layout_label(t.layout), schedule_of(t.schedule), seconds(t.iteration_us),
-                         t.tokens_per_s_per_gpu, 100 * t.mfu, t.peak_bytes / kGiB, verdict);
+                         layout_label(t.layout), schedule_of(t), seconds(t.iteration_us), t.tokens_per_s_per_gpu,
+                         100 * t.mfu, t.peak_bytes / kGiB, verdict);
     else
       out += fmt::format("{:>4}  {:<28} {:<34} {:>10} {:>12} {:>6} {:>10}  {}\n", pos, layout_label(t.layout), "-", "-",
                          "-", "-", "-", verdict);
@@ -77,10 +80,20 @@ std::string layout_text(const LayoutRequest& r, const TuneSources& sources, cons
     out += fmt::format(
         "# best: {} with {}: pipeline {}, data-parallel sync {}, optimizer {}; state {:.1f} GiB + activations "
         "{:.1f} GiB\n",
-        layout_label(b.layout), schedule_of(b.schedule), seconds(b.pipeline_us), seconds(b.data_parallel_us),
+        layout_label(b.layout), schedule_of(b), seconds(b.pipeline_us), seconds(b.data_parallel_us),
         seconds(b.optimizer_us), b.state_bytes / kGiB, b.schedule.peak / kGiB);
   } else {
-    out += "# nothing fits the memory cap: more GPUs, a smaller batch or activation recompute in the model file\n";
+    // What the most sharded layout holds before any activation: the floor more GPUs must lower.
+    double least = 0;
+    for (const LayoutTrial& t : result.trials)
+      if (t.ran && (least == 0 || t.state_bytes < least)) least = t.state_bytes;
+    out += "# nothing fits the memory cap";
+    if (least > 0)
+      out += fmt::format(
+          ": the least state of any layout is {:.1f} GiB per GPU (weights, gradients, optimizer); "
+          "about {:.0f}x the GPUs would bring it under the cap",
+          least / kGiB, std::ceil(least / result.memory_cap));
+    out += "; a smaller batch or activation recompute in the model file lowers only the activations\n";
   }
   return out;
 }

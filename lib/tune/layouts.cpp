@@ -56,60 +56,85 @@ Topology pipeline_topology(const ParallelLayout& l, const LayoutRequest& r, cons
   return t;
 }
 
+// The parameters one GPU holds: the dense ones, data-parallel over the dp replicas, and the routed
+// experts', data-parallel over the dp x tp / ep GPUs that hold the same experts.
+struct Held {
+  double dense = 0, experts = 0;
+};
+
+std::uint32_t expert_replicas(const ParallelLayout& l) { return std::max(1u, l.dp * l.tp / std::max(1u, l.ep)); }
+
 // Without a pipeline, FSDP frees each block's gathered weights after its forward and gathers them
 // again for its backward (torchtitan's default); under a pipeline it gathers a rank's stages once
 // and keeps them for the step, as PyTorch's pipelining sets it up.
 bool reshards_each_block(DataSharding s, const ParallelLayout& l) { return s == DataSharding::Full && l.pp == 1; }
 
-// Bytes of state one GPU holds for its `params` parameters (the largest block's `block_params`)
-// under a sharding over the layout's replicas: weights, gradients and optimizer state.
-double state_bytes(const NetworkModel& m, DataSharding s, const ParallelLayout& l, double params, double block_params) {
-  const double d = m.dtype_bytes, g = m.grad_bytes_per_param, o = m.optimizer_bytes_per_param, n = l.dp;
+// Bytes of state per parameter under a sharding over n replicas: weights, gradients and optimizer
+// state (the weights whole: gathered for the step, or never sharded).
+double per_param(const NetworkModel& m, DataSharding s, double n) {
+  const double d = m.dtype_bytes, g = m.grad_bytes_per_param, o = m.optimizer_bytes_per_param;
   switch (s) {
     case DataSharding::None:
-      return params * (d + g + o);
+      return d + g + o;
     case DataSharding::Optimizer:
-      return params * (d + g + o / n);
+      return d + g + o / n;
     case DataSharding::Gradients:
-      return params * (d + (g + o) / n);
     case DataSharding::Full:
-      if (reshards_each_block(s, l)) return params * (d + g + o) / n + 2 * block_params * d;  // two in flight
-      return params * (d + (g + o) / n);
+      return d + (g + o) / n;
   }
-  return params * (d + g + o);
+  return d + g + o;
 }
 
-// The data-parallel work of one rank of `params` parameters per step: DDP all-reduces the
-// gradients; the sharded kinds reduce-scatter them and all-gather the weights, once a step. None
-// of it is overlapped with the pipeline (its reduction starts after a stage's last backward, which
-// is near the end of the step), except FSDP's per-block gathers without a pipeline, which prefetch
-// under the compute (`compute_us`): twice per microbatch, with a reduce-scatter per microbatch.
-double data_parallel_us(const NetworkModel& m, DataSharding s, const ParallelLayout& l, double params,
-                        std::uint32_t microbatches, double compute_us, const Link& link) {
-  const double grads = params * m.grad_bytes_per_param, weights = params * m.dtype_bytes;
-  if (s == DataSharding::None) return all_reduce_us(grads, l.dp, link);
+// Bytes of state one GPU holds for its parameters (the largest block's `block_params`) under a
+// sharding. FSDP resharding each block holds every weight sharded, and two blocks' gathered.
+double state_bytes(const NetworkModel& m, DataSharding s, const ParallelLayout& l, const Held& p, double block_params) {
   if (reshards_each_block(s, l)) {
-    const double comm = microbatches * (2 * all_gather_us(weights, l.dp, link) + reduce_scatter_us(grads, l.dp, link));
-    return std::max(0.0, comm - compute_us);
+    const double all = m.dtype_bytes + m.grad_bytes_per_param + m.optimizer_bytes_per_param;
+    return p.dense * all / l.dp + p.experts * all / expert_replicas(l) + 2 * block_params * m.dtype_bytes;
   }
-  return reduce_scatter_us(grads, l.dp, link) + all_gather_us(weights, l.dp, link);
+  return p.dense * per_param(m, s, l.dp) + p.experts * per_param(m, s, expert_replicas(l));
+}
+
+// The data-parallel work of one rank per step: DDP all-reduces the gradients; the sharded kinds
+// reduce-scatter them and all-gather the weights, once a step. None of it is overlapped with the
+// pipeline (its reduction starts after a stage's last backward, near the end of the step), except
+// FSDP's per-block gathers without a pipeline, which prefetch under the compute (`compute_us`):
+// twice per microbatch, with a reduce-scatter per microbatch.
+double data_parallel_us(const NetworkModel& m, DataSharding s, const ParallelLayout& l, const Held& p,
+                        std::uint32_t microbatches, double compute_us, const Link& link) {
+  double us = 0;
+  for (const auto& [params, group] : {std::pair{p.dense, l.dp}, std::pair{p.experts, expert_replicas(l)}}) {
+    const double grads = params * m.grad_bytes_per_param, weights = params * m.dtype_bytes;
+    if (s == DataSharding::None)
+      us += all_reduce_us(grads, group, link);
+    else if (reshards_each_block(s, l))
+      us += microbatches * (2 * all_gather_us(weights, group, link) + reduce_scatter_us(grads, group, link));
+    else
+      us += reduce_scatter_us(grads, group, link) + all_gather_us(weights, group, link);
+  }
+  return reshards_each_block(s, l) ? std::max(0.0, us - compute_us) : us;
 }
 
 // Adam over the parameters a GPU updates: it reads the fp32 weight, gradient and two moments and
 // writes the weight, the moments and the bf16 copy, 30 bytes a parameter, at the elementwise rate.
-double optimizer_us(const GpuSpec& gpu, double params_updated) {
-  return params_updated * 30.0 / (gpu.hbm_bytes_per_s * gpu.memory_efficiency) * 1e6;
+double optimizer_us(const GpuSpec& gpu, DataSharding s, const ParallelLayout& l, const Held& p) {
+  const bool sharded = s != DataSharding::None;
+  const double updated = sharded ? p.dense / l.dp + p.experts / expert_replicas(l) : p.dense + p.experts;
+  return updated * 30.0 / (gpu.hbm_bytes_per_s * gpu.memory_efficiency) * 1e6;
 }
 
-// The parameters of each pipeline rank for a trial's partition and placement.
-std::vector<double> params_per_rank(const NetworkModel& m, const GpuSpec& gpu, const LayerParallelism& split,
-                                    const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t ranks,
-                                    std::uint32_t microbatch_size) {
+// The parameters each pipeline rank holds for a trial's partition and placement.
+std::vector<Held> held_per_rank(const NetworkModel& m, const GpuSpec& gpu, const LayerParallelism& split,
+                                const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t ranks,
+                                std::uint32_t microbatch_size) {
   const auto stages = static_cast<std::uint32_t>(stage_to_rank.size());
   const StageModel sm =
       derive_stages(m, balanced_partition(m, stages, &gpu, microbatch_size), &gpu, microbatch_size, split);
-  std::vector<double> out(ranks, 0.0);
-  for (std::uint32_t s = 0; s < stages; ++s) out[stage_to_rank[s]] += sm.params[s];
+  std::vector<Held> out(ranks);
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    out[stage_to_rank[s]].dense += sm.params[s] - sm.expert_params[s];
+    out[stage_to_rank[s]].experts += sm.expert_params[s];
+  }
   return out;
 }
 
@@ -182,7 +207,8 @@ std::vector<ParallelLayout> enumerate_layouts(const LayoutRequest& r, const Netw
   return out;
 }
 
-LayoutResult tune_layouts(const LayoutRequest& r, const NetworkModel& m, const GpuSpec& gpu) {
+LayoutResult tune_layouts(const LayoutRequest& r, const NetworkModel& m, const GpuSpec& gpu,
+                          const std::function<void(std::size_t, std::size_t)>& progress) {
   if (r.gpus == 0 || r.gpus_per_node == 0) throw UserError("--gpus and --gpus-per-node must be at least 1");
   if (r.global_batch == 0) throw UserError("--gpus needs --global-batch: the samples of one step");
   LayoutResult result;
@@ -198,7 +224,9 @@ LayoutResult tune_layouts(const LayoutRequest& r, const NetworkModel& m, const G
   for (const Layer& l : m.layers) flops_per_sample += layer_flops(m, l, 1);
   const double tokens_per_step = double(r.global_batch) * double(m.sequence_length);
 
-  for (const Shape& shape : shapes_of(layouts)) {
+  const std::vector<Shape> shapes = shapes_of(layouts);
+  for (const Shape& shape : shapes) {
+    if (progress) progress(result.layouts, shapes.size());
     ++result.layouts;
     const ParallelLayout& l = shape.layout;
     const LayerParallelism split = split_of(l, r, gpu);
@@ -251,17 +279,22 @@ LayoutResult tune_layouts(const LayoutRequest& r, const NetworkModel& m, const G
       for (const TuneTrial& trial : tuned->trials) {
         if (!trial.ran) continue;
         const Schedule s = tune_schedule_of(req, trial);
-        const std::vector<double> params =
-            params_per_rank(m, gpu, split, s.placement.stage_to_rank, l.pp, trial.microbatch_size);
-        const double most = *std::max_element(params.begin(), params.end());
-        const double held = state_bytes(m, sharding, t.layout, most, block_params);
-        const bool fits = held + trial.peak <= result.memory_cap;
+        const std::vector<Held> held =
+            held_per_rank(m, gpu, split, s.placement.stage_to_rank, l.pp, trial.microbatch_size);
+        // The rank with the most state (the same rank holds the most of every part in practice).
+        const Held* most = &held.front();
+        for (const Held& h : held)
+          if (state_bytes(m, sharding, t.layout, h, block_params) >
+              state_bytes(m, sharding, t.layout, *most, block_params))
+            most = &h;
+        const double bytes = state_bytes(m, sharding, t.layout, *most, block_params);
+        const bool fits = bytes + trial.peak <= result.memory_cap;
         if (!chosen || fits) {
           chosen = &trial;
-          state = held;
-          t.data_parallel_us = data_parallel_us(m, sharding, t.layout, most, trial.microbatches,
+          state = bytes;
+          t.data_parallel_us = data_parallel_us(m, sharding, t.layout, *most, trial.microbatches,
                                                 trial.iteration_time * (1 - trial.bubble), dp_link);
-          t.optimizer_us = optimizer_us(gpu, sharding == DataSharding::None ? most : most / l.dp);
+          t.optimizer_us = optimizer_us(gpu, sharding, t.layout, *most);
         }
         if (fits) break;
       }
@@ -278,6 +311,7 @@ LayoutResult tune_layouts(const LayoutRequest& r, const NetworkModel& m, const G
       result.trials.push_back(std::move(t));
     }
   }
+  if (progress) progress(result.layouts, shapes.size());
   std::stable_sort(result.trials.begin(), result.trials.end(), [](const LayoutTrial& a, const LayoutTrial& b) {
     auto group = [](const LayoutTrial& t) { return t.fits ? 0 : t.ran ? 1 : 2; };
     if (group(a) != group(b)) return group(a) < group(b);

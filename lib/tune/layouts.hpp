@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,9 @@ std::vector<ParallelLayout> enumerate_layouts(const LayoutRequest& request, cons
 /// Prices every layout and ranks them. Throws UserError for a request no layout can serve
 /// (GPUs that no split of the model allows, a global batch smaller than every data-parallel
 /// degree) and ModelError for a model the op-level model cannot price.
-LayoutResult tune_layouts(const LayoutRequest& request, const NetworkModel& model, const GpuSpec& gpu);
+/// `progress`, when given, is called after each pipeline shape with the shapes done and in all.
+LayoutResult tune_layouts(const LayoutRequest& request, const NetworkModel& model, const GpuSpec& gpu,
+                          const std::function<void(std::size_t done, std::size_t total)>& progress = {});
 
 /// One line on a trial against the best: "best", "+12.0% time: more bubble (..), more exposed
 /// communication (..)", "over the cap: ...", "cannot run: ...".
