@@ -94,6 +94,9 @@ std::vector<std::string> torchtitan_refusals(const RunSettings& s) {
         sharding == DataSharding::Optimizer ? 1 : 2));
   if (s.pp > 1 && s.schedule_csv.empty())
     why.push_back("the chosen order reaches torchtitan only as a schedule CSV, and there is none");
+  if (s.pp == 1 && s.stages_per_rank > 1)
+    why.push_back(fmt::format("torchtitan turns pipelining off at degree 1, so {} stages on one rank are one",
+                              s.stages_per_rank));
   if (s.v_placement && s.stages_per_rank != 2)
     why.push_back(fmt::format("torchtitan places a V with 2 stages per rank, not {}", s.stages_per_rank));
   if (s.stage_layers.empty() && s.pp > 1 && s.stages_per_rank > 2)
@@ -196,7 +199,8 @@ std::string torchtitan_config_registry(const RunSettings& s, std::string_view ba
       out += python_string(std::get<std::string>(f.value));
     out += "\n";
   }
-  if (const auto stages = torchtitan_stage_modules(s); !stages.empty()) {
+  // Without a pipeline torchtitan builds the whole model and reads no module lists.
+  if (const auto stages = torchtitan_stage_modules(s); s.pp > 1 && !stages.empty()) {
     out +=
         "    # The modules of each stage, in stage order: set here and not on the command line, whose\n"
         "    # spelling of a nested list is not verified; no layers per stage, which torchtitan would\n"

@@ -90,6 +90,10 @@ TEST_CASE("torchtitan_overrides: replicas without sharding, SP off, one stage pe
   CHECK(one[1] == "1");
   CHECK(one[2] == "--parallelism.tensor_parallel_degree");
   CHECK(std::find(one.begin(), one.end(), "--training.disable_cuda_graphs") == one.end());
+  const std::string py = torchtitan_config_registry(s, "m", "f");
+  CHECK(py.find("module_fqns_per_model_part") == std::string::npos);
+  s.stages_per_rank = 2, s.stage_layers = {"E" + std::string(40, 't'), std::string(40, 't') + "L"};
+  CHECK(torchtitan_refusals(s) == Args{"torchtitan turns pipelining off at degree 1, so 2 stages on one rank are one"});
 }
 
 TEST_CASE("torchtitan_stage_modules: E, t and L as torchtitan's module names, blocks counted from 0") {
