@@ -4,8 +4,10 @@
 //
 //   ppsched_emit_settings OUTDIR llama3-70b|deepseek-v3 [--csv PATH] [--name NAME]
 //                         [--sharding none|optimizer|gradients|full] [--recompute none|selective|full]
-//                         [--sequence-parallel on|off] [--comment TEXT]...
+//                         [--sequence-parallel on|off] [--even-split 4] [--comment TEXT]...
 //
+// --even-split P re-lays the sample as P ranks of one stage each, blocks split evenly, 1F1B: the
+// split Megatron makes without a layout.
 // The first --comment replaces the sample's comments, so a test's comment can be the first line.
 //
 // OUTDIR gets settings.json (the sample's numbers, for Python's own checks), and per face either
@@ -115,6 +117,13 @@ int main(int argc, char** argv) {
     if (flag == "--csv") s.schedule_csv = value;
     if (flag == "--name") s.model_name = value;
     if (flag == "--sequence-parallel") s.sequence_parallel = value == "on";
+    if (flag == "--even-split") {
+      s.pp = static_cast<std::uint32_t>(std::stoul(value)), s.stages_per_rank = 1, s.v_placement = false;
+      s.dp = s.gpus / (s.pp * s.tp), s.family = "1F1B";
+      s.microbatches = static_cast<std::uint32_t>(s.global_batch / (s.microbatch_size * s.dp));
+      const int per = static_cast<int>(s.blocks / s.pp);
+      s.stage_layers = test::stage_layers(per, static_cast<int>(s.pp) - 2, per, per);
+    }
     if (flag == "--comment") {
       if (sample_comments) s.comments.clear(), sample_comments = false;
       s.comments.push_back(value);

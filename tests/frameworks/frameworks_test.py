@@ -473,6 +473,7 @@ check_case("llama3-70b, hostile non-UTF-8 path, name and comments", "llama3-70b"
 check_case("deepseek-v3, hostile UTF-8 path", "deepseek-v3",
            [b"--csv", b"/runs/\xc3\xa9t\xc3\xa9 \"q\" 's'\\x\n$(touch pwned)\xe2\x80\xae.csv", b"--name", HOSTILE_NAME])
 check_case("llama3-70b, a path that reads as an option", "llama3-70b", [b"--csv", b"-rf.csv"])
+check_case("llama3-70b, 4 ranks of one stage, Megatron's own split", "llama3-70b", [b"--even-split", b"4"])
 check_case("llama3-70b, sequence parallel off, no recompute", "llama3-70b",
            [b"--sequence-parallel", b"off", b"--recompute", b"none"])
 check_case("llama3-70b, ZeRO-1: torchtitan refuses, Megatron's distributed optimizer", "llama3-70b",
