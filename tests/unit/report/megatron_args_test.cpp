@@ -1,7 +1,9 @@
 #include "report/megatron_args.hpp"
 
 #include "ir/user_error.hpp"
+#include "model/partition.hpp"
 #include "support/catch.hpp"
+#include "support/model_shapes.hpp"
 #include "support/run_settings_samples.hpp"
 
 namespace ppsched {
@@ -131,6 +133,24 @@ TEST_CASE("megatron_layout: left out for Megatron's own even split, else t*N run
   CHECK(megatron_layout(s) == "Et|t|t*78|tL");
   s.stage_layers.clear();  // not known: the default split, which this run is
   CHECK(megatron_layout(s).empty());
+}
+
+// ppsched's own reader of Megatron's grammar (model/partition.hpp) takes back what the writer wrote.
+TEST_CASE("megatron_layout: ppsched's reader of Megatron's layouts reads back the stages written") {
+  for (const RunSettings& s : {test::llama3_70b_like(), test::deepseek_v3_like()}) {
+    NetworkModel m = test::llama3_8b();  // a valid model; its layers replaced by the run's
+    m.layers.clear();
+    m.layers.push_back({LayerType::Embedding, {}});
+    for (std::uint64_t b = 0; b < s.blocks; ++b) m.layers.push_back({LayerType::Block, {}});
+    m.layers.push_back({LayerType::Head, {}});
+    const Partition p = parse_pipeline_layout(megatron_layout(s), m, s.pp * s.stages_per_rank);
+    std::vector<std::string> stages;
+    for (const auto& layers : p.layers_of_stage) {
+      std::string& st = stages.emplace_back();
+      for (std::uint32_t l : layers) st += l == 0 ? 'E' : l + 1 == m.layers.size() ? 'L' : 't';
+    }
+    CHECK(stages == s.stage_layers);
+  }
 }
 
 TEST_CASE("megatron_args: ZeRO-1 is the distributed optimizer, ZeRO-2 Megatron-FSDP's optim_grads") {
