@@ -36,8 +36,10 @@ std::vector<std::string> torchtitan_refusals(const RunSettings& s);
 
 /// The value of --parallelism.pipeline_parallel_schedule. With a CSV torchtitan runs the file
 /// through PyTorch's _PipelineScheduleRuntime whatever the name, and takes from the named class
-/// only the stage placement: ZBVZeroBubble for a V (two stages per rank), else
-/// PipelineScheduleSingle (one per rank) or PipelineScheduleMulti (loop).
+/// only the stage placement: ZBVZeroBubble for a V (two stages per rank; torchtitan's metrics
+/// also look for this name to read the loss on rank 0, where a V ends), else
+/// PipelineScheduleSingle (one per rank) or PipelineScheduleMulti (looped). A V named
+/// PipelineScheduleMulti would run its CSV on looped stages.
 std::string torchtitan_schedule_class(const RunSettings& s);
 
 /// torchtitan's module names per stage, from s.stage_layers: E is tok_embeddings, each t the next
