@@ -21,7 +21,16 @@ void append_u(std::string& out, std::uint32_t cp) {
 
 bool cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
-// The length of the UTF-8 sequence at s[i] and its code point; 0 when it is not UTF-8.
+bool bidi_control(std::uint32_t cp) { return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069); }
+
+std::size_t blanks(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return i;
+}
+
+}  // namespace
+
 std::size_t utf8_at(std::string_view s, std::size_t i, std::uint32_t& cp) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
   const std::size_t left = s.size() - i;
@@ -38,16 +47,6 @@ std::size_t utf8_at(std::string_view s, std::size_t i, std::uint32_t& cp) {
   }
   return 0;
 }
-
-bool bidi_control(std::uint32_t cp) { return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069); }
-
-std::size_t blanks(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  return i;
-}
-
-}  // namespace
 
 void append_printable(std::string& out, std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {

@@ -17,6 +17,8 @@
 // Only a GitHub annotation ppsched built itself (report/validate_formats.cpp) bypasses it.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -32,6 +34,10 @@ std::string printable_line(std::string_view text);
 std::string display_path(std::string_view path);
 /// True when `text` is UTF-8 (no overlong forms, no surrogates).
 bool is_utf8(std::string_view text);
+/// The length of the UTF-8 sequence that starts at text[i] (1 to 4), its code point in `cp`; 0
+/// when the bytes there are not UTF-8 (a stray byte, a cut sequence, an overlong form, a
+/// surrogate). For escapers of other languages' strings (report/python_text.hpp).
+std::size_t utf8_at(std::string_view text, std::size_t i, std::uint32_t& cp);
 /// True when a line (after blanks) starts with "::", a workflow command to a GitHub runner.
 bool starts_workflow_command(std::string_view line);
 

@@ -60,4 +60,13 @@ struct RunSettings {
   std::vector<std::string> comments;
 };
 
+/// What makes `s.stage_layers` unfit to be the stages of `s`, one sentence each: a count other
+/// than pp x stages_per_rank, a stage with no layer, a letter other than E, t and L, an embedding
+/// that is not the first layer of the first stage or a head that is not the last of the last, or
+/// a number of blocks other than `s.blocks` (when known). Empty when they are fit, or absent.
+std::vector<std::string> stage_layers_problems(const RunSettings& s);
+
+/// The data sharding that acts: `s.sharding`, or None with a single replica (nothing to shard).
+DataSharding effective_sharding(const RunSettings& s);
+
 }  // namespace ppsched

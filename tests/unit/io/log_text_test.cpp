@@ -44,6 +44,20 @@ TEST_CASE("is_utf8") {
   CHECK_FALSE(is_utf8("\xe2\x82"));  // cut short
 }
 
+TEST_CASE("utf8_at: one sequence's length and code point, 0 where the bytes are not UTF-8") {
+  std::uint32_t cp = 0;
+  CHECK(utf8_at("a", 0, cp) == 1);
+  CHECK(cp == 'a');
+  CHECK(utf8_at("x\xc3\xa9", 1, cp) == 2);
+  CHECK(cp == 0xE9);
+  CHECK(utf8_at("\xf0\x9d\x84\x9e", 0, cp) == 4);
+  CHECK(cp == 0x1D11E);
+  CHECK(utf8_at("\xff", 0, cp) == 0);
+  CHECK(utf8_at("\xe2\x82", 0, cp) == 0);      // cut short
+  CHECK(utf8_at("\xc0\xaf", 0, cp) == 0);      // overlong
+  CHECK(utf8_at("\xed\xa0\x80", 0, cp) == 0);  // a surrogate
+}
+
 TEST_CASE("LogGuard: lines keep their shape, each line's start and every control is neutralised") {
   CHECK(guarded("a,b\r\nc\n") == "a,b\r\nc\n");  // CRLF and newlines kept
   CHECK(guarded("ok\n::add-mask::x\n  ::error::y\n") == "ok\n\\x3A:add-mask::x\n  \\x3A:error::y\n");
