@@ -10,16 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace ppsched {
+#include "tune/sharding.hpp"
 
-/// How data-parallel replicas hold the model's state: ZeRO's stages (Megatron's distributed
-/// optimizer is stage 1; PyTorch's FSDP2, torchtitan's default, is stage 3).
-enum class DataSharding : std::uint8_t {
-  None,       ///< every replica holds everything (plain DDP)
-  Optimizer,  ///< ZeRO-1: optimizer state sharded over the replicas
-  Gradients,  ///< ZeRO-2: optimizer state and gradients sharded
-  Full,       ///< ZeRO-3 / FSDP: parameters too, gathered before use
-};
+namespace ppsched {
 
 /// What a block keeps for its backward (the model file's recompute modes).
 enum class RecomputeSetting : std::uint8_t { None, Selective, Full };
