@@ -14,6 +14,7 @@
 #include "exit_codes.hpp"
 #include "ir/user_error.hpp"
 #include "report/tune_report.hpp"
+#include "tune_emit.hpp"
 #include "tune_steps.hpp"
 
 namespace ppsched::cli {
@@ -83,7 +84,12 @@ int run_tune(TuneOptions& opt) {
         return in;
       });
   if (!result) return kExitUsage;
-  if (result->found() && !opt.emit_best.empty() && !emit_best(opt, sources, result->trials.front())) return kExitUsage;
+  if (result->found() && !opt.emit_best.empty()) {
+    std::vector<EmitCandidate> ranked;
+    for (const TuneTrial& t : result->trials)
+      if (t.ran) ranked.push_back({ParallelLayout{req.ranks}, req.ranks, &t, req, t.fits});
+    if (!emit_settings(opt, sources, ranked)) return kExitUsage;
+  }
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? tune_json(req, sources, *result) : tune_text(req, sources, *result));
   });
@@ -145,8 +151,15 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
                   "Also write a self-contained HTML page: every candidate's iteration time against its peak memory, "
                   "the cap drawn, the pick marked");
   sub->add_option("--emit-best", opt->emit_best,
-                  "Directory to write the winner into: schedule.csv (what torchtitan loads) and torchtitan.toml (the "
-                  "settings that run it: schedule class, CSV, microbatch size, local batch, modules per stage)");
+                  "Directory to write the settings of the best candidate each --framework runs into (docs/formats.md): "
+                  "schedule.csv, ppsched_torchtitan_config.py, run_torchtitan.sh, run_megatron.sh, torchtitan.toml");
+  sub->add_option("--framework", opt->frameworks,
+                  "What --emit-best writes for: torchtitan (its pinned head), torchtitan@0.2.2 (the older TOML "
+                  "configs), megatron (default: torchtitan,megatron with a --model, torchtitan@0.2.2 without)")
+      ->delimiter(',');
+  sub->add_option("--torchtitan-config", opt->torchtitan_config,
+                  "The torchtitan config_registry function the emitted one starts from, MODULE:FUNCTION (default: "
+                  "torchtitan's own for llama3-8b, llama3-70b and deepseek-v3-like)");
   sub->add_option("--time-budget", opt->request.time_budget_s,
                   "Budget of the whole command (every trial, the auto searches sharing what they leave), in seconds "
                   "of work at a nominal 10M simulated actions/s (default: 1 per auto search, 60 in all)")

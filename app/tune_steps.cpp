@@ -16,32 +16,9 @@
 #include "report/layout_report.hpp"
 #include "report/torchtitan_toml.hpp"
 #include "tune/layouts.hpp"
+#include "tune_emit.hpp"
 
 namespace ppsched::cli {
-
-// The winner compute-only, as torchtitan loads it, and its settings: after the command both are
-// new or both are old.
-bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTrial& best) {
-  const TuneRequest& req = opt.request;
-  if (std::error_code ec; std::filesystem::create_directories(opt.emit_best, ec), ec) {
-    print_error("--emit-best " + opt.emit_best + ": cannot create the directory: " + ec.message());
-    return false;
-  }
-  const Schedule schedule = tune_schedule_of(req, best);
-  const std::string csv = (std::filesystem::path(opt.emit_best) / "schedule.csv").string(),
-                    toml = (std::filesystem::path(opt.emit_best) / "torchtitan.toml").string();
-  TorchtitanSettings t = tune_best_settings(req, sources, best, schedule.placement.style == PlacementStyle::V, csv);
-  if (!opt.inputs.model.empty()) {
-    auto mp = load_model_partition(opt.inputs, req.ranks * best.stages_per_rank, best.microbatch_size);
-    if (!mp) return false;
-    t.module_fqns = torchtitan_module_fqns(mp->model, mp->partition);
-  }
-  const std::string settings = torchtitan_toml(t);  // refuses what TOML cannot hold, before any write
-  write_outputs_together({{csv, [&](ByteSink& out) { write_pytorch_csv(schedule, out); }},
-                          {toml, [&](ByteSink& out) { out.write(settings); }}});
-  print_note("wrote " + csv + " and " + toml);
-  return true;
-}
 
 // What the inputs allow the engine to try: a model's blocks bound the stage count; a fixed
 // partition, a cost table or a stage spec describes one stage count. Adds what it leaves out to
@@ -107,11 +84,11 @@ int run_tune_gpus(TuneOptions& opt, const TuneSources& given) {
   }
   if (opt.request.microbatches || !in.costs.empty() || !in.cost.empty() || !in.stage_spec.empty() ||
       !in.topology.empty() || (!in.pipeline_layout.empty() && in.pipeline_layout != "auto") ||
-      !in.blocks_per_stage.empty() || opt.memory_model.liveness() || !opt.emit_best.empty() || !opt.html.empty()) {
+      !in.blocks_per_stage.empty() || opt.memory_model.liveness() || !opt.html.empty()) {
     print_error(
         "--gpus chooses the microbatches, the partition and the links itself and caps memory in bytes: it takes "
         "none of --microbatches, --cost, --costs, --stage-spec, --topology, a fixed --pipeline-layout, "
-        "--blocks-per-stage or --memory-model pytorch-liveness; --emit-best and --html are not written for it yet");
+        "--blocks-per-stage or --memory-model pytorch-liveness; --html is not written for it yet");
     return kExitUsage;
   }
   DiagnosticSink sink;
@@ -147,6 +124,16 @@ int run_tune_gpus(TuneOptions& opt, const TuneSources& given) {
   } catch (const ModelError& e) {
     print_error(in.model + ": " + e.what());
     return kExitUsage;
+  }
+  if (result.found() && !opt.emit_best.empty()) {
+    std::vector<EmitCandidate> ranked;
+    for (const LayoutTrial& t : result.trials) {
+      if (!t.ran) continue;
+      EmitCandidate c{t.layout, r.gpus, &t.schedule, opt.request, t.fits};
+      c.request.ranks = t.layout.pp;
+      ranked.push_back(std::move(c));
+    }
+    if (!emit_settings(opt, sources, ranked)) return kExitUsage;
   }
   write_output(opt.output, [&](ByteSink& out) {
     out.write(opt.format == "json" ? layout_json(r, sources, result) : layout_text(r, sources, result));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "report/tune_report.hpp"
 #include "schedule_source.hpp"
@@ -23,15 +24,13 @@ struct TuneOptions {
   std::string output = "-";
   std::string html;  ///< --html: the candidates' page
   std::string emit_best;
+  std::vector<std::string> frameworks;  ///< --framework: what --emit-best writes for (tune_emit.hpp)
+  std::string torchtitan_config;        ///< --torchtitan-config MODULE:FUNCTION
   std::size_t top = 10;
   double max_schedule_gib = 4;
   MemoryModelOptions memory_model;  // pytorch-liveness: --memory-cap counts slots
   KeywordOptions keywords;          // PyTorch's runtime lowering, under --runtime pytorch
 };
-
-/// DIR/schedule.csv and DIR/torchtitan.toml for the best trial, as one set. False: a problem was
-/// printed.
-bool emit_best(const TuneOptions& opt, const TuneSources& sources, const TuneTrial& best);
 
 /// What the inputs allow the engine to try (a model's blocks, a fixed partition, a table's stage
 /// count), with what it leaves out added to the notes. False: a problem was printed.

@@ -35,4 +35,54 @@ std::vector<std::string> stage_layers_problems(const RunSettings& s) {
 
 DataSharding effective_sharding(const RunSettings& s) { return s.dp > 1 ? s.sharding : DataSharding::None; }
 
+RunSettings run_settings_of(const NetworkModel& m, const Partition& partition, const ParallelLayout& layout,
+                            std::uint32_t gpus, const TuneTrial& trial, bool v_placement, std::string schedule_csv,
+                            std::uint64_t global_batch) {
+  RunSettings s;
+  s.model_name = m.name;
+  s.blocks = m.block_count();
+  s.hidden = m.hidden;
+  s.ffn_hidden = m.ffn_hidden;
+  s.heads = m.heads;
+  s.kv_heads = m.kv_heads ? m.kv_heads : m.heads;
+  s.vocab = m.vocab;
+  s.sequence_length = m.sequence_length;
+  s.swiglu = m.mlp == MlpKind::SwiGlu;
+  s.tied_embeddings = m.tied_embeddings;
+  const bool moe =
+      std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.type == LayerType::MoeBlock; });
+  if (moe) {
+    s.experts = m.moe.experts;
+    s.top_k = m.moe.top_k;
+    s.expert_ffn_hidden = m.moe.expert_ffn_hidden;
+  }
+  s.gpus = gpus;
+  s.pp = layout.pp;
+  s.stages_per_rank = trial.stages_per_rank;
+  s.v_placement = v_placement;
+  s.tp = layout.tp;
+  s.sequence_parallel = layout.sequence_parallel;
+  s.dp = layout.dp;
+  s.sharding = layout.sharding;
+  s.reshard_after_forward = layout.pp == 1;
+  s.ep = layout.ep;
+  s.family = trial.family;
+  s.schedule_csv = std::move(schedule_csv);
+  s.microbatches = trial.microbatches;
+  s.microbatch_size = trial.microbatch_size;
+  s.global_batch = global_batch;
+  s.recompute = m.recompute == Recompute::Mode::Full        ? RecomputeSetting::Full
+                : m.recompute == Recompute::Mode::Selective ? RecomputeSetting::Selective
+                                                            : RecomputeSetting::None;
+  for (const auto& stage : partition.layers_of_stage) {
+    std::string letters;
+    for (std::uint32_t layer : stage) {
+      const LayerType t = m.layers.at(layer).type;
+      letters += t == LayerType::Embedding ? 'E' : t == LayerType::Head ? 'L' : 't';
+    }
+    s.stage_layers.push_back(std::move(letters));
+  }
+  return s;
+}
+
 }  // namespace ppsched

@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "model/network.hpp"
+#include "model/partition.hpp"
+#include "tune/layouts.hpp"
 #include "tune/sharding.hpp"
+#include "tune/tune.hpp"
 
 namespace ppsched {
 
@@ -61,5 +65,14 @@ std::vector<std::string> stage_layers_problems(const RunSettings& s);
 
 /// The data sharding that acts: `s.sharding`, or None with a single replica (nothing to shard).
 DataSharding effective_sharding(const RunSettings& s);
+
+/// The settings of a tuned run: `model`'s shape and recompute, its layers in `partition`'s stages,
+/// the `layout` over `gpus` GPUs, and `trial`'s schedule (family, stages per rank, microbatches
+/// and their size, V placement when `v_placement`) written to `schedule_csv`, for a step of
+/// `global_batch` samples. FSDP under a pipeline keeps its gathered weights for the step, as the
+/// layout search prices it (reshard_after_forward false); without one it reshards.
+RunSettings run_settings_of(const NetworkModel& model, const Partition& partition, const ParallelLayout& layout,
+                            std::uint32_t gpus, const TuneTrial& trial, bool v_placement, std::string schedule_csv,
+                            std::uint64_t global_batch);
 
 }  // namespace ppsched
