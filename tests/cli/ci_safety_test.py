@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """The CI-safety rule (docs/ci.md, "What ppsched never prints"), tried as an attacker would.
 
 Runs every subcommand and output format on schedules, stage specs and runtime files whose names
@@ -76,7 +76,7 @@ with tempfile.TemporaryDirectory() as d:
         files.append(name)
     open(os.path.join(d, "::add-mask::empty.csv"), "wb").write(b"")
     files.append("::add-mask::empty.csv")
-#JSON schedule and stage spec with hostile keys and names.
+    # JSON schedule and stage spec with hostile keys and names.
     open(os.path.join(d, "::add-mask::j.json"), "w").write(
         '{"schema_version": 1, "::add-mask::key\\u001b[2J": 1, "programs": [["0F0", "::error title=x::c"]]}')
     files.append("::add-mask::j.json")

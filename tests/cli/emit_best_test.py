@@ -1,20 +1,13 @@
-#!/ usr / bin / env python3
-""
-    "tune --emit-best end to end (run by ctest; stdlib only): the files ppsched tune writes for the
-    best candidate of a-- gpus search and of a-- ranks tune,
-    read as the frameworks read
-        them.
+#!/usr/bin/env python3
+"""tune --emit-best end to end (run by ctest; stdlib only): the files ppsched tune writes for the
+best candidate of a --gpus search and of a --ranks tune, read as the frameworks read them.
 
-    ppsched_torchtitan_config.py ast.parse,
-    then its assignments : the pipeline degree,
-                           the schedule
-                           CSV(which must exist and validate),
-                           the degrees whose product is the GPU count run_torchtitan.sh shlex.split : NGPU,
-                           MODULE,
-                           CONFIG,
-                           then options each in tests / data
-                               / torchtitan_options.tsv(the frozen torchtitan names) run_megatron.sh shlex.split,
-                           then argparse(allow_abbrev = False) built from tests / data / megatron_options.tsv; GPUs = pp x tp x dp
+  ppsched_torchtitan_config.py  ast.parse, then its assignments: the degrees, whose product must
+                                be the GPU count, and the schedule CSV, which must validate
+  run_torchtitan.sh             shlex.split: NGPU and CONFIG, then options each in
+                                tests/data/torchtitan_options.tsv (the frozen torchtitan names)
+  run_megatron.sh               shlex.split, then argparse (allow_abbrev=False) built from
+                                tests/data/megatron_options.tsv; the batch over pp x tp x dp
   torchtitan.toml               tomllib (the older config system, a tune without a model)
 
   emit_best_test.py PPSCHED TESTS_DATA_DIR
@@ -81,41 +74,41 @@ def check_gpus(model, gpus, batch, root):
     if p.returncode != 0:
         failures.append(f"{case}: exit {p.returncode}: {p.stderr[-400:]}")
         return
-#torchtitan : the registry module and the run script agree, and the degrees make the GPUs.
+    # torchtitan: the registry module's degrees make the GPUs, its CSV validates.
     with open(os.path.join(out, "ppsched_torchtitan_config.py"), "rb") as f:
         tree = ast.parse(f.read())
     values = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute):
-            target = ast.unparse(node.targets[0])
             try:
-                values[target] = ast.literal_eval(node.value)
+                values[ast.unparse(node.targets[0])] = ast.literal_eval(node.value)
             except ValueError:
-                values[target] = ast.unparse(node.value)
-    par = lambda field: values.get(f"config.parallelism.{field}", 1)
+                values[ast.unparse(node.targets[0])] = ast.unparse(node.value)
+
+    def par(field):
+        return values.get(f"config.parallelism.{field}", 1)
+
     product = par("pipeline_parallel_degree") * par("tensor_parallel_degree") * \
         par("data_parallel_shard_degree") * par("data_parallel_replicate_degree")
     if product != gpus:
         failures.append(f"{case}: torchtitan's degrees make {product} GPUs, not {gpus}")
-    frozen = {r["option"]: r for r in read_tsv("torchtitan_options.tsv")}
-    argv = command_of(os.path.join(out, "run_torchtitan.sh"))
-    env = dict(a.split("=", 1) for a in argv if "=" in a and not a.startswith("-"))
-    if env.get("NGPU") != str(gpus) or env.get("CONFIG") != "ppsched_best":
-        failures.append(f"{case}: run_torchtitan.sh sets {env}")
-    options = [a for a in argv if a.startswith("--")]
-    for o in options:
-        name = o[2:].replace(".no_", ".", 1) if ".no_" in o else o[2:]
-        if name not in frozen:
-            failures.append(f"{case}: torchtitan has no option {o}")
-    csv = par("pipeline_parallel_schedule_csv") if "config.parallelism.pipeline_parallel_schedule_csv" in values else None
+    csv = values.get("config.parallelism.pipeline_parallel_schedule_csv")
     if csv:
         v = subprocess.run([PPSCHED, "validate", csv], capture_output=True, text=True)
         if v.returncode != 0:
             failures.append(f"{case}: the schedule CSV does not validate: {v.stderr[-300:]}")
-#Megatron : argparse from its option table, and pp x tp x dp = GPUs.
+    frozen = {r["option"] for r in read_tsv("torchtitan_options.tsv")}
+    argv = command_of(os.path.join(out, "run_torchtitan.sh"))
+    env = dict(a.split("=", 1) for a in argv if "=" in a and not a.startswith("-"))
+    if env.get("NGPU") != str(gpus) or env.get("CONFIG") != "ppsched_best":
+        failures.append(f"{case}: run_torchtitan.sh sets {env}")
+    for o in (a for a in argv if a.startswith("--")):
+        name = o[2:].replace(".no_", ".", 1)
+        if name not in frozen:
+            failures.append(f"{case}: torchtitan has no option {o}")
+    # Megatron: argparse from its option table; the batch in microbatches over the replicas.
     margv = command_of(os.path.join(out, "run_megatron.sh"))
-    script = margv.index("pretrain_gpt.py")
-    args = [a for a in margv[script + 1:] if a != "$@"]
+    args = [a for a in margv[margv.index("pretrain_gpt.py") + 1:] if a != "$@"]
     try:
         ns, rest = megatron_parser().parse_known_args(args)
     except argparse.ArgumentError as e:
@@ -123,10 +116,10 @@ def check_gpus(model, gpus, batch, root):
         return
     if rest:
         failures.append(f"{case}: options Megatron does not have: {rest}")
-    mb, gb = ns.micro_batch_size, ns.global_batch_size
     dp = gpus // (ns.pipeline_model_parallel_size * ns.tensor_model_parallel_size)
-    if gb != batch or gb % (mb * dp):
-        failures.append(f"{case}: Megatron's batch {gb} is not {batch} in microbatches of {mb} over {dp} replicas")
+    if ns.global_batch_size != batch or ns.global_batch_size % (ns.micro_batch_size * dp):
+        failures.append(f"{case}: Megatron's batch {ns.global_batch_size} is not {batch} in microbatches of "
+                        f"{ns.micro_batch_size} over {dp} replicas")
 
 
 def check_toml(root):
@@ -147,10 +140,12 @@ with tempfile.TemporaryDirectory() as root:
     check_gpus("llama3-8b", 8, 64, root)
     check_gpus("deepseek-v3-like", 512, 1024, root)
     check_toml(root)
-#A model torchtitan has no registry function for needs one named, before anything is written.
-    p = run(["tune", "--gpus", "64", "--global-batch", "256", "--model", "schedules/mixtral-8x7b.model.json", "--gpu",
-             "h100", "--emit-best", os.path.join(root, "mixtral")], ROOT)
-    if p.returncode != 2 or "--torchtitan-config" not in p.stderr or os.path.exists(os.path.join(root, "mixtral", "run_megatron.sh")):
+    # A model torchtitan has no registry function for needs one named, before anything is written.
+    mixtral = os.path.join(root, "mixtral")
+    p = run(["tune", "--gpus", "64", "--global-batch", "256", "--model", "schedules/mixtral-8x7b.model.json",
+             "--gpu", "h100", "--emit-best", mixtral], ROOT)
+    if p.returncode != 2 or "--torchtitan-config" not in p.stderr or \
+            os.path.exists(os.path.join(mixtral, "run_megatron.sh")):
         failures.append(f"mixtral without --torchtitan-config: exit {p.returncode}, {p.stderr[-300:]}")
 
 for f in failures:

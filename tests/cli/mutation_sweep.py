@@ -1,26 +1,22 @@
-#!/ usr / bin / env python3
-""
-    "Every subcommand over mutated corpus files: bad input is answered, never crashed on (run by ctest).
+#!/usr/bin/env python3
+"""Every subcommand over mutated corpus files: bad input is answered, never crashed on (run by ctest).
 
-    The library fuzzers see what the readers,
-    passes and simulators throw, not what the binary makes of it : the exit code, the message,
-    the files it leaves.This sweep mutates schedules of the PyTorch conformance corpus and the
-        examples(cells dropped, duplicated, swapped or edited, rows moved, bytes inserted or cut) and
-        runs compile,
-    validate, simulate and run(fake backend) on each mutant,
-    in several forms.It fails on : -exit 3(internal error) or any exit outside 0, 1, 2, or a signal;
-- a command still running after its time limit;
-- a silent failure:a non - zero exit with nothing on stdout or stderr,
-                   or exit 0 with nothing on stdout where the command writes its report there;
-- "internal error" anywhere on stderr;
-- a changed file:the input modified, an - o target touched by a failed command or left unwritten by a successful one,
-                 or a temporary file left behind
-                         .
+The library fuzzers see what the readers, passes and simulators throw, not what the binary
+makes of it: the exit code, the message, the files it leaves. This sweep mutates schedules of
+the PyTorch conformance corpus and the examples (cells dropped, duplicated, swapped or edited,
+rows moved, bytes inserted or cut) and runs compile, validate, simulate and run (fake backend)
+on each mutant, in several forms. It fails on:
+  - exit 3 (internal error) or any exit outside 0, 1, 2, or a signal;
+  - a command still running after its time limit;
+  - a silent failure: a non-zero exit with nothing on stdout or stderr, or exit 0 with nothing
+    on stdout where the command writes its report there;
+  - "internal error" anywhere on stderr;
+  - a changed file: the input modified, an -o target touched by a failed command or left
+    unwritten by a successful one, or a temporary file left behind.
 
-                     mutation_sweep.py PPSCHED[--mutants N][--seed S][--jobs J]
+  mutation_sweep.py PPSCHED [--mutants N] [--seed S] [--jobs J]
 
-                     Mutants are drawn from a fixed seed,
-                 so a failure reproduces; each one found is printed with the
+Mutants are drawn from a fixed seed, so a failure reproduces; each one found is printed with the
 mutant's text and the command line.
 """
 import argparse
@@ -44,11 +40,11 @@ def corpus_files():
         d = os.path.join(ROOT, sub)
         files += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".csv"))
     d = os.path.join(ROOT, "schedules")
-#Model files(*.model.json) and runtime parameters(*.runtime.json) sit beside the schedules but
-#are not schedules.
+    # Model files (*.model.json) and runtime parameters (*.runtime.json) sit beside the schedules but
+    # are not schedules.
     files += sorted(os.path.join(d, f) for f in os.listdir(d)
                     if f.endswith((".csv", ".json")) and not f.endswith((".model.json", ".runtime.json")))
-#Small files keep the sweep fast; the mutations do not need long schedules.
+    # Small files keep the sweep fast; the mutations do not need long schedules.
     return [f for f in files if os.path.getsize(f) < 4000]
 
 
@@ -198,7 +194,7 @@ def main():
     args.ppsched = os.path.abspath(args.ppsched)
     rng = random.Random(args.seed)
     files = corpus_files()
-#The mutants are drawn up front, in order, so the set does not depend on-- jobs.
+    # The mutants are drawn up front, in order, so the set does not depend on --jobs.
     drawn = []
     for n in range(args.mutants):
         source = rng.choice(files)
@@ -206,8 +202,8 @@ def main():
     failures, runs, exits = [], 0, {}
     env = dict(os.environ, NO_COLOR="1")
     with tempfile.TemporaryDirectory() as top:
-#Each mutant runs in its own directory, so concurrent commands cannot see each other's
-#temporary files; the results are gathered in mutant order.
+        # Each mutant runs in its own directory, so concurrent commands cannot see each other's
+        # temporary files; the results are gathered in mutant order.
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             results = pool.map(lambda d: check_mutant(args.ppsched, d[0], d[1], d[2], top, env), drawn)
             for r, e, f in results:

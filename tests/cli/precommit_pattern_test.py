@@ -1,8 +1,7 @@
-""
-    "The pre-commit hook's file pattern (.pre-commit-hooks.yaml) against the paths users keep.
+"""The pre-commit hook's file pattern (.pre-commit-hooks.yaml) against the paths users keep.
 
-    pre -
-    commit selects a file when re.search(files, path) matches and re.search(exclude, path) does not ; this test applies the same two searches to paths that must and must not be selected.
+pre-commit selects a file when re.search(files, path) matches and re.search(exclude, path) does
+not; this test applies the same two searches to paths that must and must not be selected.
 Usage: precommit_pattern_test.py REPO_ROOT
 """
 import re
