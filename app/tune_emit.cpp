@@ -51,9 +51,15 @@ struct Prepared {
   RunSettings settings;
 };
 
+std::string describe(const Prepared& p) {
+  const TuneTrial& t = *p.candidate->trial;
+  return fmt::format("{} with {} v={} m={} b={}", layout_label(p.candidate->layout), t.family, t.stages_per_rank,
+                     t.microbatches, t.microbatch_size);
+}
+
 // The settings of one candidate, with its schedule (the CSV is written to `csv`).
-std::optional<Prepared> prepare(const TuneOptions& opt, const NetworkModel& model, const EmitCandidate& c,
-                                const std::string& csv) {
+std::optional<Prepared> prepare(const TuneOptions& opt, const TuneSources& sources, const NetworkModel& model,
+                                const EmitCandidate& c, const std::string& csv) {
   Prepared p;
   p.candidate = &c;
   p.schedule = tune_schedule_of(c.request, *c.trial);
@@ -63,13 +69,9 @@ std::optional<Prepared> prepare(const TuneOptions& opt, const NetworkModel& mode
   p.settings =
       run_settings_of(model, mp->partition, c.layout, c.gpus, *c.trial, p.schedule.placement.style == PlacementStyle::V,
                       csv, std::uint64_t(c.layout.dp) * c.trial->microbatches * c.trial->microbatch_size);
+  p.settings.comments.push_back("ppsched tune's pick: " + describe(p));
+  p.settings.comments.push_back("time model: " + sources.time_model);
   return p;
-}
-
-std::string describe(const Prepared& p) {
-  const TuneTrial& t = *p.candidate->trial;
-  return fmt::format("{} with {} v={} m={} b={}", layout_label(p.candidate->layout), t.family, t.stages_per_rank,
-                     t.microbatches, t.microbatch_size);
 }
 
 // Megatron runs its own schedules: 1F1B, or looped interleaved 1F1B.
@@ -156,7 +158,7 @@ bool emit_settings(const TuneOptions& opt, const TuneSources& sources, const std
       const bool megatron_done = for_megatron || !wants(kMegatron);
       if (torchtitan_done && megatron_done) break;
       if (!c.fits) continue;
-      std::optional<Prepared> p = prepare(opt, *model, c, csv);
+      std::optional<Prepared> p = prepare(opt, sources, *model, c, csv);
       if (!p) return false;
       if (wants(kTorchtitan) && !for_torchtitan) {
         const std::vector<std::string> no = torchtitan_refusals(p->settings);
