@@ -26,5 +26,6 @@ void add_simulate_command(CLI::App& app, std::vector<Command>& commands);
 void add_validate_command(CLI::App& app, std::vector<Command>& commands);
 void add_tune_command(CLI::App& app, std::vector<Command>& commands);
 void add_run_command(CLI::App& app, std::vector<Command>& commands);
+void add_trace_command(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace ppsched::cli

@@ -82,6 +82,7 @@ int run(int argc, char** argv) {
   add_validate_command(app, commands);
   add_tune_command(app, commands);
   add_run_command(app, commands);
+  add_trace_command(app, commands);
 
   // Every option's default in --help, unless its description says it already; flags, empty
   // strings and the 0 of an option that must be given have none worth showing.

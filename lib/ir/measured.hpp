@@ -1,0 +1,37 @@
+// What a profiled run did, per rank: the pipeline actions it executed, in order, with when each
+// ran on the host and on the GPU, grouped into profiled steps. A profiler trace reader
+// (parse/kineto_trace.hpp) produces it; lib/trace aligns the ranks' clocks, measures costs and
+// compares the run with the simulator. Times are microseconds on the rank's own clock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/action.hpp"
+
+namespace ppsched {
+
+struct MeasuredAction {
+  Action action;                      ///< a plain action (`PP:<action>`), never a container
+  std::uint32_t step = 0;             ///< index into MeasuredRank::steps
+  double cpu_start = 0, cpu_end = 0;  ///< its host range (record_function)
+  /// Its GPU time: from its first kernel's start to its last kernel's end, and the kernels' busy
+  /// time (their durations summed). has_gpu false: no kernel found (then the GPU fields are 0).
+  double gpu_start = 0, gpu_end = 0, gpu_busy = 0;
+  bool has_gpu = false;
+};
+
+struct MeasuredStep {
+  std::uint64_t number = 0;  ///< N of ProfilerStep#N
+  double cpu_start = 0, cpu_end = 0;
+};
+
+struct MeasuredRank {
+  std::string file;  ///< where it was read from
+  std::uint32_t rank = 0, world_size = 0;
+  std::vector<MeasuredStep> steps;      ///< in time order
+  std::vector<MeasuredAction> actions;  ///< in host order (cpu_start), every step's
+};
+
+}  // namespace ppsched

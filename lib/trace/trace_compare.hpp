@@ -1,0 +1,24 @@
+// The measured run beside the simulator (`ppsched trace`): the order as run, without its
+// communication, simulated with the measured costs (every hop's transfer the median measured one)
+// under a runtime model, so that what the real run lost beyond what the schedule explains shows.
+#pragma once
+
+#include <vector>
+
+#include "sim/analysis.hpp"
+#include "sim/runtime.hpp"
+#include "trace/trace_analysis.hpp"
+
+namespace ppsched {
+
+struct TraceComparison {
+  double simulated_iteration_us = 0;
+  SimAnalysis simulated;
+  Schedule run;  ///< the compute-only order as the runtime ran it in the simulation
+};
+
+/// Throws UserError when the executed order cannot be simulated (a deadlock, what the runtime
+/// refuses), saying why.
+TraceComparison compare_with_simulator(const TraceAnalysis& measured, const RuntimeModel& model);
+
+}  // namespace ppsched
