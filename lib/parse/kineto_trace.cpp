@@ -230,17 +230,17 @@ class Reader {
       error("'" + k.bad_action + "' is not a pipeline action in PyTorch's grammar (<stage><KIND><microbatch>)");
       return std::nullopt;
     }
-    if (!k.rank || !k.world_size) {
-      error(
-          "no distributedInfo with rank and world_size: the profiler writes it when torch.distributed is "
-          "initialized; a pipeline's traces need it to tell the ranks apart");
-      return std::nullopt;
-    }
     if (k.pp.empty()) {
       error(
           "no PP: ranges: this trace holds no pipeline action. PyTorch's _PipelineScheduleRuntime records "
           "each action as record_function(\"PP:<action>\"): profile the pipeline's step() with torch.profiler "
           "(activities CPU and CUDA) while a schedule runs through it (torchtitan: --profiling.enable_profiling)");
+      return std::nullopt;
+    }
+    if (!k.rank || !k.world_size) {
+      error(
+          "no distributedInfo with rank and world_size: the profiler writes it when torch.distributed is "
+          "initialized; a pipeline's traces need it to tell the ranks apart");
       return std::nullopt;
     }
     if (k.steps.empty()) {
