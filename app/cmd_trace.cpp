@@ -45,7 +45,7 @@ int run_trace(const TraceOptions& opt) {
     set_doing("aligning and measuring the ranks");
     measured = analyze_traces(std::move(ranks));
     set_doing("simulating the order as run");
-    simulated = compare_with_simulator(measured, *runtime);
+    simulated = compare_with_simulator(measured, *runtime, opt.inputs.queues());
   } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;
@@ -73,6 +73,7 @@ void add_trace_command(CLI::App& app, std::vector<Command>& commands) {
       "trace", "Read PyTorch profiler traces of a pipeline run: its order, costs and time, beside the simulator's");
   sub->add_option("files", opt->files, "One trace per rank (.json or .json.gz, any order)")->required();
   add_runtime_option(*sub, opt->inputs);
+  add_p2p_queues_option(*sub, opt->inputs.p2p_queues);
   sub->add_option("--format", opt->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");

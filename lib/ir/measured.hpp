@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "ir/action.hpp"
+#include "ir/schedule.hpp"
 
 namespace ppsched {
 
 struct MeasuredAction {
-  Action action;                      ///< a plain action (`PP:<action>`), never a container
-  std::uint32_t step = 0;             ///< index into MeasuredRank::steps
+  Action action;           ///< `PP:<action>`: a plain action, or a container whose parts are in the rank's sub_actions
+  std::uint32_t step = 0;  ///< index into MeasuredRank::steps
   double cpu_start = 0, cpu_end = 0;  ///< its host range (record_function)
   /// Its GPU time: from its first kernel's start to its last kernel's end, and the kernels' busy
   /// time (their durations summed). has_gpu false: no kernel found (then the GPU fields are 0).
@@ -32,6 +33,7 @@ struct MeasuredRank {
   std::uint32_t rank = 0, world_size = 0;
   std::vector<MeasuredStep> steps;      ///< in time order
   std::vector<MeasuredAction> actions;  ///< in host order (cpu_start), every step's
+  SubActionTable sub_actions;           ///< the parts of its containers (OVERLAP_F_B)
 };
 
 }  // namespace ppsched

@@ -54,6 +54,7 @@ struct Kept {
   std::vector<Launch> launches;
   std::vector<GpuWork> gpu;
   std::vector<GpuAnnotation> gpu_pp;
+  SubActionTable subs;     // the parts of containers (PP:(0F7;7B3)OVERLAP_F_B)
   std::string bad_action;  // the first PP: name not in PyTorch's grammar
 };
 
@@ -209,7 +210,15 @@ class Reader {
         kept.steps.push_back({n, {ts, ts + dur, thread}});
       } else if (name.starts_with("PP:")) {
         Action a;
-        if (!parse_canonical_plain(name.substr(3), a) || a.is_idle()) {
+        if (!parse_canonical_plain(name.substr(3), a)) {  // a container, or not an action at all
+          CellParse c = parse_action_cell(name.substr(3), false, kept.subs);
+          if (!c.accepted) {
+            if (kept.bad_action.empty()) kept.bad_action = std::string(name);
+            return;
+          }
+          a = c.action;
+        }
+        if (a.is_idle()) {
           if (kept.bad_action.empty()) kept.bad_action = std::string(name);
           return;
         }
@@ -248,6 +257,7 @@ class Reader {
       return std::nullopt;
     }
     MeasuredRank out;
+    out.sub_actions = std::move(k.subs);
     out.rank = *k.rank;
     out.world_size = *k.world_size;
     std::sort(k.steps.begin(), k.steps.end(),

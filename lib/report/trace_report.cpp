@@ -13,6 +13,7 @@ namespace ppsched {
 
 namespace {
 
+// A plain action's text (deviations and costs hold no container).
 std::string text_of(const Action& a) { return action_text(a, SubActionTable{}); }
 
 double simulated_idle(const RankUsage& u, double iteration) { return iteration - u.busy; }
@@ -106,7 +107,7 @@ std::string trace_json(const TraceAnalysis& m, const TraceComparison& c, std::st
   auto& order = j["order"] = nlohmann::ordered_json::array();
   for (const RankProgram& p : m.executed.ranks) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();
-    for (const Action& a : p.actions) row.push_back(text_of(a));
+    for (const Action& a : p.actions) row.push_back(action_text(a, m.executed.sub_actions));
     order.push_back(std::move(row));
   }
   auto& dev = j["deviations"] = nlohmann::ordered_json::array();
@@ -144,7 +145,7 @@ std::string merged_trace_json(const TraceAnalysis& m) {
                       r.rank));
     const double off = m.clock_offset_us[r.rank];
     for (const MeasuredAction& a : r.actions) {
-      const std::string name = "PP:" + text_of(a.action);
+      const std::string name = "PP:" + action_text(a.action, r.sub_actions);
       event(fmt::format(R"({{"ph": "X", "pid": {}, "tid": 1, "name": "{}", "ts": {:.3f}, "dur": {:.3f}}})", r.rank,
                         name, a.cpu_start - off, a.cpu_end - a.cpu_start));
       if (a.has_gpu)

@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "ir/action_text.hpp"
 #include "ir/user_error.hpp"
 #include "passes/passes.hpp"
 
@@ -91,18 +92,26 @@ TraceAnalysis analyze_traces(std::vector<MeasuredRank> ranks) {
   }
   const std::size_t steps = a.steps.size();
 
-  // The order as run: the first step's; later steps compared with it.
+  // The order as run: the first step's (a container's parts moved into the schedule's table);
+  // later steps compared with it by their text.
   a.executed.ranks.resize(world);
   for (std::uint32_t r = 0; r < world; ++r) {
+    const SubActionTable& subs = ranks[r].sub_actions;
+    auto text_of_step = [&](std::size_t s) {
+      std::vector<std::string> out;
+      auto [b, e] = step_actions(ranks[r], step_index[r][s]);
+      for (const MeasuredAction* x = b; x != e; ++x) out.push_back(action_text(x->action, subs));
+      return out;
+    };
     auto [b, e] = step_actions(ranks[r], step_index[r][0]);
-    for (const MeasuredAction* x = b; x != e; ++x) a.executed.ranks[r].actions.push_back(x->action);
-    for (std::size_t s = 1; s < steps; ++s) {
-      auto [b2, e2] = step_actions(ranks[r], step_index[r][s]);
-      if (std::size_t(e2 - b2) != a.executed.ranks[r].actions.size() ||
-          !std::equal(b2, e2, a.executed.ranks[r].actions.begin(),
-                      [](const MeasuredAction& m, const Action& x) { return m.action == x; }))
-        a.same_order_every_step = false;
+    for (const MeasuredAction* x = b; x != e; ++x) {
+      Action act = x->action;
+      if (act.is_container()) act = Action::container(act.kind, a.executed.sub_actions.add(subs.group(act.group())));
+      a.executed.ranks[r].actions.push_back(act);
     }
+    const std::vector<std::string> first = text_of_step(0);
+    for (std::size_t s = 1; s < steps; ++s)
+      if (text_of_step(s) != first) a.same_order_every_step = false;
     if (a.executed.ranks[r].actions.empty())
       throw UserError(fmt::format("{} ran no PP action in ProfilerStep#{}", ranks[r].file, a.steps[0]));
   }
@@ -211,7 +220,7 @@ TraceAnalysis analyze_traces(std::vector<MeasuredRank> ranks) {
       std::vector<const MeasuredAction*> compute, receives;
       for (const MeasuredAction* x = b; x != e; ++x) {
         if (!x->has_gpu) continue;
-        if (is_measured_compute(x->action.kind)) compute.push_back(x);
+        if (is_compute(x->action.kind)) compute.push_back(x);
         if (x->action.kind == ActionKind::RecvF || x->action.kind == ActionKind::RecvB) receives.push_back(x);
       }
       RankIdle& idle = a.idle[r];

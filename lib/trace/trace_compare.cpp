@@ -8,7 +8,7 @@
 
 namespace ppsched {
 
-TraceComparison compare_with_simulator(const TraceAnalysis& measured, const RuntimeModel& model) {
+TraceComparison compare_with_simulator(const TraceAnalysis& measured, const RuntimeModel& model, P2pQueues queues) {
   TraceComparison out;
   const Schedule order = compute_only(measured.executed);
   const std::uint32_t stages = stages_in_use(order);
@@ -28,6 +28,7 @@ TraceComparison compare_with_simulator(const TraceAnalysis& measured, const Runt
   t.slice_of_rank.assign(ranks, 0);
   t.intra_node = t.inter_node = t.inter_slice = {hop, 0};
   opt.comm.topology = t;
+  opt.p2p_queues = queues;
   out.run = schedule_as_run(order, model.runtime, {});
   const Placement placement = placement_of(order);
   try {

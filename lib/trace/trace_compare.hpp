@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/analysis.hpp"
+#include "sim/p2p_queues.hpp"
 #include "sim/runtime.hpp"
 #include "trace/trace_analysis.hpp"
 
@@ -19,6 +20,7 @@ struct TraceComparison {
 
 /// Throws UserError when the executed order cannot be simulated (a deadlock, what the runtime
 /// refuses), saying why.
-TraceComparison compare_with_simulator(const TraceAnalysis& measured, const RuntimeModel& model);
+TraceComparison compare_with_simulator(const TraceAnalysis& measured, const RuntimeModel& model,
+                                       P2pQueues queues = P2pQueues::PerRank);
 
 }  // namespace ppsched
