@@ -56,6 +56,15 @@ struct Kept {
   std::vector<GpuAnnotation> gpu_pp;
   SubActionTable subs;     // the parts of containers (PP:(0F7;7B3)OVERLAP_F_B)
   std::string bad_action;  // the first PP: name not in PyTorch's grammar
+
+  // A batch that was cut badly is read again: what it added is taken back first.
+  struct Mark {
+    std::size_t steps = 0, pp = 0, launches = 0, gpu = 0, gpu_pp = 0;
+  };
+  Mark mark() const { return {steps.size(), pp.size(), launches.size(), gpu.size(), gpu_pp.size()}; }
+  void rollback_to(const Mark& m) {
+    steps.resize(m.steps), pp.resize(m.pp), launches.resize(m.launches), gpu.resize(m.gpu), gpu_pp.resize(m.gpu_pp);
+  }
 };
 
 class Reader {
@@ -81,26 +90,207 @@ class Reader {
     sink_.report(std::move(d));
   }
 
-  std::optional<MeasuredRank> read(const char* data, std::size_t size, std::size_t capacity) {
+  // Reads the trace in `data` (with `padding` readable bytes after it). The events are parsed a
+  // batch at a time, in place (read_events), so simdjson's index covers a batch, not the file:
+  // memory stays near the file's text. The rest of the top level (distributedInfo and the like,
+  // small) is copied out and parsed as a document of its own.
+  std::optional<MeasuredRank> read(char* data, std::size_t size, std::size_t padding) {
     begin_ = data;
     end_ = data + size;
-    od::parser parser;
-    od::document doc;
-    if (auto e = parser.iterate(data, size, capacity).get(doc); e) return fail(e, nullptr);
+    padding_ = padding;
     Kept kept;
+    od::parser parser;
+    std::string rest;  // the top-level object without traceEvents
+    if (!split_top_level(rest, kept, parser)) return std::nullopt;
+    const simdjson::padded_string padded(rest);
+    od::document doc;
     od::object top;
-    if (auto e = doc.get_object().get(top); e) return fail(e, doc);
+    if (auto e = parser.iterate(padded).get(doc); e) return fail(e, nullptr);
+    if (auto e = doc.get_object().get(top); e) return fail(e, nullptr);
     for (auto field : top) {
       std::string_view key;
-      if (auto e = field.unescaped_key().get(key); e) return fail(e, doc);
-      simdjson::error_code e = simdjson::SUCCESS;
-      if (key == "traceEvents")
-        e = events(field.value(), kept);
-      else if (key == "distributedInfo")
-        e = distributed(field.value(), kept);
-      if (e) return fail(e, doc);
+      if (auto e = field.unescaped_key().get(key); e) return fail(e, nullptr);
+      if (key != "distributedInfo") continue;
+      if (auto e = distributed(field.value(), kept); e) return fail(e, nullptr);
     }
     return join(kept);
+  }
+
+  // The traceEvents array at `open` ('['), in batches; returns one past its ']', or nullptr after
+  // reporting. Each batch is parsed where it lies: the byte before its first event (',' or '[')
+  // becomes '[' and the one after its last becomes ']' while simdjson reads it, then both are put
+  // back. A batch ends at the first "}," kBatch bytes on: should that be inside a string (or past
+  // the array), the batch does not parse, and it is cut again at its events' exact ends.
+  const char* read_events(const char* open_bracket, Kept& kept, od::parser& parser) {
+    const char* p = skip_space(open_bracket + 1, end_);
+    Kept::Mark mark = kept.mark();
+    while (p < end_ && *p != ']') {
+      const char* first = p;
+      const char* last = quick_batch_end(first, end_);
+      for (int attempt = 0;; ++attempt) {
+        if (attempt == 1 && !(last = exact_batch_end(first, end_))) {
+          error("invalid JSON: an event does not end: the trace is truncated or not well formed", first);
+          return nullptr;
+        }
+        char* open = const_cast<char*>(first - 1);
+        char* close = const_cast<char*>(last);
+        const char saved_open = *open, saved_close = *close;
+        *open = '[';
+        *close = ']';
+        od::document doc;
+        simdjson::error_code e =
+            parser.iterate(open, std::size_t(close - open + 1), std::size_t(end_ - open) + padding_).get(doc);
+        const char* where = first;
+        if (!e) {
+          e = events(doc.get_value(), kept);
+          if (auto loc = doc.current_location(); !loc.error()) {
+            where = loc.value_unsafe();
+            if (!e) e = simdjson::TRAILING_CONTENT;  // the batch went past the array's end
+          }
+        }
+        *open = saved_open;
+        *close = saved_close;
+        if (!e) break;
+        if (attempt == 1) return fail(e, where), nullptr;
+        kept.rollback_to(mark);  // a bad cut: what that batch added goes, then the exact cut
+      }
+      mark = kept.mark();
+      p = skip_space(last, end_);
+      if (p < end_ && *p == ',') {
+        p = skip_space(p + 1, end_);
+      } else if (p == end_ || *p != ']') {
+        error("invalid JSON: ',' or ']' expected after an event", p);
+        return nullptr;
+      }
+    }
+    if (p == end_) {
+      error("invalid JSON: traceEvents does not end (a truncated trace?)", p);
+      return nullptr;
+    }
+    return p + 1;
+  }
+
+  static constexpr std::size_t kBatch = std::size_t{4} << 20;
+
+  // Where a batch from `first` may end: just after the first '}' followed by ',' (or the array's
+  // end) that lies kBatch bytes on. A guess: a string may hold "},"; the parse then fails.
+  static const char* quick_batch_end(const char* first, const char* end) {
+    if (std::size_t(end - first) <= kBatch) return trim_end(first, end);
+    for (const char* p = first + kBatch; p < end;) {
+      const void* q = std::memchr(p, '}', std::size_t(end - p));
+      if (!q) break;
+      const char* brace = static_cast<const char*>(q);
+      const char* next = skip_space(brace + 1, end);
+      if (next < end && *next == ',') return brace + 1;
+      p = brace + 1;
+    }
+    return trim_end(first, end);
+  }
+
+  // The end of the last value before `end` (the array's ']'), trailing blanks left out.
+  static const char* trim_end(const char* first, const char* end) {
+    while (end > first && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) --end;
+    return end;
+  }
+
+  // The exact end of the batch from `first`: whole events until kBatch bytes, or nullptr when an
+  // event does not end.
+  static const char* exact_batch_end(const char* first, const char* end) {
+    const char* last = first;
+    for (const char* p = first; p < end && *p != ']' && (last == first || std::size_t(p - first) < kBatch);) {
+      const char* e = value_end(p, end);
+      if (!e) return nullptr;
+      last = e;
+      p = skip_space(e, end);
+      if (p < end && *p == ',') p = skip_space(p + 1, end);
+    }
+    return last;
+  }
+
+  static const char* skip_space(const char* p, const char* end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    return p;
+  }
+
+  // One past the end of the JSON value starting at p (a string, an object or array, or a scalar),
+  // or nullptr when the text ends first. Strings are skipped with their escapes; nothing is
+  // checked beyond nesting: simdjson checks each value when it parses it.
+  static const char* value_end(const char* p, const char* end) {
+    if (p >= end) return nullptr;
+    if (*p == '"') return string_end(p, end);
+    if (*p != '{' && *p != '[') {
+      while (p < end && *p != ',' && *p != ']' && *p != '}' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') ++p;
+      return p;
+    }
+    std::size_t depth = 0;
+    while (p < end) {
+      const char c = *p;
+      if (c == '"') {
+        p = string_end(p, end);
+        if (!p) return nullptr;
+        continue;
+      }
+      if (c == '{' || c == '[')
+        ++depth;
+      else if ((c == '}' || c == ']') && --depth == 0)
+        return p + 1;
+      ++p;
+    }
+    return nullptr;
+  }
+
+  // One past the closing quote of the string starting at p, or nullptr.
+  static const char* string_end(const char* p, const char* end) {
+    for (++p; p < end;) {
+      const void* q = std::memchr(p, '"', std::size_t(end - p));
+      if (!q) return nullptr;
+      const char* quote = static_cast<const char*>(q);
+      std::size_t backslashes = 0;
+      for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
+      if (backslashes % 2 == 0) return quote + 1;
+      p = quote + 1;
+    }
+    return nullptr;
+  }
+
+  // The top-level object: traceEvents read as it comes (read_events), every other member copied
+  // into `rest`.
+  bool split_top_level(std::string& rest, Kept& kept, od::parser& parser) {
+    const char* p = skip_space(begin_, end_);
+    if (p == end_ || *p != '{') {
+      error(p == end_ ? "invalid JSON: the trace is empty" : "invalid JSON: a trace is a JSON object", p);
+      return false;
+    }
+    rest = "{";
+    p = skip_space(p + 1, end_);
+    while (p < end_ && *p != '}') {
+      const char* key_end = *p == '"' ? string_end(p, end_) : nullptr;
+      if (!key_end) return error("invalid JSON: a member of the top-level object has no name", p), false;
+      const std::string_view key(p + 1, std::size_t(key_end - p - 2));
+      const char* colon = skip_space(key_end, end_);
+      if (colon == end_ || *colon != ':')
+        return error("invalid JSON: ':' expected after a member's name", colon), false;
+      const char* value = skip_space(colon + 1, end_);
+      const char* value_stop = nullptr;
+      if (key == "traceEvents" && value < end_ && *value == '[') {
+        if (!(value_stop = read_events(value, kept, parser))) return false;
+      } else {
+        value_stop = value_end(value, end_);
+        if (!value_stop) {
+          error("invalid JSON: the trace ends inside \"" + std::string(key).substr(0, 40) +
+                    "\": it is truncated or not well formed",
+                value);
+          return false;
+        }
+        if (rest.size() > 1) rest += ',';
+        rest.append(p, value_stop);
+      }
+      p = skip_space(value_stop, end_);
+      if (p < end_ && *p == ',') p = skip_space(p + 1, end_);
+    }
+    if (p == end_) return error("invalid JSON: the top-level object does not end (a truncated trace?)", p), false;
+    rest += '}';
+    return true;
   }
 
  private:
@@ -329,6 +519,7 @@ class Reader {
 
   std::string name_;
   DiagnosticSink& sink_;
+  std::size_t padding_ = 0;  // readable bytes past end_
   const char* begin_ = nullptr;
   const char* end_ = nullptr;
 };
@@ -383,10 +574,8 @@ bool inflate_gzip(std::string_view in, std::string& out, std::string& why) {
   return true;
 }
 
-// Reads `text` (a file's bytes, with simdjson's padding after `size`), inflating it first when
-// it is gzip.
-std::optional<MeasuredRank> read_bytes(const std::string& name, const char* data, std::size_t size,
-                                       std::size_t capacity, DiagnosticSink& sink) {
+// Reads a file's bytes (followed by simdjson's padding), inflating them first when they are gzip.
+std::optional<MeasuredRank> read_bytes(const std::string& name, char* data, std::size_t size, DiagnosticSink& sink) {
   Reader reader(name, sink);
   std::optional<MeasuredRank> r;
   if (gzipped(std::string_view(data, size))) {
@@ -395,9 +584,9 @@ std::optional<MeasuredRank> read_bytes(const std::string& name, const char* data
       reader.error(why);
       return std::nullopt;
     }
-    r = reader.read(inflated.data(), inflated.size(), inflated.capacity());
+    r = reader.read(inflated.data(), inflated.size(), inflated.capacity() - inflated.size());
   } else {
-    r = reader.read(data, size, capacity);
+    r = reader.read(data, size, simdjson::SIMDJSON_PADDING);
   }
   if (r) r->file = name;
   return r;
@@ -427,12 +616,12 @@ std::optional<MeasuredRank> read_kineto_trace(const std::string& path, Diagnosti
     sink.report(std::move(d));
     return std::nullopt;
   }
-  return read_bytes(display_name(path), text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING, sink);
+  return read_bytes(display_name(path), text.data(), text.size(), sink);
 }
 
 std::optional<MeasuredRank> read_kineto_trace_text(std::string_view name, std::string_view text, DiagnosticSink& sink) {
-  const simdjson::padded_string padded(text);
-  return read_bytes(std::string(name), padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING, sink);
+  simdjson::padded_string padded(text);
+  return read_bytes(std::string(name), padded.data(), padded.size(), sink);
 }
 
 }  // namespace ppsched
