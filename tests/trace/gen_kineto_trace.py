@@ -539,7 +539,7 @@ class Model:
 
         def try_comm(r, a: Action) -> bool:
             peer = s.peer_of(a)
-            free = comm_free[r].get(peer, t_start)
+            free = comm_free[r].get(queue(peer), t_start)
             if free is None:
                 return False  # the previous kernel on this stream waits for its partner
             if a.kind in ("SEND_F", "SEND_B"):
@@ -577,10 +577,10 @@ class Model:
             cursor[r] = rec.cpu_end
             if tr.send_start is not None and tr.recv_start is not None:
                 tr.end = max(tr.send_start, tr.recv_start) + self.transfer
-                comm_free[tr.src][tr.dst] = tr.end
-                comm_free[tr.dst][tr.src] = tr.end
+                comm_free[tr.src][queue(tr.dst)] = tr.end
+                comm_free[tr.dst][queue(tr.src)] = tr.end
             else:
-                comm_free[r][peer] = None
+                comm_free[r][queue(peer)] = None
             recs[r].append(rec)
             return True
 
@@ -592,8 +592,15 @@ class Model:
             recs[r].append(rec)
             return True
 
+        def queue(peer):
+            # --p2p-streams per-rank: every p2p kernel of a rank on one stream, in program order (one
+            # communicator, as batch_isend_irecv coalesces on the group's); per-pair: one per peer
+            return -1 if self.a.p2p_streams == "per-rank" else peer
+
         def comm_stream_id(r, peer):
             # one NCCL stream per peer pair, as ProcessGroupNCCL keys p2p communicators by the rank pair
+            if self.a.p2p_streams == "per-rank":
+                return 24
             return 20 + 4 * (1 + (peer - r if peer > r else (r - peer) + R))
 
         pending = sum(len(x) for x in self.rows)
@@ -1104,6 +1111,8 @@ def main(argv=None) -> int:
                    "(UNSHARD/RESHARD, REDUCE_GRAD, SEND_*/RECV_* actions with their own PP: ranges)")
     p.add_argument("--backward-thread", action="store_true", help="launch B/I/W kernels from the autograd "
                    "thread (pt_autograd_0), as real runs do; the PP: ranges stay on the main thread")
+    p.add_argument("--p2p-streams", choices=["per-pair", "per-rank"], default="per-pair",
+                   help="with comms: one NCCL stream per peer pair (default), or one per rank in program order")
     p.add_argument("--gpus-per-node", type=int, default=1, help="rank r uses GPU r %% N; deviceProperties lists "
                    "N GPUs (default 1)")
     p.add_argument("--ts-format", choices=("decimal3", "int"), default="decimal3",
