@@ -236,7 +236,7 @@ TraceAnalysis analyze_traces(std::vector<MeasuredRank> ranks) {
       for (std::size_t i = 0; i < compute.size(); ++i) {
         const MeasuredAction* x = compute[i];
         idle.busy_us += x->gpu_busy * share;
-        idle.other_us += (x->gpu_end - x->gpu_start - x->gpu_busy) * share;  // between its own kernels
+        idle.other_us += std::max(0.0, x->gpu_end - x->gpu_start - x->gpu_busy) * share;  // between its kernels
         if (i + 1 == compute.size()) continue;
         const double g0 = x->gpu_end, g1 = compute[i + 1]->gpu_start;  // this rank's clock
         if (g1 <= g0) continue;
