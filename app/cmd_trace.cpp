@@ -24,7 +24,7 @@ struct TraceOptions {
   std::vector<std::string> files;
   SimInputOptions inputs;  // --runtime, --optimizer, --runtime-params
   std::string format = "text", output = "-";
-  std::string schedule_out, costs_out, trace_out;
+  std::string schedule_out, costs_out, trace_out, html;
 };
 
 int run_trace(const TraceOptions& opt) {
@@ -57,6 +57,9 @@ int run_trace(const TraceOptions& opt) {
     files.push_back({opt.costs_out, [&](ByteSink& out) { out.write(measured_costs_csv(measured)); }});
   if (!opt.trace_out.empty())
     files.push_back({opt.trace_out, [&](ByteSink& out) { out.write(merged_trace_json(measured)); }});
+  if (!opt.html.empty())
+    files.push_back(
+        {opt.html, [&](ByteSink& out) { write_trace_html(measured, simulated, runtime_name(runtime->runtime), out); }});
   if (!files.empty()) write_outputs_together(files);
   const std::string_view name = runtime_name(runtime->runtime);
   write_output(opt.output, [&](ByteSink& out) {
@@ -84,6 +87,9 @@ void add_trace_command(CLI::App& app, std::vector<Command>& commands) {
                   "Write the measured costs as the cost table simulate --costs and tune --costs read");
   sub->add_option("--trace-out", opt->trace_out,
                   "Write one merged Chrome/Perfetto trace: a process per rank on rank 0's clock, SEND/RECV arrows");
+  sub->add_option("--html", opt->html,
+                  "Write the measured run's first step as one page (its Gantt chart and idle by cause), with the "
+                  "simulated run's figures beside it");
   sub->footer("Example:\n  ppsched trace rank0_trace.json rank1_trace.json.gz --costs-out measured.csv");
   commands.push_back({sub, [opt] { return run_trace(*opt); }});
 }

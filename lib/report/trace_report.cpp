@@ -7,7 +7,9 @@
 #include "io/log_text.hpp"
 #include "ir/action_text.hpp"
 #include "parse/cost_table.hpp"
+#include "report/html_report.hpp"
 #include "report/json_text.hpp"
+#include "sim/memory.hpp"
 
 namespace ppsched {
 
@@ -167,6 +169,19 @@ std::string merged_trace_json(const TraceAnalysis& m) {
   }
   out += "\n]}\n";
   return out;
+}
+
+void write_trace_html(const TraceAnalysis& m, const TraceComparison& c, std::string_view runtime, ByteSink& out) {
+  const SimAnalysis a = analyze(m.executed, m.first_step, MemoryModel{});
+  SimReportOptions options;
+  options.time_model = fmt::format(
+      "measured: PyTorch profiler traces of {} ranks, ProfilerStep#{} on rank 0's clock ({} SEND/RECV pairs); the "
+      "simulator gives {:.3f} ms for the same order and costs under --runtime {} ({:+.2f}% against the measured "
+      "median, {:.3f} ms)",
+      m.ranks.size(), m.steps.front(), m.pairs.size(), c.simulated_iteration_us / 1e3, runtime,
+      100 * (c.simulated_iteration_us / m.median_iteration_us - 1), m.median_iteration_us / 1e3);
+  const HtmlReportInput in{m.executed, m.first_step, a, options, "ppsched trace: the run as measured", "us"};
+  write_html_report(in, out);
 }
 
 }  // namespace ppsched

@@ -254,6 +254,34 @@ TraceAnalysis analyze_traces(std::vector<MeasuredRank> ranks) {
     }
   }
   a.median_iteration_us = median(a.iteration_us);
+  {  // the first step as a Timeline
+    Timeline& t = a.first_step;
+    double t0 = INFINITY;
+    for (std::uint32_t r = 0; r < world; ++r) {
+      auto [b, e] = step_actions(ranks[r], step_index[r][0]);
+      for (const MeasuredAction* x = b; x != e; ++x)
+        if (x->has_gpu) t0 = std::min(t0, x->gpu_start - off[r]);
+    }
+    t.rank_begin.assign(1, 0);
+    for (std::uint32_t r = 0; r < world; ++r) {
+      auto [b, e] = step_actions(ranks[r], step_index[r][0]);
+      for (const MeasuredAction* x = b; x != e; ++x) {
+        const double start = (x->has_gpu ? x->gpu_start : x->cpu_start) - off[r] - t0;
+        const double end = (x->has_gpu ? x->gpu_end : x->cpu_end) - off[r] - t0;
+        const ActionKind k = x->action.kind;
+        t.start.push_back(start);
+        t.end.push_back(end);
+        t.stream.push_back(k == ActionKind::SendF || k == ActionKind::SendB   ? Stream::Send
+                           : k == ActionKind::RecvF || k == ActionKind::RecvB ? Stream::Recv
+                                                                              : Stream::Compute);
+        t.step.push_back(static_cast<std::uint32_t>(x - b));
+        t.released_by.push_back(Timeline::kNone);
+        t.peer.push_back(Timeline::kNone);
+        t.makespan = std::max(t.makespan, end);
+      }
+      t.rank_begin.push_back(static_cast<std::uint32_t>(t.start.size()));
+    }
+  }
   // The actions furthest from their (stage, kind)'s median.
   std::map<std::pair<std::uint32_t, ActionKind>, double> med_of;
   for (const MeasuredCost& c : a.costs) med_of[{c.stage, c.kind}] = c.median_us;

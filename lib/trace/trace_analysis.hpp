@@ -25,6 +25,7 @@
 #include "ir/measured.hpp"
 #include "ir/schedule.hpp"
 #include "model/costs.hpp"
+#include "sim/timeline.hpp"
 
 namespace ppsched {
 
@@ -75,6 +76,10 @@ struct TraceAnalysis {
   double median_iteration_us = 0;
   std::vector<RankIdle> idle;         ///< per rank, averaged over the steps
   std::vector<Deviation> deviations;  ///< the largest few, largest first
+  /// The first step as run, as the simulator's views draw a run: each action of `executed` from
+  /// its GPU span (its host range when no kernel was found), on the common clock from the step's
+  /// first kernel; FSDP and gradient-reduction actions on the compute track.
+  Timeline first_step;
 };
 
 /// Puts the ranks' traces together. Throws UserError naming the file and what is wrong: ranks

@@ -59,7 +59,9 @@ def check_family(family, v, root):
         truth = json.load(f)
     files = sorted(os.path.join(traces, n) for n in os.listdir(traces) if n.startswith("rank"))
     order_csv, costs_csv = os.path.join(out, "order.csv"), os.path.join(out, "costs.csv")
-    p = run([PPSCHED, "trace", *files, "--format", "json", "--schedule-out", order_csv, "--costs-out", costs_csv])
+    merged, html = os.path.join(out, "merged.json"), os.path.join(out, "run.html")
+    p = run([PPSCHED, "trace", *files, "--format", "json", "--schedule-out", order_csv, "--costs-out", costs_csv,
+             "--trace-out", merged, "--html", html])
     if p.returncode != 0:
         failures.append(f"{case}: ppsched trace: exit {p.returncode}: {p.stderr[-400:]}")
         return
@@ -93,6 +95,17 @@ def check_family(family, v, root):
         want = step["iteration_time_us"]
         if abs(got / want - 1) > 0.005:
             failures.append(f"{case}: {step['profiler_step']} took {got:.1f} us, the truth {want:.1f}")
+    # The merged trace: a process per rank, an arrow per SEND/RECV pair; the page draws the run.
+    with open(merged) as f:
+        events = json.load(f)["traceEvents"]
+    if {e["pid"] for e in events if e.get("ph") == "X"} != {0, 1, 2, 3}:
+        failures.append(f"{case}: the merged trace does not hold every rank")
+    if sum(1 for e in events if e.get("ph") == "s") != report["aligning_pairs"]:
+        failures.append(f"{case}: the merged trace's arrows are not the SEND/RECV pairs")
+    with open(html, encoding="utf-8") as f:
+        page = f.read()
+    if "<svg" not in page or "the simulator gives" not in page:
+        failures.append(f"{case}: the HTML page has no chart or no simulated figure")
     # The measured costs are a cost table simulate reads, for the order as run.
     p = run([PPSCHED, "simulate", order_csv, "--costs", costs_csv, "--fill", "unit", "--views", "summary"])
     if p.returncode not in (0, 1):
