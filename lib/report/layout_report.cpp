@@ -68,13 +68,7 @@ std::string layout_text(const LayoutRequest& r, const TuneSources& sources, cons
       out += fmt::format("{:>4}  {:<28} {:<34} {:>10} {:>12} {:>6} {:>10}  {}\n", pos, layout_label(t.layout), "-", "-",
                          "-", "-", "-", verdict);
   }
-  if (shown < result.trials.size()) {
-    std::size_t fit = 0, over = 0, cannot = 0;
-    for (std::size_t i = shown; i < result.trials.size(); ++i)
-      ++(result.trials[i].fits ? fit : result.trials[i].ran ? over : cannot);
-    out += fmt::format("# {} more not shown ({} slower, {} over the cap, {} cannot run); --top 0 shows all\n",
-                       result.trials.size() - shown, fit, over, cannot);
-  }
+  out += rows_not_shown(result.trials, shown);
   if (result.found()) {
     const LayoutTrial& b = result.trials.front();
     out += fmt::format(

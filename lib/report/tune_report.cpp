@@ -151,13 +151,7 @@ std::string tune_text(const TuneRequest& request, const TuneSources& sources, co
       out += fmt::format("{:>4}  {:<22} {:<18} {:>12} {:>11} {:>7} {:>11}  {}\n", pos, t.family, shape(request, t), "-",
                          "-", "-", "-", verdict);
   }
-  if (shown < result.trials.size()) {
-    std::size_t fit = 0, over = 0, cannot = 0;
-    for (std::size_t i = shown; i < result.trials.size(); ++i)
-      ++(result.trials[i].fits ? fit : result.trials[i].ran ? over : cannot);
-    out += fmt::format("# {} more not shown ({} slower, {} over the cap, {} cannot run); --top 0 shows all\n",
-                       result.trials.size() - shown, fit, over, cannot);
-  }
+  out += rows_not_shown(result.trials, shown);
   if (result.found() && is_auto_schedule(best.family)) out += "# auto's schedule came from: " + best.note + "\n";
   if (!result.found()) out += "# nothing fits the memory cap\n";
   return out;

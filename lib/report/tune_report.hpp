@@ -44,6 +44,18 @@ std::string tune_html(const TuneRequest& request, const TuneSources& sources, co
 /// the stage count (`only_stages`), which says so itself.
 std::vector<std::string> untried_shape_notes(const TuneRequest& request);
 
+/// The tables' last line on the rows past the first `shown`: "# 74 more not shown (6 slower, 55 over
+/// the cap, 13 cannot run); --top 0 shows all", or nothing when every row was shown. Any row type
+/// with `fits` and `ran` (a trial, a layout).
+template <class Row>
+std::string rows_not_shown(const std::vector<Row>& rows, std::size_t shown) {
+  if (shown >= rows.size()) return {};
+  std::size_t fit = 0, over = 0, cannot = 0;
+  for (std::size_t i = shown; i < rows.size(); ++i) ++(rows[i].fits ? fit : rows[i].ran ? over : cannot);
+  return "# " + std::to_string(rows.size() - shown) + " more not shown (" + std::to_string(fit) + " slower, " +
+         std::to_string(over) + " over the cap, " + std::to_string(cannot) + " cannot run); --top 0 shows all\n";
+}
+
 /// "71.3 GiB" for bytes, "4.5" for microbatches of activation or PyTorch's slots.
 std::string format_tune_memory(double value, bool in_bytes);
 
