@@ -23,33 +23,9 @@ import tomllib
 
 PPSCHED, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 ROOT = os.path.dirname(os.path.dirname(DATA))  # tests/data -> the checkout
+sys.path.insert(0, DATA)
+from option_tables import megatron_parser, read_tsv  # noqa: E402
 failures = []
-
-
-def read_tsv(name):
-    rows, header = [], None
-    with open(os.path.join(DATA, name), encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            cells = line.rstrip("\n").split("\t")
-            if header is None:
-                header = cells
-            else:
-                rows.append(dict(zip(header, cells)))
-    return rows
-
-
-def megatron_parser():
-    p = argparse.ArgumentParser(allow_abbrev=False, add_help=False, exit_on_error=False)
-    for r in read_tsv("megatron_options.tsv"):
-        names = r["options"].split()
-        if r["values"] == "0":
-            p.add_argument(*names, action="store_true")
-        else:
-            p.add_argument(*names, type=int if r["type"] == "int" else str,
-                           choices=r["choices"].split(",") if r["choices"] else None)
-    return p
 
 
 def command_of(path):
@@ -97,7 +73,7 @@ def check_gpus(model, gpus, batch, root):
         v = subprocess.run([PPSCHED, "validate", csv], capture_output=True, text=True)
         if v.returncode != 0:
             failures.append(f"{case}: the schedule CSV does not validate: {v.stderr[-300:]}")
-    frozen = {r["option"] for r in read_tsv("torchtitan_options.tsv")}
+    frozen = {r["option"] for r in read_tsv(DATA, "torchtitan_options.tsv")}
     argv = command_of(os.path.join(out, "run_torchtitan.sh"))
     env = dict(a.split("=", 1) for a in argv if "=" in a and not a.startswith("-"))
     if env.get("NGPU") != str(gpus) or env.get("CONFIG") != "ppsched_best":
@@ -110,7 +86,7 @@ def check_gpus(model, gpus, batch, root):
     margv = command_of(os.path.join(out, "run_megatron.sh"))
     args = [a for a in margv[margv.index("pretrain_gpt.py") + 1:] if a != "$@"]
     try:
-        ns, rest = megatron_parser().parse_known_args(args)
+        ns, rest = megatron_parser(DATA).parse_known_args(args)
     except argparse.ArgumentError as e:
         failures.append(f"{case}: Megatron's parser refuses the arguments: {e}")
         return

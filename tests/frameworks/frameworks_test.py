@@ -34,6 +34,8 @@ import tempfile
 import tomllib
 
 TOOL, DATA = sys.argv[1], sys.argv[2]
+sys.path.insert(0, DATA)
+from option_tables import megatron_parser, read_tsv  # noqa: E402
 failures = []
 AC_CLASSES = {"selective": "SelectiveAC", "full": "FullAC"}
 
@@ -42,22 +44,7 @@ def fail(case, message):
     failures.append(f"{case}: {message}")
 
 
-def read_tsv(name):
-    rows, header = [], None
-    with open(os.path.join(DATA, name), encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            cells = line.rstrip("\n").split("\t")
-            if header is None:
-                header = cells
-            else:
-                rows.append(dict(zip(header, cells)))
-    return rows
-
-
-MEGATRON_ROWS = read_tsv("megatron_options.tsv")
-TORCHTITAN = {r["option"]: r for r in read_tsv("torchtitan_options.tsv")}
+TORCHTITAN = {r["option"]: r for r in read_tsv(DATA, "torchtitan_options.tsv")}
 
 
 def read_args(path):
@@ -68,22 +55,6 @@ def read_args(path):
 
 
 # ---- Megatron-LM ----
-
-def megatron_parser():
-    p = argparse.ArgumentParser(allow_abbrev=False, add_help=False, exit_on_error=False)
-    for r in MEGATRON_ROWS:
-        names = r["options"].split()
-        if r["values"] == "0":
-            p.add_argument(*names, action="store_true")
-            continue
-        kw = {"type": int} if r["type"] == "int" else {}
-        if r["choices"]:
-            kw["choices"] = r["choices"].split(",")
-        if r["default"]:
-            kw["default"] = int(r["default"]) if r["type"] == "int" else r["default"]
-        p.add_argument(*names, **kw)
-    return p
-
 
 def megatron_layout(text):
     """Megatron's layout grammar (pipeline_parallel_layer_layout.py): commas are cosmetic, (..)*n
@@ -98,7 +69,7 @@ def megatron_layout(text):
 
 def check_megatron(case, args, st):
     try:
-        ns, extra = megatron_parser().parse_known_args(args)
+        ns, extra = megatron_parser(DATA).parse_known_args(args)
     except (argparse.ArgumentError, SystemExit) as e:
         return fail(case, f"Megatron's parser rejects the arguments: {e}")
     if extra:
