@@ -66,9 +66,10 @@ void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues) {
   sub.add_option("--p2p-queues", p2p_queues,
                  "Which sends and receives of a rank share one in-order queue, as the ops of one NCCL communicator "
                  "do: per-rank (default: all of them, PyTorch's one communicator per rank), per-direction "
-                 "(activations and gradients apart) or per-edge (one per directed rank pair)")
-      ->check(CLI::IsMember({"per-rank", "per-direction", "per-edge"}))
-      ->option_text("per-rank|per-direction|per-edge");
+                 "(activations and gradients apart), per-pair (one per rank pair, both directions: ProcessGroupNCCL's "
+                 "unbatched point-to-point) or per-edge (one per directed rank pair)")
+      ->check(CLI::IsMember({"per-rank", "per-direction", "per-pair", "per-edge"}))
+      ->option_text("per-rank|per-direction|per-pair|per-edge");
 }
 
 bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from) {

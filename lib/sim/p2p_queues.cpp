@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ppsched {
 
 namespace {
-constexpr std::string_view kNames[] = {"per-rank", "per-direction", "per-edge"};
+constexpr std::string_view kNames[] = {"per-rank", "per-direction", "per-edge", "per-pair"};
 }
 
 std::optional<P2pQueues> parse_p2p_queues(std::string_view text) {
@@ -24,6 +26,8 @@ std::string p2p_queues_summary(P2pQueues q) {
       return "a communicator per direction (activations, gradients) on each rank";
     case P2pQueues::PerEdge:
       return "a communicator per directed rank pair";
+    case P2pQueues::PerPair:
+      return "a communicator per rank pair";
   }
   return {};
 }
@@ -37,6 +41,7 @@ CommQueueKey comm_queue_key(P2pQueues q, ActionKind kind, std::uint32_t stage, s
     case P2pQueues::PerDirection:
       return {forward ? 0u : 1u, 0, 0};
     case P2pQueues::PerEdge:
+    case P2pQueues::PerPair:
       break;
   }
   const bool is_send = kind == ActionKind::SendF || kind == ActionKind::SendB;
@@ -46,6 +51,7 @@ CommQueueKey comm_queue_key(P2pQueues q, ActionKind kind, std::uint32_t stage, s
   if (stage == 0 && !up) return {2, rank, rank};  // no stage -1: a queue of its own
   if (partner >= stage_to_rank.size()) return {2, rank, rank};
   const std::uint32_t peer = stage_to_rank[partner];
+  if (q == P2pQueues::PerPair) return {0, std::min(rank, peer), std::max(rank, peer)};
   return is_send ? CommQueueKey{0, rank, peer} : CommQueueKey{0, peer, rank};
 }
 
@@ -56,9 +62,11 @@ std::string comm_queue_text(P2pQueues q, const CommQueueKey& key) {
     case P2pQueues::PerDirection:
       return key.channel == 0 ? "its activation communicator" : "its gradient communicator";
     case P2pQueues::PerEdge:
+    case P2pQueues::PerPair:
       break;
   }
   if (key.channel == 2) return "a communicator of its own (no partner stage)";
+  if (q == P2pQueues::PerPair) return fmt::format("the rank {} <-> rank {} communicator", key.from, key.to);
   return fmt::format("the rank {} -> rank {} communicator", key.from, key.to);
 }
 

@@ -14,6 +14,10 @@
 //                  RECV_B), as pytorch/pytorch#186173 proposed. A looped schedule still puts
 //                  unrelated stage edges in one queue (rank 0 sends to rank 1 and receives from
 //                  rank 3 on the forward one).
+//   per-pair       one per rank pair, both directions, as ProcessGroupNCCL gives unbatched
+//                  point-to-point calls a communicator keyed by the pair: a rank's traffic with
+//                  rank 1 and with rank 3 no longer wait for each other, but its SEND_F to rank 1
+//                  and its RECV_B from rank 1 do.
 //   per-edge       one per directed rank pair (source rank, destination rank), as
 //                  pytorch/pytorch#195760 and #196666 derive them: a rank's SENDs to rank 1 and
 //                  its RECVs from rank 3 no longer wait for each other.
@@ -32,9 +36,9 @@
 
 namespace ppsched {
 
-enum class P2pQueues : std::uint8_t { PerRank, PerDirection, PerEdge };
+enum class P2pQueues : std::uint8_t { PerRank, PerDirection, PerEdge, PerPair };
 
-/// Reads "per-rank", "per-direction" or "per-edge"; nullopt for anything else.
+/// Reads "per-rank", "per-direction", "per-edge" or "per-pair"; nullopt for anything else.
 std::optional<P2pQueues> parse_p2p_queues(std::string_view text);
 /// The flag's spelling of `q`.
 std::string_view p2p_queues_name(P2pQueues q);
@@ -43,7 +47,8 @@ std::string p2p_queues_summary(P2pQueues q);
 
 /// A SEND's or RECV's communicator queue, as its rank sees it: equal keys on one rank mean one
 /// queue. `channel` 0 under per-rank, 0 (activations) or 1 (gradients) under per-direction; `from`
-/// and `to` the transfer's directed rank pair under per-edge (else both 0).
+/// and `to` the transfer's directed rank pair under per-edge, the pair's lower and higher rank
+/// under per-pair (else both 0).
 struct CommQueueKey {
   std::uint32_t channel = 0, from = 0, to = 0;
   friend bool operator==(const CommQueueKey&, const CommQueueKey&) = default;

@@ -13,17 +13,18 @@
 
 using namespace ppsched;
 
-TEST_CASE("p2p queues: the three names are read and nothing else, and only the splits are summarised") {
-  for (const char* name : {"per-rank", "per-direction", "per-edge"}) {
+TEST_CASE("p2p queues: the four names are read and nothing else, and only the splits are summarised") {
+  for (const char* name : {"per-rank", "per-direction", "per-edge", "per-pair"}) {
     INFO(name);
     REQUIRE(parse_p2p_queues(name));
     CHECK(p2p_queues_name(*parse_p2p_queues(name)) == name);
   }
-  for (const char* bad : {"", "per_rank", "Per-Rank", "per-pair", "per-edge ", "rank"})
+  for (const char* bad : {"", "per_rank", "Per-Rank", "per_pair", "per-edge ", "rank"})
     CHECK_FALSE(parse_p2p_queues(bad));
   CHECK(p2p_queues_summary(P2pQueues::PerRank).empty());
   CHECK_FALSE(p2p_queues_summary(P2pQueues::PerDirection).empty());
   CHECK_FALSE(p2p_queues_summary(P2pQueues::PerEdge).empty());
+  CHECK_FALSE(p2p_queues_summary(P2pQueues::PerPair).empty());
 }
 
 // 8 stages looped over 4 ranks: rank 0 holds stages 0 and 4, so it sends activations to rank 1
@@ -51,6 +52,15 @@ TEST_CASE("p2p queues: which transfers of a rank share a queue") {
   // Both ends of a transfer name the same pair.
   CHECK(key(edge, K::SendF, 3, 3) == key(edge, K::RecvF, 4, 0));
   CHECK(key(edge, K::SendB, 5, 1) == key(edge, K::RecvB, 4, 0));
+  // Per pair: both directions with one peer share a queue, another peer has its own.
+  const auto pair = P2pQueues::PerPair;
+  CHECK(key(pair, K::SendF, 0, 0) == CommQueueKey{0, 0, 1});
+  CHECK(key(pair, K::RecvB, 0, 0) == CommQueueKey{0, 0, 1});  // from rank 1, the same pair
+  CHECK(key(pair, K::RecvF, 4, 0) == CommQueueKey{0, 0, 3});
+  CHECK(key(pair, K::SendB, 4, 0) == CommQueueKey{0, 0, 3});
+  CHECK_FALSE(key(pair, K::SendF, 0, 0) == key(pair, K::RecvF, 4, 0));
+  CHECK(key(pair, K::SendF, 3, 3) == key(pair, K::RecvF, 4, 0));  // both ends name the pair
+  CHECK(comm_queue_text(pair, key(pair, K::RecvF, 4, 0)) == "the rank 0 <-> rank 3 communicator");
   // No partner stage (a malformed comm): a queue of its own, apart from every pair.
   CHECK(key(edge, K::RecvF, 0, 0).channel == 2);
   CHECK(key(edge, K::SendF, 7, 3).channel == 2);
