@@ -148,6 +148,31 @@ struct LayerParallelism {
 LayerCost layer_cost(const NetworkModel& m, const Layer& layer, const GpuSpec* gpu, std::uint32_t microbatch_size,
                      const LayerParallelism& split = {});
 
+/// layer_cost for the layers of one model, in order, at one microbatch size, GPU and split: a run
+/// of unmeasured layers of one type costs the same, so it is priced once (an 80-block model prices
+/// three layers, not 82). Holds the last layer priced; `m` must outlive it.
+class LayerCostMemo {
+ public:
+  LayerCostMemo(const NetworkModel& m, const GpuSpec* gpu, std::uint32_t microbatch_size,
+                const LayerParallelism& split = {})
+      : m_(m), gpu_(gpu), microbatch_size_(microbatch_size), split_(split) {}
+  const LayerCost& operator()(const Layer& layer) {
+    if (!(last_ && !last_->measured && !layer.measured && last_->type == layer.type)) {
+      cost_ = layer_cost(m_, layer, gpu_, microbatch_size_, split_);
+      last_ = &layer;
+    }
+    return cost_;
+  }
+
+ private:
+  const NetworkModel& m_;
+  const GpuSpec* gpu_;
+  std::uint32_t microbatch_size_;
+  LayerParallelism split_;
+  const Layer* last_ = nullptr;
+  LayerCost cost_{};
+};
+
 /// The FLOPs of one microbatch of `microbatch_size` samples through `layer` (F, I and W, without
 /// recompute, unsplit): what MFU counts as the model's work.
 double layer_flops(const NetworkModel& m, const Layer& layer, std::uint32_t microbatch_size);

@@ -272,18 +272,12 @@ Partition balanced_partition(const NetworkModel& m, std::uint32_t stages, const 
     throw ModelError(std::to_string(stages) + " stages need at least " + std::to_string(stages - 2) +
                      " blocks, the embedding and the head a stage each; model '" + m.name + "' has " +
                      std::to_string(n));
-  // A layer's time under a full backward. Unmeasured layers of one type cost the same: a run of
-  // them is priced once (an 80-block model, split for every stage count, prices 3 layers).
+  // A layer's time under a full backward.
   std::vector<double> prefix(n + 1, 0.0);  // prefix[j]: the first j blocks
-  const Layer* priced = nullptr;
-  double priced_total = 0;
+  LayerCostMemo cost_of(m, gpu, microbatch_size);
   auto total = [&](std::size_t layer) {
-    const Layer& l = m.layers[layer];
-    if (priced && !priced->measured && !l.measured && priced->type == l.type) return priced_total;
-    const LayerCost c = layer_cost(m, l, gpu, microbatch_size);
-    priced = &l;
-    priced_total = c.f_us + c.i_us + c.w_us + c.recompute_us;
-    return priced_total;
+    const LayerCost& c = cost_of(m.layers[layer]);
+    return c.f_us + c.i_us + c.w_us + c.recompute_us;
   };
   const double embedding = total(0), head = total(m.layers.size() - 1);
   for (std::uint32_t j = 0; j < n; ++j) prefix[j + 1] = prefix[j] + total(j + 1);

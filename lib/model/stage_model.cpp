@@ -28,16 +28,7 @@ StageModel derive_stages(const NetworkModel& m, const Partition& p, const GpuSpe
   out.spec.resize(stages);
   out.params.assign(stages, 0.0);
   out.expert_params.assign(stages, 0.0);
-  // Unmeasured layers of one type cost the same: price each type once (80 blocks, one pricing).
-  const Layer* priced = nullptr;
-  LayerCost priced_cost{};
-  auto cost_of = [&](const Layer& l) {
-    if (!(priced && !priced->measured && !l.measured && priced->type == l.type)) {
-      priced_cost = layer_cost(m, l, gpu, microbatch_size, split);
-      priced = &l;
-    }
-    return priced_cost;
-  };
+  LayerCostMemo cost_of(m, gpu, microbatch_size, split);
   double incoming = 0;  // bytes entering the stage: token ids count as nothing
   for (std::uint32_t s = 0; s < stages; ++s) {
     KindCosts& k = out.costs.per_stage[s];

@@ -294,11 +294,6 @@ class Reader {
   }
 
  private:
-  std::nullopt_t fail(simdjson::error_code e, od::document& doc) {
-    const char* at = nullptr;
-    if (auto loc = doc.current_location(); !loc.error()) at = loc.value_unsafe();
-    return fail(e, at);
-  }
   std::nullopt_t fail(simdjson::error_code e, const char* at) {
     std::string why = simdjson::error_message(e);
     if (e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || e == simdjson::TAPE_ERROR)

@@ -53,7 +53,9 @@ TEST_CASE("tensor parallel cost: a Llama block on 8 GPUs of a node, by hand") {
   const NetworkModel m = test::llama3_8b();
   const GpuSpec& h100 = *find_gpu("h100");
   const LayerCost whole = layer_cost(m, m.layers[1], &h100, 1);
-  LayerParallelism tp{8, false, scale_up_link(h100)};
+  LayerParallelism tp;
+  tp.tp = 8;
+  tp.tp_link = scale_up_link(h100);
   const LayerCost no_sp = layer_cost(m, m.layers[1], &h100, 1, tp);
   tp.sequence_parallel = true;
   const LayerCost sp = layer_cost(m, m.layers[1], &h100, 1, tp);
