@@ -15,6 +15,7 @@
 #include "parse/pytorch_csv.hpp"
 #include "report/trace_report.hpp"
 #include "sim_inputs.hpp"
+#include "trace/measured_queues.hpp"
 
 namespace ppsched::cli {
 
@@ -25,7 +26,18 @@ struct TraceOptions {
   SimInputOptions inputs;  // --runtime, --optimizer, --runtime-params
   std::string format = "text", output = "-";
   std::string schedule_out, costs_out, trace_out, html;
+  std::string p2p_queues = "measured";
 };
+
+// The communicator queues to simulate with, and why: as the trace's NCCL streams show (the
+// default), or as the flag says.
+std::pair<P2pQueues, std::string> queues_for(const TraceAnalysis& measured, const std::string& flag) {
+  const MeasuredQueues seen = measured_p2p_queues(measured);
+  if (flag != "measured")
+    return {*parse_p2p_queues(flag), fmt::format("as --p2p-queues says (the trace: {})", seen.evidence)};
+  if (seen.queues) return {*seen.queues, "as measured: " + seen.evidence};
+  return {P2pQueues::PerRank, "the default, as the trace cannot tell: " + seen.evidence};
+}
 
 int run_trace(const TraceOptions& opt) {
   const std::optional<RuntimeModel> runtime = load_runtime_model(opt.inputs);
@@ -45,7 +57,9 @@ int run_trace(const TraceOptions& opt) {
     set_doing("aligning and measuring the ranks");
     measured = analyze_traces(std::move(ranks));
     set_doing("simulating the order as run");
-    simulated = compare_with_simulator(measured, *runtime, opt.inputs.queues());
+    const auto [queues, basis] = queues_for(measured, opt.p2p_queues);
+    simulated = compare_with_simulator(measured, *runtime, queues);
+    simulated.p2p_queues_basis = basis;
   } catch (const UserError& e) {
     print_error(e.what());
     return kExitUsage;
@@ -76,7 +90,12 @@ void add_trace_command(CLI::App& app, std::vector<Command>& commands) {
       "trace", "Read PyTorch profiler traces of a pipeline run: its order, costs and time, beside the simulator's");
   sub->add_option("files", opt->files, "One trace per rank (.json or .json.gz, any order)")->required();
   add_runtime_option(*sub, opt->inputs);
-  add_p2p_queues_option(*sub, opt->inputs.p2p_queues);
+  sub->add_option("--p2p-queues", opt->p2p_queues,
+                  "The communicator queues of the re-simulation: measured (default: as the NCCL kernels' streams "
+                  "show, per-rank when they cannot tell), or per-rank, per-direction, per-pair, per-edge as in "
+                  "simulate")
+      ->check(CLI::IsMember({"measured", "per-rank", "per-direction", "per-pair", "per-edge"}))
+      ->option_text("measured|per-rank|per-direction|per-pair|per-edge");
   sub->add_option("--format", opt->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");

@@ -21,6 +21,8 @@ struct MeasuredAction {
   /// time (their durations summed). has_gpu false: no kernel found (then the GPU fields are 0).
   double gpu_start = 0, gpu_end = 0, gpu_busy = 0;
   bool has_gpu = false;
+  /// The CUDA stream its last kernel ran on (for a SEND or RECV, its NCCL stream); -1 when none.
+  std::int64_t gpu_stream = -1;
 };
 
 struct MeasuredStep {

@@ -39,6 +39,7 @@ struct Launch {
 struct GpuWork {
   double start = 0, end = 0;
   std::uint64_t correlation = 0;
+  double stream = 0;  ///< its tid: the CUDA stream
 };
 
 struct GpuAnnotation {
@@ -363,7 +364,7 @@ class Reader {
           e = args(val, correlation);
         if (e) return e;
       }
-      keep(kept, cat, name, ts, dur, thread_of(pid, tid), correlation);
+      keep(kept, cat, name, ts, dur, thread_of(pid, tid), tid, correlation);
     }
     return simdjson::SUCCESS;
   }
@@ -387,7 +388,7 @@ class Reader {
   }
 
   void keep(Kept& kept, std::string_view cat, std::string_view name, double ts, double dur, std::uint64_t thread,
-            double correlation) {
+            double tid, double correlation) {
     if (cat == "user_annotation") {
       if (name.starts_with("ProfilerStep#")) {
         std::uint64_t n = 0;
@@ -415,7 +416,7 @@ class Reader {
     } else if (correlation >= 0 && (cat == "cuda_runtime" || cat == "cuda_driver")) {
       kept.launches.push_back({ts, thread, static_cast<std::uint64_t>(correlation)});
     } else if (correlation >= 0 && (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset")) {
-      kept.gpu.push_back({ts, ts + dur, static_cast<std::uint64_t>(correlation)});
+      kept.gpu.push_back({ts, ts + dur, static_cast<std::uint64_t>(correlation), tid});
     }
   }
 
@@ -482,6 +483,7 @@ class Reader {
       a.gpu_end = a.has_gpu ? std::max(a.gpu_end, g.end) : g.end;
       a.gpu_busy += g.end - g.start;
       a.has_gpu = true;
+      a.gpu_stream = static_cast<std::int64_t>(g.stream);
     }
     // Where no kernel was found, a GPU annotation of the same action gives the span.
     if (!k.gpu_pp.empty()) {

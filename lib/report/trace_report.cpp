@@ -39,6 +39,7 @@ std::string trace_text(const TraceAnalysis& m, const TraceComparison& c, std::st
   out += fmt::format(
       "simulated iteration  {:.3f} ms ({:+.2f}%), the order as run with the measured costs under --runtime {}\n",
       sim / 1e3, 100 * (sim / meas - 1), runtime);
+  out += fmt::format("p2p queues           {}, {}\n", p2p_queues_name(c.p2p_queues), c.p2p_queues_basis);
   out += m.same_order_every_step ? "order                the same in every step\n"
                                  : "order                differs between steps: the first step's is used\n";
   out += "\ncosts (us: the median over microbatches and steps of each action's kernels, and their spread)\n";
@@ -78,6 +79,7 @@ std::string trace_json(const TraceAnalysis& m, const TraceComparison& c, std::st
   j["measured_iteration_us"] = m.median_iteration_us;
   j["simulated_iteration_us"] = c.simulated_iteration_us;
   j["runtime"] = runtime;
+  j["p2p_queues"] = {{"queues", p2p_queues_name(c.p2p_queues)}, {"basis", c.p2p_queues_basis}};
   j["iteration_us_per_step"] = m.iteration_us;
   j["clock_offset_us"] = m.clock_offset_us;
   j["aligning_pairs"] = m.pairs.size();
@@ -176,10 +178,11 @@ void write_trace_html(const TraceAnalysis& m, const TraceComparison& c, std::str
   SimReportOptions options;
   options.time_model = fmt::format(
       "measured: PyTorch profiler traces of {} ranks, ProfilerStep#{} on rank 0's clock ({} SEND/RECV pairs); the "
-      "simulator gives {:.3f} ms for the same order and costs under --runtime {} ({:+.2f}% against the measured "
-      "median, {:.3f} ms)",
+      "simulator gives {:.3f} ms for the same order and costs under --runtime {} with {} p2p queues ({:+.2f}% "
+      "against the measured median, {:.3f} ms)",
       m.ranks.size(), m.steps.front(), m.pairs.size(), c.simulated_iteration_us / 1e3, runtime,
-      100 * (c.simulated_iteration_us / m.median_iteration_us - 1), m.median_iteration_us / 1e3);
+      p2p_queues_name(c.p2p_queues), 100 * (c.simulated_iteration_us / m.median_iteration_us - 1),
+      m.median_iteration_us / 1e3);
   const HtmlReportInput in{m.executed, m.first_step, a, options, "ppsched trace: the run as measured", "us"};
   write_html_report(in, out);
 }

@@ -37,6 +37,7 @@ TraceComparison compare_with_simulator(const TraceAnalysis& measured, const Runt
     throw UserError(std::string("the order as run cannot finish in the simulator: ") + e.what());
   }
   out.simulated_iteration_us = iteration_time(out.simulated, model.optimizer);
+  out.p2p_queues = queues;
   return out;
 }
 

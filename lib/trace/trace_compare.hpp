@@ -3,6 +3,7 @@
 // under a runtime model, so that what the real run lost beyond what the schedule explains shows.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/analysis.hpp"
@@ -15,7 +16,9 @@ namespace ppsched {
 struct TraceComparison {
   double simulated_iteration_us = 0;
   SimAnalysis simulated;
-  Schedule run;  ///< the compute-only order as the runtime ran it in the simulation
+  Schedule run;                               ///< the compute-only order as the runtime ran it in the simulation
+  P2pQueues p2p_queues = P2pQueues::PerRank;  ///< the communicator queues it was simulated with
+  std::string p2p_queues_basis;               ///< why those: measured, asked for, or the fallback
 };
 
 /// Throws UserError when the executed order cannot be simulated (a deadlock, what the runtime

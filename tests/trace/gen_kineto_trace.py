@@ -312,7 +312,7 @@ US = 1000
 GAP = 4 * US          # CPU gap between consecutive actions
 PRE = 6 * US          # CPU time in a PP range before its first launch
 POST = 5 * US         # CPU time in a PP range after its last launch
-LEAD = 40 * US        # the CPU issues an action about this much before its GPU work can start
+LEAD = 40 * US        # --host-sync: the CPU issues an action about this much before its GPU work can start
 LAT = 5 * US          # launch -> earliest kernel start
 COMM_CPU = 50 * US    # CPU time of one NCCL p2p call (record_param_comms)
 COMM_LAUNCH_AT = 16 * US  # where in that call the kernel is launched
@@ -483,7 +483,7 @@ class Model:
             n_recv = 0 if self.explicit else sum(len(rv) for _, _, rv in need)
             sp_all = [self.spacing(c[0], c[1] + c[2]) for c in costs]
             lead = LEAD + PRE + n_recv * COMM_CPU + sum(sp * (c[1] + c[2]) for sp, c in zip(sp_all, costs))
-            t = max(cursor[r] + GAP, est - lead)
+            t = max(cursor[r] + GAP, est - lead) if self.a.host_sync else cursor[r] + GAP
             t = quant(t, q) if t % q else t
             rec.cpu_start = t
             t += PRE
@@ -562,7 +562,7 @@ class Model:
                 raise ValueError(f"rank {r}: {a} appears twice")
             est = max(free, compute_free[r])
             rec = Rec(a)
-            t = max(cursor[r] + GAP, est - LEAD - COMM_LAUNCH_AT)
+            t = max(cursor[r] + GAP, est - LEAD - COMM_LAUNCH_AT) if self.a.host_sync else cursor[r] + GAP
             rec.cpu_start = t
             launch = t + PRE + COMM_LAUNCH_AT
             start = max(launch + LAT, est)
@@ -1111,6 +1111,9 @@ def main(argv=None) -> int:
                    "(UNSHARD/RESHARD, REDUCE_GRAD, SEND_*/RECV_* actions with their own PP: ranges)")
     p.add_argument("--backward-thread", action="store_true", help="launch B/I/W kernels from the autograd "
                    "thread (pt_autograd_0), as real runs do; the PP: ranges stay on the main thread")
+    p.add_argument("--host-sync", action="store_true", help="the CPU issues each action only about 40 us "
+                   "before its GPU work can start, as a host that synchronizes with its GPU (host launch gaps "
+                   "appear); default: the CPU runs ahead, as PyTorch's non-blocking NCCL calls let it")
     p.add_argument("--p2p-streams", choices=["per-pair", "per-rank"], default="per-pair",
                    help="with comms: one NCCL stream per peer pair (default), or one per rank in program order")
     p.add_argument("--gpus-per-node", type=int, default=1, help="rank r uses GPU r %% N; deviceProperties lists "
@@ -1286,6 +1289,7 @@ def main(argv=None) -> int:
         "pp_annotations": not args.no_pp_annotations,
         "gpu_annotations": cfg["gpu_ann"],
         "backward_thread": args.backward_thread,
+        "host_sync": args.host_sync,
         "label_format": "PP:<action>",
         "ts_format": args.ts_format,
         "time_unit": "us",

@@ -3,12 +3,16 @@
 
 For each family, ppsched compile writes the schedule; tests/trace/gen_kineto_trace.py (its own event
 model, not ppsched's) writes one Kineto trace per rank as PyTorch's runtime runs it lowered, with 5%
-jitter, three profiled steps, per-rank clock offsets and one rank gzipped, and truth.json. Then
+jitter, three profiled steps, per-rank clock offsets and one rank gzipped, and truth.json: once with an
+NCCL stream per rank pair, once with one per rank, and once (one family) with a host that waits for
+its GPU. Then
 ppsched trace must give back, against the truth:
   the order         --schedule-out equals each rank's executed order, action for action
   the costs         each (stage, kind)'s median within 1% of the truth's median of its actions
   the clocks        each rank's offset within 1 us
   the time          each step's iteration time within 0.5%
+  the re-simulation the order as run, with the measured costs, in the communicator queues the NCCL
+                    kernels' streams show, within 3% of the measured time
 and a trace without PP annotations must be refused saying so.
 
   trace_test.py PPSCHED GENERATOR
@@ -31,9 +35,9 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
 
 
-def check_family(family, v, root):
-    case = family
-    out = os.path.join(root, family)
+def check_family(family, v, root, streams="per-pair", host_sync=False):
+    case = f"{family} ({streams} NCCL streams{', host synchronized' if host_sync else ''})"
+    out = os.path.join(root, f"{family}-{streams}{'-sync' if host_sync else ''}")
     os.makedirs(out)
     csv = os.path.join(out, "schedule.csv")
     p = run([PPSCHED, "compile", "--schedule", family, "--ranks", "4", "--microbatches", "8", "--stages-per-rank",
@@ -50,8 +54,8 @@ def check_family(family, v, root):
     traces = os.path.join(out, "traces")
     offsets = ",".join(f"{r}:{o}" for r, o in OFFSETS.items())
     p = run([sys.executable, GEN, "--schedule", csv, "--lower", "--steps", "3", "--jitter", "0.05", "--seed", "7",
-             "--clock-offset-us", offsets, "--gzip-ranks", "2", "--out", traces,
-             "--costs", '{"F": 1000, "I": 1100, "W": 900, "B": 2000}'])
+             "--clock-offset-us", offsets, "--gzip-ranks", "2", "--out", traces, "--p2p-streams", streams,
+             *(["--host-sync"] if host_sync else []), "--costs", '{"F": 1000, "I": 1100, "W": 900, "B": 2000}'])
     if p.returncode != 0:
         failures.append(f"{case}: generator: {p.stderr[-300:]}")
         return
@@ -95,6 +99,17 @@ def check_family(family, v, root):
         want = step["iteration_time_us"]
         if abs(got / want - 1) > 0.005:
             failures.append(f"{case}: {step['profiler_step']} took {got:.1f} us, the truth {want:.1f}")
+    # The re-simulation: the order as run with the measured costs, in the communicator queues the NCCL
+    # streams show, lands within 3% of the measured time when the host keeps ahead of its GPU; a host
+    # that waits for its GPU loses launch gaps the simulator does not model, and the report shows them.
+    if report["p2p_queues"]["queues"] != streams or not report["p2p_queues"]["basis"].startswith("as measured"):
+        failures.append(f"{case}: the communicator queues read from the streams are {report['p2p_queues']}")
+    error = report["simulated_iteration_us"] / report["measured_iteration_us"] - 1
+    gaps = sum(r["launch_gap_us"] for r in report["ranks"])
+    if not host_sync and abs(error) > 0.03:
+        failures.append(f"{case}: the re-simulation is {100 * error:+.2f}% off the measured time")
+    if host_sync and not (error < 0 and gaps > 0.01 * report["measured_iteration_us"]):
+        failures.append(f"{case}: with host launch gaps the report says {100 * error:+.2f}% and {gaps:.0f} us of gaps")
     # The merged trace: a process per rank, an arrow per SEND/RECV pair; the page draws the run.
     with open(merged) as f:
         events = json.load(f)["traceEvents"]
@@ -115,6 +130,8 @@ def check_family(family, v, root):
 with tempfile.TemporaryDirectory() as root:
     for family, v in FAMILIES:
         check_family(family, v, root)
+        check_family(family, v, root, streams="per-rank")
+    check_family("Interleaved1F1B", 2, root, host_sync=True)
     # Without PP annotations: refused, saying so.
     bare = os.path.join(root, "bare")
     run([sys.executable, GEN, "--synth-1f1b", "2,4", "--no-pp-annotations", "--out", bare])
