@@ -74,6 +74,7 @@ int run_tune(TuneOptions& opt) {
     return kExitUsage;
   }
   set_doing(fmt::format("running tune's {} trials", trials.size()));
+  opt.inputs.price_what_the_table_times = true;
   // Per placement: a model's inputs for the microbatch size, or the files' (per sample, scaled).
   std::optional<TuneResult> result = tune_schedules(
       req, std::move(trials), [&](const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t samples) {
@@ -131,6 +132,7 @@ void add_tune_command(CLI::App& app, std::vector<Command>& commands) {
   add_memory_model_options(*sub, opt->memory_model, "--memory-cap");
   add_sim_input_options(*sub, opt->inputs);
   add_runtime_option(*sub, opt->inputs);
+  add_p2p_queues_option(*sub, opt->inputs.p2p_queues);
   add_lowering_keyword_options(*sub, opt->keywords);
   add_model_options(*sub, opt->inputs, false);
   sub->add_option("--families", opt->request.families,

@@ -382,6 +382,11 @@ std::optional<SimInputs> inputs_without_gpus(const SimInputOptions& opt, std::ui
       needs.of_one_schedule = schedule != nullptr;
       needs.kinds = schedule ? compute_kinds_by_stage(*schedule, stages) : every_compute_kind(stages);
       needs.filled_with = opt.cost.empty() ? "the unit costs" : "the --cost values";
+      const bool per_trial = opt.price_what_the_table_times && !schedule && opt.fill != "unit";
+      if (per_trial && first_missing_cost(needs.kinds, given)) {
+        in.priced = given;  // each trial is checked against what it runs
+        needs.kinds = forward_on_every_stage(stages);
+      }
       ok &= check_cost_coverage(display_name(opt.costs), given, needs, opt.fill == "unit", sink);
     } else {
       ok = false;

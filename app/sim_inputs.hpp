@@ -46,6 +46,9 @@ struct SimInputOptions {
   std::uint32_t microbatch_size = 1;            ///< samples per microbatch, for the model
   /// --gpu-count (simulate only): the ranks share this many GPUs, 0 = a GPU per rank.
   std::uint32_t gpu_count = 0;
+  /// tune: a cost table that times F on every stage but leaves other kinds out prices the trials
+  /// it can (SimInputs::priced), instead of being refused whole.
+  bool price_what_the_table_times = false;
 
   Runtime runtime_model() const { return *runtime_from_name(runtime); }
   /// The option's check has admitted only what parse_send_mode reads.

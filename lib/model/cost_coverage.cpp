@@ -27,6 +27,10 @@ std::vector<KindSet> compute_kinds_by_stage(const Schedule& s, std::uint32_t sta
 
 std::vector<KindSet> every_compute_kind(std::uint32_t stages) { return std::vector<KindSet>(stages, kComputeKinds); }
 
+std::vector<KindSet> forward_on_every_stage(std::uint32_t stages) {
+  return std::vector<KindSet>(stages, kind_bit(ActionKind::F));
+}
+
 std::optional<MissingCost> first_missing_cost(std::span<const KindSet> needed, const CostCoverage& given) {
   for (std::uint32_t stage = 0; stage < needed.size(); ++stage) {
     const KindSet missing = needed[stage] & ~given.at(stage);

@@ -45,6 +45,8 @@ std::vector<KindSet> compute_kinds_by_stage(const Schedule& s, std::uint32_t sta
 /// What a caller that does not know the schedule must ask for: every compute kind on every
 /// stage (tune compares families that run B with families that run I and W).
 std::vector<KindSet> every_compute_kind(std::uint32_t stages);
+/// F on every stage: what any schedule runs, the least a table must time to price one.
+std::vector<KindSet> forward_on_every_stage(std::uint32_t stages);
 
 /// A (stage, kind) that a schedule runs and a cost table does not price.
 struct MissingCost {

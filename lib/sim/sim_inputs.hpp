@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "model/cost_coverage.hpp"
 #include "model/stage_model.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
@@ -19,6 +21,10 @@ struct SimInputs {
   /// Per stage, the model's layers it holds ("embedding + 3 blocks"), when a model file gave the
   /// costs (stage_layers_label); empty otherwise. For the stage-costs view.
   std::vector<std::string> stage_layers;
+  /// Where a cost table times only some compute kinds (a run with a fused backward times F and B,
+  /// not I and W): what it times. A schedule that runs anything else cannot be priced from it;
+  /// tune says so of that trial (unset: the costs price every kind).
+  std::optional<CostCoverage> priced;
 };
 
 /// The inputs a model's stages give a pipeline whose stages sit on ranks as `stage_to_rank` says:

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "auto/auto_schedule.hpp"
+#include "ir/action_text.hpp"
 #include "ir/user_error.hpp"
 #include "sim/runtime_cost.hpp"
 #include "synth/size_estimate.hpp"
@@ -103,6 +104,16 @@ void evaluate(const TuneRequest& req, double search_s, TuneTrial& t, const SimIn
   } catch (const UserError& e) {  // SynthError, or auto's "no schedule fits"
     t.note = e.what();
     return;
+  }
+  if (in.priced) {
+    const auto stages = static_cast<std::uint32_t>(in.sim.costs.per_stage.size());
+    if (const std::optional<MissingCost> gap = first_missing_cost(compute_kinds_by_stage(built, stages), *in.priced)) {
+      t.note = fmt::format(
+          "the cost table times no {} on stage {}, which it runs (a run with a fused backward times B, not I and "
+          "W): add those rows, or pass --fill unit",
+          gap->kind ? kind_name(*gap->kind) : "kind", gap->stage);
+      return;
+    }
   }
   RuntimeCost cost = cost_under_runtime(std::move(built), ranking_rule(req, how), in.sim, in.memory);
   t.ran = cost.ran;
