@@ -110,9 +110,12 @@ std::uint32_t infer_microbatch_count(const Schedule& s) {
 }
 
 Placement infer_placement(const Schedule& s) {
-  std::vector<std::uint32_t> map(infer_stage_count(s), kUnplaced);
+  // One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
+  std::vector<std::uint32_t> map;
   for_each_leaf(s, [&](std::size_t r, const Action& a) {
-    if (a.has_stage() && map[a.stage] == kUnplaced) map[a.stage] = static_cast<std::uint32_t>(r);
+    if (!a.has_stage()) return;
+    if (a.stage >= map.size()) map.resize(a.stage + std::size_t{1}, kUnplaced);
+    if (map[a.stage] == kUnplaced) map[a.stage] = static_cast<std::uint32_t>(r);
   });
   return Placement::explicit_map(std::move(map));
 }
