@@ -57,14 +57,18 @@ struct SimulateOptions {
 };
 
 // PyTorch's lock-step dry run of `s` (lowered with send/recv), as a grid, JSON or PyTorch's CSV.
-int run_pytorch_steps(const SimulateOptions& opt, const Schedule& s) {
+// The timelines are written over `s`, which a deadlock leaves as it was for its message.
+int run_pytorch_steps(const SimulateOptions& opt, Schedule& s) {
   try {
-    const Schedule timeline = simulate_pytorch_steps(s, placement_of(s).stage_to_rank, stated_stages(s));
+    simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));
+    const Schedule& timeline = s;
     write_output(opt.output, [&](ByteSink& out) {
       if (opt.format == "csv")
         write_pytorch_csv(timeline, out);
+      else if (opt.format == "json")
+        out.write(pytorch_steps_json(opt.report().source, timeline));
       else
-        out.write(opt.format == "json" ? pytorch_steps_json(opt.report().source, timeline) : steps_text(timeline));
+        write_steps_text(timeline, out);
     });
     return kExitOk;
   } catch (const SimDeadlock& d) {
@@ -125,7 +129,7 @@ int run_simulate(SimulateOptions opt) {
   if (prepared->dropped_comms)
     print_note(
         "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are left out");
-  const Schedule s = std::move(*prepared).take_as_run();
+  Schedule s = std::move(*prepared).take_as_run();
   prepared.reset();
   if (lock_step) return run_pytorch_steps(opt, s);
   if (refuse_inert_comm_flags(opt.inputs, s)) return kExitUsage;

@@ -10,6 +10,35 @@ std::uint32_t SubActionTable::add(std::span<const Action> actions) {
   return static_cast<std::uint32_t>(offsets_.size() - 2);
 }
 
+void StepColumns::push_back(std::uint32_t column) {
+  const std::size_t step = steps_.size();
+  if (step % 64 == 0) {
+    every_64th_.push_back(column);
+    steps_.push_back(0);
+  } else if (column >= last_ && column - last_ < kAside) {
+    steps_.push_back(static_cast<std::uint8_t>(column - last_));
+  } else {
+    steps_.push_back(kAside);
+    aside_.emplace_back(static_cast<std::uint32_t>(step), column);
+  }
+  last_ = column;
+}
+
+std::uint32_t StepColumns::operator[](std::size_t step) const {
+  const std::size_t first = step / 64 * 64;
+  std::uint32_t column = every_64th_[step / 64];
+  for (std::size_t i = first + 1; i <= step; ++i) {
+    if (steps_[i] != kAside) {
+      column += steps_[i];
+      continue;
+    }
+    const auto at = std::lower_bound(aside_.begin(), aside_.end(),
+                                     std::pair<std::uint32_t, std::uint32_t>(static_cast<std::uint32_t>(i), 0));
+    column = at->second;
+  }
+  return column;
+}
+
 Schedule empty_like(const Schedule& s) {
   Schedule out;
   out.sub_actions = s.sub_actions;
@@ -49,26 +78,44 @@ void for_each_leaf(const Schedule& s, F&& f) {
 }
 }  // namespace
 
-std::uint32_t infer_stage_count(const Schedule& s) {
+// infer_stage_count and infer_microbatch_count run on every file validate or simulate reads: a
+// tight loop over the plain actions, which GCC vectorizes, and the containers' sub-actions apart
+// (a branch per action for idle steps and containers made each pass several times slower).
+template <class Extent>
+std::uint32_t largest_plus_one(const Schedule& s, Extent extent) {
   std::uint32_t n = 0;
-  for_each_leaf(s, [&](std::size_t, const Action& a) {
-    if (a.has_stage()) n = std::max<std::uint32_t>(n, a.stage + 1u);
-  });
+  bool containers = false;
+  for (const RankProgram& rank : s.ranks)
+    for (const Action& a : rank.actions) {
+      containers |= a.is_container();
+      n = std::max(n, a.is_container() ? 0u : extent(a));
+    }
+  if (containers)
+    for (const RankProgram& rank : s.ranks)
+      for (const Action& a : rank.actions)
+        if (a.is_container())
+          for (const Action& sub : s.subs(a))
+            if (!sub.is_container()) n = std::max(n, extent(sub));
   return n;
+}
+
+std::uint32_t infer_stage_count(const Schedule& s) {
+  // Idle steps have no stage: kNoStage + 1 wraps to 0 in 16 bits.
+  return largest_plus_one(s, [](const Action& a) -> std::uint32_t { return std::uint16_t(a.stage + 1u); });
 }
 
 std::uint32_t infer_microbatch_count(const Schedule& s) {
-  std::uint32_t n = 0;
-  for_each_leaf(s, [&](std::size_t, const Action& a) {
-    if (a.has_microbatch()) n = std::max<std::uint32_t>(n, a.microbatch() + 1u);
-  });
-  return n;
+  // Idle steps have no microbatch: kNoMicrobatch + 1 wraps to 0.
+  return largest_plus_one(s, [](const Action& a) -> std::uint32_t { return a.index + 1u; });
 }
 
 Placement infer_placement(const Schedule& s) {
-  std::vector<std::uint32_t> map(infer_stage_count(s), kUnplaced);
+  // One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
+  std::vector<std::uint32_t> map;
   for_each_leaf(s, [&](std::size_t r, const Action& a) {
-    if (a.has_stage() && map[a.stage] == kUnplaced) map[a.stage] = static_cast<std::uint32_t>(r);
+    if (!a.has_stage()) return;
+    if (a.stage >= map.size()) map.resize(a.stage + std::size_t{1}, kUnplaced);
+    if (map[a.stage] == kUnplaced) map[a.stage] = static_cast<std::uint32_t>(r);
   });
   return Placement::explicit_map(std::move(map));
 }

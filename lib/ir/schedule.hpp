@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/action.hpp"
@@ -98,12 +99,36 @@ std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s);
 /// and placement.
 bool same_schedule(const Schedule& a, const Schedule& b);
 
+/// The columns where one rank's cells start (1-based), in step order, at about one byte a step:
+/// the distance from the step before, with the exact column of every 64th step, and of a step
+/// whose distance does not fit a byte, kept aside. A schedule's cells are a few bytes wide, so
+/// this is a quarter of an array of columns, and the source map of a 6M-action file costs 6 MB,
+/// not 25 (issue 48). Columns must not decrease.
+class StepColumns {
+ public:
+  void reserve(std::size_t steps) {
+    steps_.reserve(steps);
+    every_64th_.reserve(steps / 64 + 1);
+  }
+  void push_back(std::uint32_t column);
+  std::size_t size() const { return steps_.size(); }
+  /// The column of step `step` (< size()).
+  std::uint32_t operator[](std::size_t step) const;
+
+ private:
+  static constexpr std::uint8_t kAside = 0xFF;                  ///< the step's column is in aside_
+  std::vector<std::uint8_t> steps_;                             ///< distance from the step before; 0 at every 64th step
+  std::vector<std::uint32_t> every_64th_;                       ///< column of step 64k
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> aside_;  ///< (step, column), by step
+  std::uint32_t last_ = 0;
+};
+
 /// Where each parsed action came from. One line per rank and one column per step, so the
-/// cost is 4 bytes per action; positions are 1-based, 0 when unknown (e.g. JSON input).
+/// cost is about a byte per action; positions are 1-based, 0 when unknown (e.g. JSON input).
 struct SourceMap {
   std::string file;
   std::vector<std::uint32_t> rank_line;
-  std::vector<std::vector<std::uint32_t>> step_column;
+  std::vector<StepColumns> step_column;
 
   std::uint32_t line(std::size_t rank) const { return rank < rank_line.size() ? rank_line[rank] : 0; }
   std::uint32_t column(std::size_t rank, std::size_t step) const {

@@ -14,8 +14,8 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
+#include <vector>
 
 #include "io/byte_sink.hpp"
 #include "io/input_file.hpp"
@@ -274,7 +274,7 @@ class CsvScheduleReader {
                          : line[pos] == '"' ? nullptr
                                             : parse_canonical_prefix(line.data() + pos, line_end, fast);
       if (stop && (stop == line_end || *stop == ',')) {
-        program.push_back(in_dialect(fast));
+        keep(program, in_dialect(fast));
         end = static_cast<std::size_t>(stop - line.data());
       } else {
         std::string_view cell;
@@ -358,7 +358,7 @@ class CsvScheduleReader {
                  std::vector<Action>& program) {
     Action fast;
     if (parse_canonical_plain(cell, fast)) {  // nearly every cell of a real file
-      program.push_back(in_dialect(fast));
+      keep(program, in_dialect(fast));
       return;
     }
     // "3BW0": the full backward in PyTorch before 2.6.
@@ -368,7 +368,7 @@ class CsvScheduleReader {
         const std::string today =
             std::string(cell.substr(0, digits.size())) + "B" + std::string(cell.substr(digits.size() + 2));
         if (parse_canonical_plain(today, fast)) {
-          program.push_back(fast);
+          keep(program, fast);
           return;
         }
       } else {
@@ -397,8 +397,16 @@ class CsvScheduleReader {
         }
       }
     }
-    program.push_back(parsed.accepted ? in_dialect(parsed.action) : Action::idle());
+    keep(program, parsed.accepted ? in_dialect(parsed.action) : Action::idle());
   }
+
+  // Appends an action to its rank's program and notes its kind, so that the dialect check needs
+  // no pass of its own over a file without W.
+  void keep(std::vector<Action>& program, Action a) {
+    kinds_ |= 1u << static_cast<unsigned>(a.kind);
+    program.push_back(a);
+  }
+  bool seen(ActionKind kind) const { return (kinds_ >> static_cast<unsigned>(kind) & 1) != 0; }
 
   // An action as today's names say it: under Pre26 a B is the input-gradient backward.
   Action in_dialect(Action a) const {
@@ -423,25 +431,7 @@ class CsvScheduleReader {
   bool refuse_old_dialect() {
     if (opt_.dialect != ActionDialect::Current) return false;
     std::optional<OldCell> at = old_cell_;
-    if (!at) {
-      std::set<std::pair<std::uint32_t, std::uint32_t>> backward;
-      for (std::size_t r = 0; r < out_.schedule.ranks.size(); ++r)
-        for (const Action& a : out_.schedule.ranks[r].actions) {
-          if (a.kind == ActionKind::I) return false;
-          if (a.kind == ActionKind::B && a.has_microbatch()) backward.insert({a.stage, a.microbatch()});
-        }
-      for (std::size_t r = 0; r < out_.schedule.ranks.size() && !at; ++r) {
-        const auto& program = out_.schedule.ranks[r].actions;
-        for (std::size_t i = 0; i < program.size(); ++i) {
-          const Action& a = program[i];
-          if (a.kind == ActionKind::W && a.has_microbatch() && backward.count({a.stage, a.microbatch()})) {
-            at = OldCell{
-                out_.source.rank_line[r], out_.source.step_column[r][i], action_text(a, out_.schedule.sub_actions), {}};
-            break;
-          }
-        }
-      }
-    }
+    if (!at) at = b_then_w();
     if (!at) return false;
     const bool certain = old_cell_.has_value();
     Diagnostic d;
@@ -468,12 +458,64 @@ class CsvScheduleReader {
   ParsedSchedule out_;
   std::string unquoted_;
   std::size_t warnings_ = 0, suppressed_warnings_ = 0;
+  std::uint32_t kinds_ = 0;  ///< bit 1 << kind for every kind read (containers' sub-actions aside)
   struct OldCell {
     unsigned line;
     std::uint32_t column;
     std::string cell, line_text;
   };
   std::optional<OldCell> old_cell_;  ///< the first BW cell, under the current names
+
+  // The first W (rank order, then step order) whose stage and microbatch a B also has, when the
+  // file has no I; nullopt otherwise. The B's are marked in a bitmap over the (stage, microbatch)
+  // grid the file uses, one allocation however many there are: a set entry per B cost about a
+  // third of validate's time on a 6M-action file (issue 48). A grid too sparse for a bitmap (a
+  // stray microbatch far beyond the rest) falls back to one sorted array of the B's keys.
+  std::optional<OldCell> b_then_w() const {
+    if (seen(ActionKind::I) || !seen(ActionKind::B) || !seen(ActionKind::W)) return std::nullopt;
+    const auto& ranks = out_.schedule.ranks;
+    std::uint64_t stages = 0, microbatches = 0, bs = 0, ws = 0;
+    for (const RankProgram& rank : ranks)
+      for (const Action& a : rank.actions) {
+        if (a.kind == ActionKind::I) return std::nullopt;
+        if ((a.kind != ActionKind::B && a.kind != ActionKind::W) || !a.has_microbatch()) continue;
+        ++(a.kind == ActionKind::B ? bs : ws);
+        stages = std::max<std::uint64_t>(stages, a.stage + 1u);
+        microbatches = std::max<std::uint64_t>(microbatches, a.microbatch() + std::uint64_t{1});
+      }
+    if (bs == 0 || ws == 0) return std::nullopt;
+    const bool dense = stages * microbatches <= 64 * (bs + ws) + 4096;
+    std::vector<std::uint64_t> marks;  // dense: bits by stage * microbatches + microbatch; else keys
+    auto key = [&](const Action& a) { return std::uint64_t{a.stage} * microbatches + a.microbatch(); };
+    if (dense) {
+      marks.assign((stages * microbatches + 63) / 64, 0);
+    } else {
+      marks.reserve(bs);
+    }
+    for (const RankProgram& rank : ranks)
+      for (const Action& a : rank.actions)
+        if (a.kind == ActionKind::B && a.has_microbatch()) {
+          if (dense) {
+            marks[key(a) / 64] |= std::uint64_t{1} << (key(a) % 64);
+          } else {
+            marks.push_back(key(a));
+          }
+        }
+    if (!dense) std::sort(marks.begin(), marks.end());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      const auto& program = ranks[r].actions;
+      for (std::size_t i = 0; i < program.size(); ++i) {
+        const Action& a = program[i];
+        if (a.kind != ActionKind::W || !a.has_microbatch()) continue;
+        if (a.stage + 1u > stages || a.microbatch() >= microbatches) continue;
+        const bool after_b = dense ? (marks[key(a) / 64] >> (key(a) % 64) & 1) != 0
+                                   : std::binary_search(marks.begin(), marks.end(), key(a));
+        if (after_b)
+          return OldCell{out_.source.line(r), out_.source.column(r, i), action_text(a, out_.schedule.sub_actions), {}};
+      }
+    }
+    return std::nullopt;
+  }
 };
 
 }  // namespace

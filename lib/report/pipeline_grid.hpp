@@ -15,10 +15,14 @@
 #include <optional>
 #include <string>
 
+#include "io/byte_sink.hpp"
 #include "ir/schedule.hpp"
 
 namespace ppsched {
 
+/// Writes the grid to `sink` as it is formatted (a long dry run's grid is never whole in memory).
+void write_pipeline_grid(const Schedule& s, ByteSink& sink, std::optional<std::size_t> error_step = {});
+/// The grid as one string (small schedules, error reports).
 std::string format_pipeline_grid(const Schedule& s, std::optional<std::size_t> error_step = {});
 
 }  // namespace ppsched

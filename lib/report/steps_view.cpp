@@ -13,9 +13,17 @@ std::size_t lock_step_count(const Schedule& timeline) {
   return steps;
 }
 
+void write_steps_text(const Schedule& timeline, ByteSink& out) {
+  write_pipeline_grid(timeline, out);
+  out.write("steps: " + std::to_string(lock_step_count(timeline)) +
+            " (PyTorch's _simulate_comms_compute: one step per action, an empty cell where a rank waits)\n");
+}
+
 std::string steps_text(const Schedule& timeline) {
-  return format_pipeline_grid(timeline) + "steps: " + std::to_string(lock_step_count(timeline)) +
-         " (PyTorch's _simulate_comms_compute: one step per action, an empty cell where a rank waits)\n";
+  std::string out;
+  StringSink sink(out);
+  write_steps_text(timeline, sink);
+  return out;
 }
 
 void add_steps_json(const Schedule& timeline, nlohmann::ordered_json& doc) {

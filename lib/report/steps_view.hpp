@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "io/byte_sink.hpp"
 #include "ir/schedule.hpp"
 #include "sim/pytorch_steps.hpp"
 
@@ -23,6 +24,8 @@ namespace ppsched {
 /// The number of lock steps: the longest rank of the simulated timeline.
 std::size_t lock_step_count(const Schedule& timeline);
 
+/// The text face, written to `out` as it is formatted; steps_text returns it whole.
+void write_steps_text(const Schedule& timeline, ByteSink& out);
 std::string steps_text(const Schedule& timeline);
 /// Adds "steps" and "timeline" to `doc`.
 void add_steps_json(const Schedule& timeline, nlohmann::ordered_json& doc);

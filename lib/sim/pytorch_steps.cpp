@@ -70,30 +70,30 @@ class StepSimulator {
         last_stage_(static_cast<std::int64_t>(num_stages) - 1),
         done_(stage_to_rank, microbatches_in_use(s), s.step_count()) {}
 
-  Schedule run(std::size_t max_cells) {
+  // Simulates, then writes the timelines into `out` (which may be the input itself: each rank's
+  // timeline replaces its program only once every rank has run, and is built from that program
+  // and where the rank waited). The simulation keeps no timeline: only, per rank, the runs of
+  // idle steps, so a dry run holds the schedule and its timelines at no time together, rather than
+  // both whole (issue 48). On a throw `out` is unchanged.
+  void run(std::size_t max_cells, Schedule& out) {
     const auto ranks = static_cast<std::uint32_t>(s_.rank_count());
-    Schedule out;
-    out.ranks.resize(ranks);
-    out.sub_actions = s_.sub_actions;
-    out.placement = s_.placement;
-    out.num_stages = last_stage_ >= 0 ? static_cast<std::uint32_t>(last_stage_ + 1) : 0;
-    out.num_microbatches = s_.num_microbatches;
-
+    // Each step runs an action (else it is a deadlock), so no count of steps passes the input's.
+    if (s_.step_count() > 0xFFFFFFFFu)
+      throw std::length_error("PyTorch's lock-step simulation takes at most 2^32 - 1 steps of input");
+    waits_.assign(ranks, {});
+    cells_.assign(ranks, 0);
     // Ranks with something left to run, ascending (PyTorch's dict, rebuilt in sorted order).
     std::vector<Lane> active;
     for (std::uint32_t r = 0; r < ranks; ++r) {
       const auto& p = s_.ranks[r].actions;
-      Lane lane{p.data(), p.data(), p.data() + p.size(), &out.ranks[r].actions, r};
+      Lane lane{p.data(), p.data(), p.data() + p.size(), r};
       skip_idle(lane);
       if (lane.next == lane.end) continue;
-      // A timeline holds at least the rank's actions; a little more for its idle steps.
-      const auto busy = static_cast<std::size_t>(lane.end - lane.next);
-      lane.out->reserve(busy + busy / 8 + 16);
       active.push_back(lane);
     }
     // PyTorch runs a first step as long as it has ranks, empty ones included: if no rank has an
     // action, nothing runs in it and that is "not progressing" (with no rank stuck).
-    if (active.empty() && ranks > 0) throw SimDeadlock(std::move(out), {});
+    if (active.empty() && ranks > 0) throw SimDeadlock(partial(active), {});
     std::vector<Lane*> waiting;  // ranks that idled in this step's first pass
     std::size_t cells = 0;
     while (!active.empty()) {
@@ -109,11 +109,10 @@ class StepSimulator {
       for (Lane& lane : active) {
         const Action a = *lane.next;
         if (ready(lane, a)) {
-          lane.out->push_back(a);
           run_action(lane, a);
           progress = true;
         } else {
-          lane.out->push_back(Action::idle());
+          ++lane.idle;
           waiting.push_back(&lane);
         }
       }
@@ -122,7 +121,7 @@ class StepSimulator {
       for (Lane* lane : waiting) {
         const Action a = *lane->next;
         if (ready(*lane, a)) {
-          lane->out->back() = a;
+          --lane->idle;
           run_action(*lane, a);
         }
       }
@@ -134,22 +133,75 @@ class StepSimulator {
         std::vector<SimDeadlock::Stuck> stuck;
         stuck.reserve(active.size());
         for (const Lane& lane : active) stuck.push_back({lane.rank, lane.index()});
-        throw SimDeadlock(std::move(out), std::move(stuck));
+        throw SimDeadlock(partial(active), std::move(stuck));
       }
     }
+    // Every rank ran all its actions: each timeline is its program, idle steps dropped, with the
+    // rank's waits put back; it replaces the program (or fills `out`) rank by rank.
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      const auto& p = s_.ranks[r].actions;
+      std::vector<Action> timeline = this->timeline(r, p.data() + p.size(), 0);
+      out.ranks[r].actions = std::move(timeline);
+    }
+    out.num_stages = last_stage_ >= 0 ? static_cast<std::uint32_t>(last_stage_ + 1) : 0;
+  }
+
+  /// The empty schedule `run` fills: s's ranks, sub-action table, sizes and placement.
+  Schedule empty_out() const {
+    Schedule out;
+    out.ranks.resize(s_.rank_count());
+    out.sub_actions = s_.sub_actions;
+    out.placement = s_.placement;
+    out.num_microbatches = s_.num_microbatches;
     return out;
   }
 
  private:
-  // One rank's progress: its input program, where it stands in it, and its timeline.
+  // One rank's progress: its input program, where it stands in it, and how long it has waited.
   struct Lane {
     const Action* begin;
     const Action* next;  // its next action (never an idle step)
     const Action* end;
-    std::vector<Action>* out;
     std::uint32_t rank;
+    std::uint32_t idle = 0;  // idle steps since its last action ran
     std::size_t index() const { return static_cast<std::size_t>(next - begin); }
   };
+  // `count` idle steps before the action at input index `before`.
+  // 32-bit, as run() checks: a wait per action at most, so 8 bytes each keeps them small.
+  struct Wait {
+    std::uint32_t before;
+    std::uint32_t count;
+  };
+
+  // Rank r's timeline up to (not including) input position `upto`, then `trailing` idle steps.
+  std::vector<Action> timeline(std::uint32_t r, const Action* upto, std::size_t trailing) const {
+    const Action* begin = s_.ranks[r].actions.data();
+    std::vector<Action> row;
+    row.reserve(cells_[r] + trailing);
+    auto wait = waits_[r].begin();
+    for (const Action* a = begin; a != upto; ++a) {
+      if (a->is_idle()) continue;
+      if (wait != waits_[r].end() && wait->before == static_cast<std::size_t>(a - begin))
+        row.insert(row.end(), (wait++)->count, Action::idle());
+      row.push_back(*a);
+    }
+    row.insert(row.end(), trailing, Action::idle());
+    return row;
+  }
+
+  // PyTorch's "WIP comms schedule": what ran, each stuck rank with this step's idle included.
+  Schedule partial(const std::vector<Lane>& active) const {
+    Schedule out = empty_out();
+    out.num_stages = last_stage_ >= 0 ? static_cast<std::uint32_t>(last_stage_ + 1) : 0;
+    for (std::uint32_t r = 0; r < out.ranks.size(); ++r) {
+      const auto& p = s_.ranks[r].actions;
+      const Lane* lane = nullptr;
+      for (const Lane& l : active)
+        if (l.rank == r) lane = &l;
+      out.ranks[r].actions = lane ? timeline(r, lane->next, lane->idle) : timeline(r, p.data() + p.size(), 0);
+    }
+    return out;
+  }
 
   static void skip_idle(Lane& lane) {
     while (lane.next != lane.end && lane.next->is_idle()) ++lane.next;
@@ -157,6 +209,12 @@ class StepSimulator {
 
   // Records what the rank ran and moves on to its next action.
   void run_action(Lane& lane, const Action& a) {
+    if (lane.idle) {
+      waits_[lane.rank].push_back({static_cast<std::uint32_t>(lane.index()), lane.idle});
+      cells_[lane.rank] += lane.idle;
+      lane.idle = 0;
+    }
+    ++cells_[lane.rank];
     if (a.is_container()) {
       for (const Action& sub : s_.subs(a)) mark_done(lane.rank, sub);
     } else {
@@ -262,15 +320,25 @@ class StepSimulator {
   const Schedule& s_;
   const std::vector<std::uint32_t>& stage_to_rank_;
   std::int64_t last_stage_;
-  DoneSet done_;               // what each rank has run
-  bool finished_any_ = false;  // a rank ran its last action in this step
+  DoneSet done_;                          // what each rank has run
+  std::vector<std::vector<Wait>> waits_;  // per rank, where it waited, in order
+  std::vector<std::size_t> cells_;        // per rank, its timeline's length so far
+  bool finished_any_ = false;             // a rank ran its last action in this step
 };
 
 }  // namespace
 
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 std::uint32_t num_stages, std::size_t max_cells) {
-  return StepSimulator(s, stage_to_rank, num_stages).run(max_cells);
+  StepSimulator sim(s, stage_to_rank, num_stages);
+  Schedule out = sim.empty_out();
+  sim.run(max_cells, out);
+  return out;
+}
+
+void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                     std::uint32_t num_stages, std::size_t max_cells) {
+  StepSimulator(s, stage_to_rank, num_stages).run(max_cells, s);
 }
 
 }  // namespace ppsched

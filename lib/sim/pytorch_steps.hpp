@@ -120,5 +120,10 @@ class SimDeadlock : public std::runtime_error {
 inline constexpr std::size_t kDefaultMaxStepCells = std::size_t{16} << 20;
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells);
+/// simulate_pytorch_steps, with the timelines written over `s` (its programs, and num_stages), rank
+/// by rank once the simulation is done: a long dry run never holds the schedule and its timelines
+/// whole at once. On a throw (the same as above) `s` is unchanged.
+void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                     std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells);
 
 }  // namespace ppsched
