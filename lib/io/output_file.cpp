@@ -159,6 +159,10 @@ void OutputFile::abort() noexcept {
 void OutputFile::write(std::string_view bytes) {
   if (buffer_.size() + bytes.size() > kBufferBytes) flush();
   if (bytes.size() >= kBufferBytes) {
+    if (!guard_) {  // a writer's own megabyte goes out as it is, not copied first
+      write_all(bytes.data(), bytes.size());
+      return;
+    }
     buffer_.assign(bytes);
     flush();
     return;

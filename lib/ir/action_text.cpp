@@ -19,10 +19,16 @@ void append_uint(std::string& out, std::uint64_t v) {
 // Formatted in a local buffer and appended once: a writer of millions of actions (the CSV writer,
 // the step grid) spent more on three appends per action than on the digits.
 void append_plain(std::string& out, const Action& a) {
-  char buf[40];  // 5 digits, the longest kind name (11), 10 digits
-  char* p = buf;
+  char buf[kMaxPlainActionText];
+  out.append(buf, write_plain_text(buf, a));
+}
+
+}  // namespace
+
+char* write_plain_text(char* p, const Action& a) {
+  char* const end = p + kMaxPlainActionText;  // 5 digits, the longest kind name (11), 10 digits
   if (a.has_stage()) {
-    p = std::to_chars(p, buf + 8, a.stage).ptr;
+    p = std::to_chars(p, p + 5, a.stage).ptr;
   } else {
     *p++ = '-';  // PyTorch's placeholder stage for containers
     *p++ = '1';
@@ -30,11 +36,9 @@ void append_plain(std::string& out, const Action& a) {
   const std::string_view name = kind_name(a.kind);
   std::memcpy(p, name.data(), name.size());
   p += name.size();
-  if (a.has_microbatch()) p = std::to_chars(p, buf + sizeof buf, a.microbatch()).ptr;
-  out.append(buf, p);
+  if (a.has_microbatch()) p = std::to_chars(p, end, a.microbatch()).ptr;
+  return p;
 }
-
-}  // namespace
 
 void append_action_text(std::string& out, const Action& a, const SubActionTable& subs) {
   if (a.is_idle()) return;

@@ -24,6 +24,12 @@ namespace ppsched {
 
 /// Appends PyTorch's text for `a` (empty for an idle step).
 void append_action_text(std::string& out, const Action& a, const SubActionTable& subs);
+/// The most bytes write_plain_text writes: a 5-digit stage, the longest kind name, 10 digits.
+inline constexpr std::size_t kMaxPlainActionText = 32;
+/// Writes plain (not container, not idle) action `a` at `p`, which has room for
+/// kMaxPlainActionText bytes, and returns one past its end: the hot loop of the writers, which
+/// keep a raw buffer rather than append to a string a cell at a time.
+char* write_plain_text(char* p, const Action& a);
 std::string action_text(const Action& a, const SubActionTable& subs);
 
 /// What is wrong with a cell: the first problem found.
