@@ -62,22 +62,6 @@ std::size_t Schedule::action_count() const {
   return n;
 }
 
-namespace {
-// Calls f on every non-idle action and on every sub-action of a container, in program order.
-template <class F>
-void for_each_leaf(const Schedule& s, F&& f) {
-  for (std::size_t r = 0; r < s.ranks.size(); ++r)
-    for (const Action& a : s.ranks[r].actions) {
-      if (a.is_idle()) continue;
-      if (a.is_container()) {
-        for (const Action& sub : s.subs(a)) f(r, sub);
-      } else {
-        f(r, a);
-      }
-    }
-}
-}  // namespace
-
 // infer_stage_count and infer_microbatch_count run on every file validate or simulate reads: a
 // tight loop over the plain actions, which GCC vectorizes, and the containers' sub-actions apart
 // (a branch per action for idle steps and containers made each pass several times slower).
@@ -111,12 +95,26 @@ std::uint32_t infer_microbatch_count(const Schedule& s) {
 
 Placement infer_placement(const Schedule& s) {
   // One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
+  // A rank's program runs the same stage for long stretches (all of it with one stage per rank):
+  // an action whose stage is the one before it was placed already, which one compare tells.
   std::vector<std::uint32_t> map;
-  for_each_leaf(s, [&](std::size_t r, const Action& a) {
-    if (!a.has_stage()) return;
-    if (a.stage >= map.size()) map.resize(a.stage + std::size_t{1}, kUnplaced);
-    if (map[a.stage] == kUnplaced) map[a.stage] = static_cast<std::uint32_t>(r);
-  });
+  auto place = [&](std::size_t r, std::uint16_t stage) {
+    if (stage >= map.size()) map.resize(stage + std::size_t{1}, kUnplaced);
+    if (map[stage] == kUnplaced) map[stage] = static_cast<std::uint32_t>(r);
+  };
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    std::uint16_t last = Action::kNoStage;
+    for (const Action& a : s.ranks[r].actions) {
+      if (a.stage == last && !a.is_container()) continue;  // idle steps have no stage either
+      if (a.is_container()) {
+        for (const Action& sub : s.subs(a))
+          if (sub.has_stage()) place(r, sub.stage);
+      } else if (a.has_stage()) {
+        place(r, a.stage);
+        last = a.stage;
+      }
+    }
+  }
   return Placement::explicit_map(std::move(map));
 }
 
