@@ -134,7 +134,10 @@ int run_simulate(SimulateOptions opt) {
   if (lock_step) return run_pytorch_steps(opt, s);
   if (refuse_inert_comm_flags(opt.inputs, s)) return kExitUsage;
 
-  auto inputs = load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s), &s);
+  // Both the placement and the map padded to every stage in use, from one inference.
+  const Placement placed = placement_of(s);
+  auto inputs =
+      load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s, placed), &s);
   if (!inputs) return kExitUsage;
   const TimedOptions& sim = inputs->sim;
   const MemoryModel& memory = inputs->memory;
@@ -146,7 +149,7 @@ int run_simulate(SimulateOptions opt) {
 
   Timeline t;
   SimAnalysis a;
-  const std::vector<std::uint32_t> stage_to_rank = placement_of(s).stage_to_rank;  // as placed, not padded
+  const std::vector<std::uint32_t>& stage_to_rank = placed.stage_to_rank;  // as placed, not padded
   set_doing("simulating");
   try {
     a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,12 +36,19 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
   ctx.file = std::move(file);
   ctx.ranks = want.ranks ? want.ranks : static_cast<std::uint32_t>(s.rank_count());
   if (!want.ranks) out.inferred.push_back({fmt::format("{} ranks (the row count)", ctx.ranks), {"--ranks"}});
+  // PyTorch's placement inference, run at most once: its map ends at the highest stage used, so
+  // it also gives the inferred stage count without a pass of its own.
+  std::optional<Placement> inferred;
+  auto inferred_placement = [&]() -> const Placement& {
+    if (!inferred) inferred = infer_placement(s);
+    return *inferred;
+  };
   if (want.stages_per_rank) {
     ctx.stages = want.stages_per_rank * ctx.ranks;
   } else if (s.num_stages) {
     ctx.stages = s.num_stages;
   } else {
-    ctx.stages = infer_stage_count(s);
+    ctx.stages = static_cast<std::uint32_t>(inferred_placement().stage_to_rank.size());  // infer_stage_count
     out.inferred.push_back({fmt::format("{} stages (the highest stage used)", ctx.stages), {"--stages-per-rank"}});
   }
   if (want.microbatches) {
@@ -67,7 +75,7 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
   } else if (s.placement.style != PlacementStyle::Unspecified) {
     ctx.stage_to_rank = s.placement.stage_to_rank;
   } else {
-    ctx.stage_to_rank = infer_placement(s).stage_to_rank;
+    ctx.stage_to_rank = inferred_placement().stage_to_rank;
     ctx.placement_inferred = true;
     out.inferred.push_back(
         {"each stage on the first rank that runs it (PyTorch's inference)", {"--placement", "--schedule"}});

@@ -9,13 +9,6 @@ namespace ppsched {
 
 namespace {
 
-void append_uint(std::string& out, std::uint64_t v) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  (void)ec;
-  out.append(buf, end);
-}
-
 // Formatted in a local buffer and appended once: a writer of millions of actions (the CSV writer,
 // the step grid) spent more on three appends per action than on the digits.
 void append_plain(std::string& out, const Action& a) {

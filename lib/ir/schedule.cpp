@@ -139,9 +139,15 @@ Placement placement_of(const Schedule& s) {
   return s.placement.style != PlacementStyle::Unspecified ? s.placement : infer_placement(s);
 }
 
-std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s) {
-  std::vector<std::uint32_t> map = placement_of(s).stage_to_rank;
-  map.resize(std::max<std::size_t>(map.size(), stages_in_use(s)), 0);
+std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s) { return stage_to_rank_in_use(s, placement_of(s)); }
+
+std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s, const Placement& placed) {
+  std::vector<std::uint32_t> map = placed.stage_to_rank;
+  // An inferred map ends at the highest stage used (infer_placement), so only a stated one needs
+  // the stage count, which is another pass over every action.
+  const bool inferred = s.placement.style == PlacementStyle::Unspecified;
+  const std::size_t stages = inferred ? std::max<std::size_t>(s.num_stages, map.size()) : stages_in_use(s);
+  map.resize(std::max(map.size(), stages), 0);
   return map;
 }
 

@@ -93,6 +93,8 @@ Placement placement_of(const Schedule& s);
 /// placement_of's stage -> rank map, long enough for stages_in_use: a stage beyond it goes to
 /// rank 0. What arrays indexed by stage (a memory model, a run plan) are built from.
 std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s);
+/// The same from `placed`, which is placement_of(s): for a caller that needs both, one pass fewer.
+std::vector<std::uint32_t> stage_to_rank_in_use(const Schedule& s, const Placement& placed);
 
 /// True when both schedules have the same programs, action for action, with containers
 /// compared by their sub-actions (group numbers may differ), and the same stated sizes
