@@ -42,30 +42,39 @@ TraceAnalysis chain(const Streams& s) {
 }  // namespace
 
 TEST_CASE("measured queues: the coarsest model whose queues are the streams") {
-  SECTION("one stream per rank") {
-    const MeasuredQueues q = measured_p2p_queues(chain({20, 20, 24, 24, 24, 24, 30, 30}));
+  struct Case {
+    const char* layout;
+    Streams streams;
+    P2pQueues want;
+    std::size_t most_streams;  // on one rank
+    const char* evidence;
+  };
+  const Case cases[] = {
+      {"one stream per rank", {20, 20, 24, 24, 24, 24, 30, 30}, P2pQueues::PerRank, 1, "all of a rank's"},
+      {"activations and gradients apart",
+       {20, 21, 24, 24, 28, 28, 30, 31},
+       P2pQueues::PerDirection,
+       2,
+       "one for activations"},
+      // Rank 1: RECV_F from 0 and SEND_B to 0 on one stream, SEND_F to 2 and RECV_B from 2 on another.
+      {"one per rank pair, as ProcessGroupNCCL",
+       {20, 20, 24, 28, 28, 24, 30, 30},
+       P2pQueues::PerPair,
+       2,
+       "one per rank pair"},
+      {"one per directed pair", {20, 21, 24, 28, 29, 25, 30, 31}, P2pQueues::PerEdge, 4, "one per directed"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.layout);
+    const MeasuredQueues q = measured_p2p_queues(chain(c.streams));
     REQUIRE(q.queues);
-    CHECK(*q.queues == P2pQueues::PerRank);
-    CHECK(q.streams == 1);
+    CHECK(*q.queues == c.want);
+    CHECK(q.streams == c.most_streams);
+    CHECK(q.evidence.find(c.evidence) != std::string::npos);
   }
-  SECTION("activations and gradients apart") {
-    const MeasuredQueues q = measured_p2p_queues(chain({20, 21, 24, 24, 28, 28, 30, 31}));
-    REQUIRE(q.queues);
-    CHECK(*q.queues == P2pQueues::PerDirection);
-  }
-  SECTION("one stream per rank pair, as ProcessGroupNCCL") {
-    // Rank 1: RECV_F from 0 and SEND_B to 0 on one stream, SEND_F to 2 and RECV_B from 2 on another.
-    const MeasuredQueues q = measured_p2p_queues(chain({20, 20, 24, 28, 28, 24, 30, 30}));
-    REQUIRE(q.queues);
-    CHECK(*q.queues == P2pQueues::PerPair);
-    CHECK(q.streams == 2);
-    CHECK(q.evidence.find("one per rank pair") != std::string::npos);
-  }
-  SECTION("one stream per directed pair") {
-    const MeasuredQueues q = measured_p2p_queues(chain({20, 21, 24, 28, 29, 25, 30, 31}));
-    REQUIRE(q.queues);
-    CHECK(*q.queues == P2pQueues::PerEdge);
-  }
+}
+
+TEST_CASE("measured queues: none where the streams cannot tell") {
   SECTION("streams no model explains: none, and why") {
     // Rank 1's stream 28 holds its SEND_F to rank 2 and its SEND_B to rank 0.
     const MeasuredQueues q = measured_p2p_queues(chain({20, 20, 24, 28, 24, 28, 30, 30}));
