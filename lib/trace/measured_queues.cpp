@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace ppsched {
 
@@ -13,19 +14,17 @@ namespace {
 constexpr const char* kLayout[] = {"one for all of a rank's transfers", "one for activations, one for gradients",
                                    "one per directed rank pair", "one per rank pair"};
 
-std::uint64_t packed(const CommQueueKey& k) {
-  return (std::uint64_t{k.from} << 34) ^ (std::uint64_t{k.to} << 2) ^ k.channel;
-}
-
 // Whether, on every rank, the queues of `q` and the streams are the same partition of its
 // transfers: one stream per queue and one queue per stream.
 bool streams_match(const TraceAnalysis& a, const std::vector<std::uint32_t>& stage_to_rank, P2pQueues q) {
   for (std::uint32_t r = 0; r < a.ranks.size(); ++r) {
-    std::map<std::uint64_t, std::int64_t> stream_of_queue;
-    std::map<std::int64_t, std::uint64_t> queue_of_stream;
+    using Queue = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;  // a CommQueueKey's fields
+    std::map<Queue, std::int64_t> stream_of_queue;
+    std::map<std::int64_t, Queue> queue_of_stream;
     for (const MeasuredAction& x : a.ranks[r].actions) {
       if (!is_send_recv(x.action.kind) || !x.has_gpu || x.gpu_stream < 0) continue;
-      const std::uint64_t k = packed(comm_queue_key(q, x.action.kind, x.action.stage, r, stage_to_rank));
+      const CommQueueKey key = comm_queue_key(q, x.action.kind, x.action.stage, r, stage_to_rank);
+      const Queue k{key.channel, key.from, key.to};
       auto [s, s_new] = stream_of_queue.emplace(k, x.gpu_stream);
       auto [t, t_new] = queue_of_stream.emplace(x.gpu_stream, k);
       if (s->second != x.gpu_stream || t->second != k) return false;

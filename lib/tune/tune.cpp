@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "auto/auto_schedule.hpp"
-#include "ir/action_text.hpp"
+#include "ir/action.hpp"
 #include "ir/user_error.hpp"
 #include "sim/runtime_cost.hpp"
 #include "synth/size_estimate.hpp"
@@ -108,10 +108,16 @@ void evaluate(const TuneRequest& req, double search_s, TuneTrial& t, const SimIn
   if (in.priced) {
     const auto stages = static_cast<std::uint32_t>(in.sim.costs.per_stage.size());
     if (const std::optional<MissingCost> gap = first_missing_cost(compute_kinds_by_stage(built, stages), *in.priced)) {
-      t.note = fmt::format(
-          "the cost table times no {} on stage {}, which it runs (a run with a fused backward times B, not I and "
-          "W): add those rows, or pass --fill unit",
-          gap->kind ? kind_name(*gap->kind) : "kind", gap->stage);
+      // The table priced F on every stage (inputs_for checked), so the gap is a kind: say which run
+      // leaves it out.
+      const ActionKind k = gap->kind.value_or(ActionKind::F);
+      const char* why = k == ActionKind::B ? " (a run with a split backward times I and W, not B)"
+                        : k == ActionKind::I || k == ActionKind::W
+                            ? " (a run with a fused backward times B, not I and W)"
+                            : "";
+      t.note =
+          fmt::format("the cost table times no {} on stage {}, which it runs{}: add those rows, or pass --fill unit",
+                      kind_name(k), gap->stage, why);
       return;
     }
   }
