@@ -90,12 +90,7 @@ void add_trace_command(CLI::App& app, std::vector<Command>& commands) {
       "trace", "Read PyTorch profiler traces of a pipeline run: its order, costs and time, beside the simulator's");
   sub->add_option("files", opt->files, "One trace per rank (.json or .json.gz, any order)")->required();
   add_runtime_option(*sub, opt->inputs);
-  sub->add_option("--p2p-queues", opt->p2p_queues,
-                  "The communicator queues of the re-simulation: measured (default: as the NCCL kernels' streams "
-                  "show, per-rank when they cannot tell), or per-rank, per-direction, per-pair, per-edge as in "
-                  "simulate")
-      ->check(CLI::IsMember({"measured", "per-rank", "per-direction", "per-pair", "per-edge"}))
-      ->option_text("measured|per-rank|per-direction|per-pair|per-edge");
+  add_p2p_queues_option(*sub, opt->p2p_queues, /*measured=*/true);
   sub->add_option("--format", opt->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");

@@ -62,14 +62,23 @@ void add_send_mode_option(CLI::App& sub, std::string& send_mode) {
       ->option_text("rendezvous|eager[:BYTES]");
 }
 
-void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues) {
+void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues, bool measured) {
+  // `measured` (trace): one more value, the default, read off the trace's NCCL streams.
+  std::vector<std::string> names = {"per-rank", "per-direction", "per-pair", "per-edge"};
+  if (measured) names.insert(names.begin(), "measured");
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : "|") + n;
   sub.add_option("--p2p-queues", p2p_queues,
-                 "Which sends and receives of a rank share one in-order queue, as the ops of one NCCL communicator "
-                 "do: per-rank (default: all of them, PyTorch's one communicator per rank), per-direction "
-                 "(activations and gradients apart), per-pair (one per rank pair, both directions: ProcessGroupNCCL's "
-                 "unbatched point-to-point) or per-edge (one per directed rank pair)")
-      ->check(CLI::IsMember({"per-rank", "per-direction", "per-pair", "per-edge"}))
-      ->option_text("per-rank|per-direction|per-pair|per-edge");
+                 std::string("Which sends and receives of a rank share one in-order queue, as the ops of one NCCL "
+                             "communicator do: ") +
+                     (measured ? "measured (default: as the trace's NCCL kernel streams show, per-rank when they "
+                                 "cannot tell), per-rank (all of them, PyTorch's one communicator per rank)"
+                               : "per-rank (default: all of them, PyTorch's one communicator per rank)") +
+                     ", per-direction (activations and gradients apart), per-pair (one per rank pair, both "
+                     "directions: ProcessGroupNCCL's unbatched point-to-point) or per-edge (one per directed rank "
+                     "pair)")
+      ->check(CLI::IsMember(names))
+      ->option_text(text);
 }
 
 bool send_mode_has_sizes(const SendMode& mode, bool has_sizes, const std::string& sizes_from) {

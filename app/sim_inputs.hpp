@@ -65,9 +65,10 @@ void add_sim_input_options(CLI::App& sub, SimInputOptions& opt);
 /// (sim/send_mode.hpp). A value it cannot read is a usage error that names the accepted forms.
 void add_send_mode_option(CLI::App& sub, std::string& send_mode);
 
-/// Adds --p2p-queues per-rank|per-direction|per-edge (simulate and validate): which point-to-point
-/// transfers of a rank share one in-order communicator queue (sim/p2p_queues.hpp).
-void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues);
+/// Adds --p2p-queues per-rank|per-direction|per-pair|per-edge (simulate, validate, tune): which
+/// point-to-point transfers of a rank share one in-order communicator queue (sim/p2p_queues.hpp);
+/// with `measured` (trace) also `measured`, the queues a profiled run's NCCL streams show.
+void add_p2p_queues_option(CLI::App& sub, std::string& p2p_queues, bool measured = false);
 
 /// Whether `mode` can be applied: an eager threshold compares message sizes, so it needs them
 /// (`has_sizes`: a stage spec or a model was given). Prints why not and returns false.
