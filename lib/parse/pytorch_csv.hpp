@@ -39,6 +39,9 @@ struct CsvReadOptions {
   /// Pre26: read B as I and BW as B. Current: a file in the old names is refused with one error
   /// that says so (a BW cell, or a B and a W of one stage and microbatch and no I anywhere).
   ActionDialect dialect = ActionDialect::Current;
+  /// A regular file (or text) of this many bytes or more is read by two threads, one a half, when
+  /// the machine has two cores: the result is the same. 0: every file so, whatever the cores (tests).
+  std::uint64_t split_from_bytes = std::uint64_t{4} << 20;
 };
 
 /// A schedule read from a file, with where each action came from.

@@ -1,10 +1,13 @@
-// Reading PyTorch's schedule CSV. Lines are cut here the way fast-cpp-csv-parser's LineReader cuts
-// them (BOM, CRLF, missing final newline, line numbers, its 16 MiB line limit), but found with
-// memchr: LineReader looks for each newline a byte at a time, which on a schedule's long rows costs
-// more than anything else the reader does (docs/bench.md, "Figures behind the reader's choices").
-// Cells are split here because rows are ragged and empty cells mean something, which its
-// CSVReader<N> cannot express. The byte source is still fast-cpp-csv-parser's interface
-// (io::ByteSourceBase).
+// Reading PyTorch's schedule CSV. Lines are cut in csv_lines.hpp; cells are split here because rows
+// are ragged and empty cells mean something, which fast-cpp-csv-parser's CSVReader<N> cannot express.
+//
+// A large regular file is read by two threads (issue 48): the calling thread reads the first half
+// in full, as it always did, while a second thread cuts the lines of the second half and parses
+// every row whose cells are all canonical (nearly every row of a real file). The calling thread
+// then takes those rows in order, and reads in full, from the file again, each row the second
+// thread could not parse alone. Every diagnostic is so made by one thread in file order, and the
+// result is the same byte for byte as one thread's.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -12,16 +15,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/byte_sink.hpp"
 #include "io/input_file.hpp"
 #include "ir/action_text.hpp"
 #include "parse/cell_diagnostics.hpp"
-#include "parse/fccp.hpp"
+#include "parse/csv_lines.hpp"
 #include "parse/io_diagnostic.hpp"
 #include "parse/pytorch_csv.hpp"
 
@@ -29,155 +34,122 @@ namespace ppsched {
 
 namespace {
 
-// Where the first NUL byte of the input is (1-based line and column), found as the bytes are
-// read. LineReader hands out NUL-terminated lines, so a NUL inside a line would silently cut it
-// short; the reader reports it when it reaches that line. This lives in the reader, not in the
-// byte source: LineReader destroys its source as soon as it has read a small input whole.
-struct NulPosition {
-  std::uint64_t line = 0, column = 0;  // 0: none seen
+constexpr std::size_t kRowDone = std::string_view::npos;
+
+// An action as today's names say it: under Pre26 a B is the input-gradient backward.
+Action in_dialect(ActionDialect dialect, Action a) {
+  if (dialect != ActionDialect::Pre26 || a.kind != ActionKind::B) return a;
+  return Action::make(ActionKind::I, a.stage, a.microbatch());
+}
+
+// Commas come every few bytes, so they are counted, not searched for: in blocks of at most 255
+// bytes with a byte-wide counter, a loop GCC turns into 16 or 32 bytes per step (counted into a
+// size_t, GCC keeps it byte by byte: docs/bench.md, "Figures behind the reader's choices").
+std::size_t count_commas(std::string_view line) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < line.size();) {
+    const std::size_t block = std::min<std::size_t>(line.size() - i, 255);
+    unsigned char in_block = 0;
+    for (std::size_t j = 0; j < block; ++j) in_block = static_cast<unsigned char>(in_block + (line[i + j] == ','));
+    total += in_block;
+    i += block;
+  }
+  return total;
+}
+
+// Every comma ends a cell (commas inside quotes only make this an overestimate), so a row's arrays
+// are sized once: growing them by doubling copied each 10M-action file about twice and touched
+// twice the fresh memory.
+void reserve_row(std::string_view line, std::vector<Action>& program, StepColumns& columns) {
+  const std::size_t cells = count_commas(line) + 1;
+  program.reserve(cells);
+  columns.reserve(cells);
+}
+
+// Reads the canonical cells of a non-empty `line` from `pos`, the start of a cell, into `program`
+// and `columns` (1-based), or-ing 1 << kind into `kinds` for each: nearly every cell of a real file,
+// parsed and split in one pass. Returns kRowDone when the row is complete, else the start of the
+// first cell that needs more (quoted, non-canonical, an error), read by the caller.
+std::size_t read_canonical_cells(std::string_view line, std::size_t pos, ActionDialect dialect,
+                                 std::vector<Action>& program, StepColumns& columns, std::uint32_t& kinds) {
+  const char* const line_end = line.data() + line.size();
+  for (;;) {
+    Action fast = Action::idle();  // an empty cell: an idle step
+    const char* stop = line[pos] == ','   ? line.data() + pos
+                       : line[pos] == '"' ? nullptr
+                                          : parse_canonical_prefix(line.data() + pos, line_end, fast);
+    if (!stop || (stop != line_end && *stop != ',')) return pos;
+    fast = in_dialect(dialect, fast);
+    kinds |= 1u << static_cast<unsigned>(fast.kind);
+    program.push_back(fast);
+    columns.push_back(static_cast<std::uint32_t>(pos + 1));
+    if (stop == line_end) return kRowDone;
+    pos = static_cast<std::size_t>(stop - line.data()) + 1;  // past the ','
+    if (pos == line.size()) {                                // a trailing comma leaves an empty (idle) last cell
+      program.push_back(Action::idle());
+      columns.push_back(static_cast<std::uint32_t>(pos + 1));
+      return kRowDone;
+    }
+  }
+}
+
+// What the second thread makes of the second half of a file: each row parsed when all its cells are
+// canonical (`clean`), else only where it is, for the calling thread to read in full.
+struct SecondHalf {
+  struct Row {
+    std::uint64_t offset = 0;  ///< of the line's first byte in the file
+    std::uint32_t length = 0;  ///< without its '\n' (and '\r')
+    bool clean = false;
+  };
+  std::vector<Row> rows;
+  std::vector<std::vector<Action>> programs;  ///< by row; empty for a row that is not clean
+  std::vector<StepColumns> columns;           ///< by row, as programs
+  std::uint32_t kinds = 0;                    ///< of the clean rows' actions
+  bool too_long = false;                      ///< the rows stop at a line over the limit
+  std::exception_ptr error;                   ///< a failed read
+
+  // Up to one row past the limit on rows, so that the calling thread reports it where it is.
+  void scan(CsvByteSource source, std::uint64_t base, ActionDialect dialect, const std::atomic<bool>& stop) {
+    try {
+      LineSplitter lines(source, /*skip_bom=*/false);
+      std::string_view raw;
+      while (!stop.load(std::memory_order_relaxed) && rows.size() <= kMaxCsvRanks) {
+        const LineSplitter::Status status = lines.next(raw);
+        if (status == LineSplitter::Status::End) break;
+        if (status == LineSplitter::Status::TooLong) {
+          too_long = true;
+          break;
+        }
+        Row row{base + lines.line_offset(), static_cast<std::uint32_t>(raw.size()), true};
+        auto& program = programs.emplace_back();
+        auto& cols = columns.emplace_back();
+        std::uint32_t row_kinds = 0;
+        if (!raw.empty()) {
+          reserve_row(raw, program, cols);
+          row.clean = read_canonical_cells(raw, 0, dialect, program, cols, row_kinds) == kRowDone;
+        }
+        if (row.clean) {
+          kinds |= row_kinds;
+        } else {
+          program = {};
+          cols = {};
+        }
+        rows.push_back(row);
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
 };
 
-// A byte source over a descriptor or a string that records the first NUL byte in a NulPosition.
-class CheckedSource final : public io::ByteSourceBase {
- public:
-  CheckedSource(int fd, std::string name, NulPosition& nul) : fd_(fd), name_(std::move(name)), nul_(nul) {}
-  CheckedSource(std::string_view text, NulPosition& nul) : text_(text), nul_(nul) {}
-  ~CheckedSource() override {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  int read(char* buffer, int size) override {
-    int n = fill(buffer, size);
-    scan(buffer, static_cast<std::size_t>(n));
-    return n;
-  }
-
- private:
-  // LineReader treats a short read as the end of input, so fill the buffer completely.
-  int fill(char* buffer, int size) {
-    if (fd_ < 0) {
-      auto n = std::min<std::size_t>(static_cast<std::size_t>(size), text_.size());
-      std::memcpy(buffer, text_.data(), n);
-      text_.remove_prefix(n);
-      return static_cast<int>(n);
-    }
-    int got = 0;
-    while (got < size) {
-      ssize_t n = ::read(fd_, buffer + got, static_cast<std::size_t>(size - got));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw IoError(name_, std::string("cannot read: ") + std::strerror(errno));
-      }
-      if (n == 0) break;
-      got += static_cast<int>(n);
-    }
-    return got;
-  }
-
-  void scan(const char* p, std::size_t n) {
-    if (nul_.line == 0) {
-      if (const void* z = std::memchr(p, 0, n)) {
-        auto at = static_cast<std::size_t>(static_cast<const char*>(z) - p);
-        std::uint64_t nl = count_newlines(p, at);
-        const char* last_nl = static_cast<const char*>(memrchr(p, '\n', at));
-        nul_.line = lines_ + nl + 1;
-        nul_.column = last_nl ? static_cast<std::uint64_t>(p + at - last_nl) : since_newline_ + at + 1;
-      }
-    }
-    lines_ += count_newlines(p, n);
-    const char* last_nl = static_cast<const char*>(memrchr(p, '\n', n));
-    since_newline_ = last_nl ? static_cast<std::uint64_t>(p + n - last_nl - 1) : since_newline_ + n;
-  }
-
-  // A schedule's lines are long (a rank's whole program), so newlines are found with memchr
-  // rather than counted byte by byte as std::count does (docs/bench.md, "Figures behind the reader's
-  // choices").
-  static std::uint64_t count_newlines(const char* p, std::size_t n) {
-    std::uint64_t count = 0;
-    for (const char* end = p + n; const void* hit = std::memchr(p, '\n', static_cast<std::size_t>(end - p));) {
-      ++count;
-      p = static_cast<const char*>(hit) + 1;
-    }
-    return count;
-  }
-
-  int fd_ = -1;
-  std::string name_;
-  std::string_view text_;
-  NulPosition& nul_;
-  std::uint64_t lines_ = 0, since_newline_ = 0;
-};
-
-// A byte source's lines, cut as LineReader cuts them: a UTF-8 BOM at the start is skipped; a line
-// ends at '\n', and one '\r' before it is dropped; the last line may lack its '\n'; a line of
-// kBlock bytes or more (LineReader's block) is an error. Lines are views into the buffer, valid
-// until the next call.
-class LineSplitter {
- public:
-  static constexpr std::size_t kBlock = std::size_t{1} << 24;
-
-  explicit LineSplitter(std::unique_ptr<CheckedSource> source) : source_(std::move(source)) {}
-
-  enum class Status { Line, End, TooLong };
-  /// The next line into `line`; End after the last; TooLong for a line of kBlock bytes or more.
-  Status next(std::string_view& line) {
-    if (!started_) start();
-    for (;;) {
-      const char* begin = buffer_.get() + begin_;
-      const std::size_t available = end_ - begin_;
-      const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', available));
-      if (newline || eof_) {
-        const std::size_t length = newline ? static_cast<std::size_t>(newline - begin) : available;
-        if (!newline && length == 0) return Status::End;
-        if (length + 1 > kBlock) return Status::TooLong;
-        begin_ += length + (newline ? 1 : 0);
-        ++line_number_;
-        line = std::string_view(begin, length);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        return Status::Line;
-      }
-      if (available >= kBlock) return Status::TooLong;  // no newline in a whole block
-      refill();
-    }
-  }
-  unsigned line_number() const { return line_number_; }
-
- private:
-  void start() {
-    started_ = true;
-    refill();
-    if (end_ >= 3 && buffer_[0] == '\xEF' && buffer_[1] == '\xBB' && buffer_[2] == '\xBF') begin_ = 3;
-  }
-  // Keeps the unread bytes and reads as many more as fit; a short read is the end of the input.
-  // The buffer starts small (validate reads many small files in one run, and a fuzzer one tiny
-  // input after another) and doubles, up to two blocks, whenever the unread part of a line fills
-  // half of it, so a long line is moved at most a few times.
-  void refill() {
-    if (begin_ > 0) {
-      std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
-      end_ -= begin_;
-      begin_ = 0;
-    }
-    if (capacity_ == 0 || (end_ > capacity_ / 2 && capacity_ < kMaxCapacity)) {
-      const std::size_t grown = capacity_ == 0 ? kFirstCapacity : std::min(2 * capacity_, kMaxCapacity);
-      std::unique_ptr<char[]> next(new char[grown]);  // not zero-filled: only read bytes are touched
-      if (end_ > 0) std::memcpy(next.get(), buffer_.get(), end_);
-      buffer_ = std::move(next);
-      capacity_ = grown;
-    }
-    const std::size_t room = capacity_ - end_;
-    const int got = source_->read(buffer_.get() + end_, static_cast<int>(room));
-    end_ += static_cast<std::size_t>(got);
-    eof_ = static_cast<std::size_t>(got) < room;
-  }
-
-  static constexpr std::size_t kFirstCapacity = std::size_t{1} << 16, kMaxCapacity = 2 * kBlock;
-  std::unique_ptr<CheckedSource> source_;
-  std::unique_ptr<char[]> buffer_;
-  std::size_t capacity_ = 0;
-  std::size_t begin_ = 0, end_ = 0;
-  bool started_ = false, eof_ = false;
-  unsigned line_number_ = 0;
+// Where a reader's bytes come from: a descriptor (a regular file of `size` bytes, or a stream) or
+// text in memory.
+struct CsvInput {
+  int fd = -1;
+  bool regular = false;
+  std::uint64_t size = 0;
+  std::string_view text;
+  bool is_text = false;
 };
 
 class CsvScheduleReader {
@@ -187,47 +159,36 @@ class CsvScheduleReader {
     out_.source.file = name_;
   }
 
-  /// The position the byte source records its first NUL byte in; must outlive run().
-  NulPosition& nul() { return nul_; }
-
-  std::optional<ParsedSchedule> run(std::unique_ptr<CheckedSource> source) {
-    {
-      LineSplitter lines(std::move(source));
-      std::string_view raw;
-      LineSplitter::Status status;
-      while ((status = lines.next(raw)) == LineSplitter::Status::Line) {
-        unsigned line_no = lines.line_number();
-        if (nul_.line == line_no) {
-          std::string_view text = raw.substr(0, raw.find('\0'));  // up to the NUL
-          error_at(line_no, text, nul_.column - 1, 1, "csv-syntax", "NUL byte in input: a schedule CSV is text");
-          return std::nullopt;
-        }
-        if (out_.schedule.ranks.size() == kMaxCsvRanks) {
-          error_at(line_no, raw, 0, 1, "csv-limit",
-                   "more than " + std::to_string(kMaxCsvRanks) +
-                       " rows: each row is a rank, and ppsched supports at most that many ranks");
-          return std::nullopt;
-        }
-        read_row(line_no, raw);
-        if (sink_.full()) {
-          Diagnostic d;
-          d.severity = Severity::Note;
-          d.loc = {name_, line_no, 0, {}};
-          d.message = "too many errors; stopped reading here";
-          sink_.report(std::move(d));
-          break;
-        }
+  std::optional<ParsedSchedule> run(const CsvInput& in) {
+    input_ = &in;
+    const bool whole = in.is_text || in.regular;
+    const std::uint64_t size = in.is_text ? in.text.size() : in.size;
+    std::uint64_t split = size;
+    if (whole && size > 0 &&
+        (opt_.split_from_bytes == 0 || (size >= opt_.split_from_bytes && std::thread::hardware_concurrency() > 1)))
+      split = in.is_text ? split_after_middle_newline(in.text) : split_after_middle_newline(in.fd, name_, size);
+    SecondHalf second;
+    std::atomic<bool> stop{false};
+    std::thread worker;
+    // Joined before anything leaves run(), an exception too: a thread left running ends the process.
+    struct Joiner {
+      std::thread& thread;
+      std::atomic<bool>& stop;
+      ~Joiner() {
+        stop = true;
+        if (thread.joinable()) thread.join();
       }
-      if (status == LineSplitter::Status::TooLong) {
-        unsigned line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
-        Diagnostic d;
-        d.rule = "csv-limit";
-        d.loc = {name_, line_no, 1, {}};
-        d.message = "line is longer than 16 MiB, ppsched's limit for one rank's row";
-        sink_.report(std::move(d));
-        return std::nullopt;
-      }
-    }
+    } joiner{worker, stop};
+    if (split < size)
+      worker = std::thread([&second, &stop, &in, split, size, this] {
+        second.scan(source_for(in, split, size), split, opt_.dialect, stop);
+      });
+    Flow flow = read_first_half(source_for(in, 0, split));
+    stop = flow != Flow::Go;
+    if (worker.joinable()) worker.join();
+    if (second.error) std::rethrow_exception(second.error);
+    if (flow == Flow::Go && split < size) flow = take_second_half(second);
+    if (flow == Flow::Fail) return std::nullopt;
     if (suppressed_warnings_) {
       Diagnostic d;
       d.severity = Severity::Warning;
@@ -241,6 +202,94 @@ class CsvScheduleReader {
   }
 
  private:
+  // Go: read on; Stop: the sink is full, the rest is not read; Fail: an error that ends the reading.
+  enum class Flow { Go, Stop, Fail };
+
+  // Bytes [begin, end) of the input; [0, size) is all of it, from a stream too.
+  CsvByteSource source_for(const CsvInput& in, std::uint64_t begin, std::uint64_t end) const {
+    if (in.is_text) return CsvByteSource(in.text.substr(begin, end - begin));
+    if (!in.regular) return CsvByteSource(in.fd, name_);
+    return CsvByteSource(in.fd, name_, begin, end);
+  }
+
+  Flow read_first_half(CsvByteSource source) {
+    LineSplitter lines(source, /*skip_bom=*/true);
+    std::string_view raw;
+    for (;;) {
+      const LineSplitter::Status status = lines.next(raw);
+      if (status == LineSplitter::Status::End) return Flow::Go;
+      if (status == LineSplitter::Status::TooLong) return too_long();
+      bom_ = lines.skipped_bom();
+      const Flow flow = take_line(raw);
+      if (flow != Flow::Go) return flow;
+    }
+  }
+
+  // The second thread's rows, in order: a clean one as it parsed it, any other read here in full.
+  Flow take_second_half(SecondHalf& second) {
+    kinds_ |= second.kinds;
+    std::string line;
+    for (std::size_t i = 0; i < second.rows.size(); ++i) {
+      const SecondHalf::Row& row = second.rows[i];
+      if (!row.clean) {
+        line.resize(row.length);
+        reread(row.offset, line);
+        const Flow flow = take_line(line);
+        if (flow != Flow::Go) return flow;
+        continue;
+      }
+      const auto line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
+      if (out_.schedule.ranks.size() == kMaxCsvRanks) return too_many_rows(line_no, {});
+      out_.schedule.ranks.push_back(RankProgram{std::move(second.programs[i])});
+      out_.source.step_column.push_back(std::move(second.columns[i]));
+      out_.source.rank_line.push_back(line_no);
+    }
+    return second.too_long ? too_long() : Flow::Go;
+  }
+
+  // The bytes of a line the second thread found, again.
+  void reread(std::uint64_t offset, std::string& line) const {
+    if (input_->is_text) {
+      line.assign(input_->text.substr(offset, line.size()));
+      return;
+    }
+    CsvByteSource source(input_->fd, name_, offset, offset + line.size());
+    if (static_cast<std::size_t>(source.read(line.data(), static_cast<int>(line.size()))) != line.size())
+      throw IoError(name_, "cannot read: the file changed while it was read");
+  }
+
+  // One line, the next rank's row.
+  Flow take_line(std::string_view raw) {
+    const auto line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
+    if (out_.schedule.ranks.size() == kMaxCsvRanks) return too_many_rows(line_no, raw);
+    if (!read_row(line_no, raw)) return Flow::Fail;
+    if (sink_.full()) {
+      Diagnostic d;
+      d.severity = Severity::Note;
+      d.loc = {name_, line_no, 0, {}};
+      d.message = "too many errors; stopped reading here";
+      sink_.report(std::move(d));
+      return Flow::Stop;
+    }
+    return Flow::Go;
+  }
+
+  Flow too_many_rows(unsigned line_no, std::string_view raw) {
+    error_at(line_no, raw, 0, 1, "csv-limit",
+             "more than " + std::to_string(kMaxCsvRanks) +
+                 " rows: each row is a rank, and ppsched supports at most that many ranks");
+    return Flow::Fail;
+  }
+
+  Flow too_long() {
+    Diagnostic d;
+    d.rule = "csv-limit";
+    d.loc = {name_, static_cast<unsigned>(out_.schedule.ranks.size() + 1), 1, {}};
+    d.message = "line is longer than 16 MiB, ppsched's limit for one rank's row";
+    sink_.report(std::move(d));
+    return Flow::Fail;
+  }
+
   void error_at(unsigned line_no, std::string_view line, std::size_t col0, std::size_t len, std::string_view rule,
                 std::string message) {
     Diagnostic d;
@@ -251,73 +300,49 @@ class CsvScheduleReader {
     sink_.report(std::move(d));
   }
 
-  void read_row(unsigned line_no, std::string_view line) {
+  // Reads a row, its canonical cells fast and any other cell in full; false, having said so, when
+  // it holds a NUL byte (only a cell that is not canonical can).
+  bool read_row(unsigned line_no, std::string_view line) {
     auto& program = out_.schedule.ranks.emplace_back().actions;
     auto& columns = out_.source.step_column.emplace_back();
     out_.source.rank_line.push_back(line_no);
-    if (line.empty()) return;  // a blank line is a rank with no actions
-    // Every comma ends a cell (commas inside quotes only make this an overestimate), so the row's
-    // arrays are sized once: growing them by doubling copied each 10M-action file about twice
-    // and touched twice the fresh memory.
-    const std::size_t cells = count_commas(line) + 1;
-    program.reserve(cells);
-    columns.reserve(cells);
-    const char* const line_end = line.data() + line.size();
-    std::size_t pos = 0;
+    if (line.empty()) return true;  // a blank line is a rank with no actions
+    reserve_row(line, program, columns);
+    std::size_t pos = read_canonical_cells(line, 0, opt_.dialect, program, columns, kinds_);
+    if (pos == kRowDone) return true;
+    if (const void* nul = std::memchr(line.data() + pos, 0, line.size() - pos)) {
+      const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - line.data());
+      // The column counts a skipped BOM on the first line, as LineReader's byte count does.
+      error_at(line_no, line.substr(0, at), at + (line_no == 1 && bom_ ? 3 : 0), 1, "csv-syntax",
+               "NUL byte in input: a schedule CSV is text");
+      return false;
+    }
     for (;;) {
       const std::size_t cell_start = pos;
       std::size_t end;  // where the cell ends: its ',' or the line's end
-      // Nearly every cell of a real file is canonical: parsed and split in one pass. Any other
-      // cell (quoted, non-canonical, an error) is split, then read by read_cell.
-      Action fast = Action::idle();  // an empty cell: an idle step
-      const char* stop = line[pos] == ','   ? line.data() + pos
-                         : line[pos] == '"' ? nullptr
-                                            : parse_canonical_prefix(line.data() + pos, line_end, fast);
-      if (stop && (stop == line_end || *stop == ',')) {
-        keep(program, in_dialect(fast));
-        end = static_cast<std::size_t>(stop - line.data());
+      std::string_view cell;
+      std::size_t content_start = pos;  // where the cell's text starts in the line
+      if (line[pos] == '"') {
+        if (!read_quoted(line_no, line, pos, end)) return true;
+        cell = unquoted_;
+        content_start = pos + 1;
       } else {
-        std::string_view cell;
-        std::size_t content_start = pos;  // where the cell's text starts in the line
-        if (line[pos] == '"') {
-          if (!read_quoted(line_no, line, pos, end)) return;
-          cell = unquoted_;
-          content_start = pos + 1;
-        } else {
-          end = line.find(',', pos);
-          if (end == std::string_view::npos) end = line.size();
-          cell = line.substr(pos, end - pos);
-        }
-        read_cell(line_no, line, cell, content_start, program);
-        if (sink_.full()) {  // only a cell read here can report
-          columns.push_back(static_cast<std::uint32_t>(cell_start + 1));
-          return;
-        }
+        end = line.find(',', pos);
+        if (end == std::string_view::npos) end = line.size();
+        cell = line.substr(pos, end - pos);
       }
+      read_cell(line_no, line, cell, content_start, program);
       columns.push_back(static_cast<std::uint32_t>(cell_start + 1));
-      if (end >= line.size()) return;
-      pos = end + 1;             // past the ','
-      if (pos == line.size()) {  // a trailing comma leaves an empty (idle) last cell
+      if (sink_.full() || end >= line.size()) return true;  // only a cell read here can report
+      pos = end + 1;                                        // past the ','
+      if (pos == line.size()) {                             // a trailing comma leaves an empty (idle) last cell
         program.push_back(Action::idle());
         columns.push_back(static_cast<std::uint32_t>(pos + 1));
-        return;
+        return true;
       }
+      pos = read_canonical_cells(line, pos, opt_.dialect, program, columns, kinds_);
+      if (pos == kRowDone) return true;
     }
-  }
-
-  // Commas come every few bytes, so they are counted, not searched for: in blocks of at most 255
-  // bytes with a byte-wide counter, a loop GCC turns into 16 or 32 bytes per step (counted into a
-  // size_t, GCC keeps it byte by byte: docs/bench.md, "Figures behind the reader's choices").
-  static std::size_t count_commas(std::string_view line) {
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < line.size();) {
-      const std::size_t block = std::min<std::size_t>(line.size() - i, 255);
-      unsigned char in_block = 0;
-      for (std::size_t j = 0; j < block; ++j) in_block = static_cast<unsigned char>(in_block + (line[i + j] == ','));
-      total += in_block;
-      i += block;
-    }
-    return total;
   }
 
   // Reads an RFC 4180 quoted cell starting at line[pos] == '"' into unquoted_; sets `end` to
@@ -408,11 +433,7 @@ class CsvScheduleReader {
   }
   bool seen(ActionKind kind) const { return (kinds_ >> static_cast<unsigned>(kind) & 1) != 0; }
 
-  // An action as today's names say it: under Pre26 a B is the input-gradient backward.
-  Action in_dialect(Action a) const {
-    if (opt_.dialect != ActionDialect::Pre26 || a.kind != ActionKind::B) return a;
-    return Action::make(ActionKind::I, a.stage, a.microbatch());
-  }
+  Action in_dialect(Action a) const { return ppsched::in_dialect(opt_.dialect, a); }
 
   // The stage digits of a cell spelled "<stage>BW<microbatch>", or empty.
   static std::string_view old_full_backward(std::string_view cell) {
@@ -454,7 +475,8 @@ class CsvScheduleReader {
   std::string name_;
   const CsvReadOptions& opt_;
   DiagnosticSink& sink_;
-  NulPosition nul_;
+  const CsvInput* input_ = nullptr;
+  bool bom_ = false;  ///< the first line began with a BOM
   ParsedSchedule out_;
   std::string unquoted_;
   std::size_t warnings_ = 0, suppressed_warnings_ = 0;
@@ -524,9 +546,17 @@ std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const Cs
                                                DiagnosticSink& sink) {
   std::string name = display_name(path);
   try {
+    CsvInput in;
+    in.fd = open_input(path);
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{in.fd};
+    struct stat st {};
+    in.regular = ::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode) && path != "-";
+    in.size = in.regular ? static_cast<std::uint64_t>(st.st_size) : 0;
     CsvScheduleReader reader(name, opt, sink);
-    auto source = std::make_unique<CheckedSource>(open_input(path), name, reader.nul());
-    return reader.run(std::move(source));
+    return reader.run(in);
   } catch (const IoError& e) {
     sink.report(io_diagnostic(e));
     return std::nullopt;
@@ -535,8 +565,11 @@ std::optional<ParsedSchedule> read_pytorch_csv(const std::string& path, const Cs
 
 std::optional<ParsedSchedule> read_pytorch_csv_text(std::string_view name, std::string_view text,
                                                     const CsvReadOptions& opt, DiagnosticSink& sink) {
+  CsvInput in;
+  in.text = text;
+  in.is_text = true;
   CsvScheduleReader reader(std::string(name), opt, sink);
-  return reader.run(std::make_unique<CheckedSource>(text, reader.nul()));
+  return reader.run(in);
 }
 
 }  // namespace ppsched
