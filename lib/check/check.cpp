@@ -1,6 +1,8 @@
 #include "check/check.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -63,8 +65,8 @@ constexpr Rule kRules[] = {
      "PyTorch's runtime asserts on idle steps in a lowered schedule: remove the empty cells",
      &check::idle_in_compute_comms},
     {"deadlock", RuleLevel::Error, "the schedule cannot finish: every remaining action waits for another",
-     "follow the wait-for notes: an action waits for one that comes later on its rank or never comes",
-     &check::deadlock},
+     "follow the wait-for notes: an action waits for one that comes later on its rank or never comes", &check::deadlock,
+     /*reads_simulation=*/true},
     {"input-grad-without-requires-grad", RuleLevel::Error,
      "an I (backward for the input gradient) runs on a stage with an input that does not require grad",
      "use B on that stage, or mark the input as not differentiable in the model; PyTorch's "
@@ -94,13 +96,13 @@ constexpr Rule kRules[] = {
     {"max-bubble", RuleLevel::Error, "the simulated bubble ratio exceeds --max-bubble",
      "pick a schedule with less bubble (ppsched list; ppsched simulate shows where the idle time goes), more "
      "microbatches, or raise the threshold",
-     &check::max_bubble},
+     &check::max_bubble, /*reads_simulation=*/true},
     {"max-memory", RuleLevel::Error,
      "a rank's peak memory (simulated activations, with a stage spec weights too; or PyTorch's activation slots) "
      "exceeds --max-memory",
      "pick a schedule that holds fewer microbatches (ppsched list shows each family's peak), or fewer stages per "
      "rank, or raise the threshold",
-     &check::max_memory},
+     &check::max_memory, /*reads_simulation=*/true},
 };
 
 // simulate refuses a schedule these find (check_structure). Left out, and why:
@@ -206,12 +208,40 @@ SourceLoc action_location(const CheckContext& ctx, std::size_t rank, std::size_t
 
 void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
                 const std::vector<std::pair<std::string, RuleLevel>>& levels) {
-  if (!ctx.index) ctx.index = std::make_shared<const check::ActionIndex>(ctx);
-  for (const Rule& rule : kRules) {
+  auto level_of = [&](const Rule& rule) {
     RuleLevel level = rule.level;
     for (const auto& [id, l] : levels)
       if (id == rule.id) level = l;
+    return level;
+  };
+  // The simulation (the deadlock rule's and the thresholds') reads the schedule only, and on a large
+  // file it takes as long as the index and every other rule together: it runs on a second thread
+  // meanwhile, and the rules that read it wait for it. It is what the first of them would have run.
+  std::thread simulation;
+  std::exception_ptr simulation_failed;
+  struct Joiner {
+    std::thread& thread;
+    ~Joiner() {
+      if (thread.joinable()) thread.join();
+    }
+  } joiner{simulation};
+  if (!ctx.simulation && (level_of(*find_rule("deadlock")) != RuleLevel::Off || check::thresholds_simulate(ctx)) &&
+      std::thread::hardware_concurrency() > 1)
+    simulation = std::thread([&ctx, &simulation_failed] {
+      try {
+        check::simulation_of(ctx);
+      } catch (...) {
+        simulation_failed = std::current_exception();
+      }
+    });
+  if (!ctx.index) ctx.index = std::make_shared<const check::ActionIndex>(ctx);
+  for (const Rule& rule : kRules) {
+    const RuleLevel level = level_of(rule);
     if (level == RuleLevel::Off) continue;
+    if (rule.reads_simulation && simulation.joinable()) {
+      simulation.join();
+      if (simulation_failed) std::rethrow_exception(simulation_failed);
+    }
     run_rule(rule, level, ctx, sink);
   }
 }

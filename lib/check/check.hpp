@@ -97,6 +97,8 @@ struct Rule {
   std::string_view summary;
   std::string_view help;
   void (*check)(const CheckContext&, DiagnosticSink&);
+  /// Reads the timed simulation (check::simulation_of), which run_checks computes beside the other rules.
+  bool reads_simulation = false;
 };
 
 std::span<const Rule> rules();

@@ -111,6 +111,8 @@ MemoryModel memory_model(const CheckContext& ctx);
 /// spec's recompute charged.
 CostModel cost_model(const CheckContext& ctx);
 const Simulation& simulation_of(const CheckContext& ctx);
+/// Whether a threshold rule (max-bubble, max-memory) reads simulation_of under `ctx`'s settings.
+bool thresholds_simulate(const CheckContext& ctx);
 
 /// PyTorch's activation slots per rank at ctx.memory_liveness's granularity, once per check run
 /// (max-memory under --memory-model pytorch-liveness): the counts, or PyTorch's error for an

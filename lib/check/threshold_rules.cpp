@@ -26,6 +26,10 @@ MemoryModel memory_model(const CheckContext& ctx) {
   return ctx.stage_spec ? MemoryModel::from_stage_spec(*ctx.stage_spec, ctx.stage_to_rank, ctx.ranks) : MemoryModel{};
 }
 
+bool thresholds_simulate(const CheckContext& ctx) {
+  return ctx.max_bubble >= 0 || (ctx.max_memory >= 0 && !ctx.memory_liveness);
+}
+
 void max_bubble(const CheckContext& ctx, DiagnosticSink& sink) {
   if (ctx.max_bubble < 0) return;
   const Simulation& sim = simulation_of(ctx);
