@@ -19,7 +19,6 @@
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
 #include "sim/pytorch_steps.hpp"
-#include "ir/phase_timer.hpp"
 #include "sim/timed.hpp"
 #include "sim_inputs.hpp"
 
@@ -61,8 +60,7 @@ struct SimulateOptions {
 // The timelines are written over `s`, which a deadlock leaves as it was for its message.
 int run_pytorch_steps(const SimulateOptions& opt, Schedule& s) {
   try {
-    {PhaseTimer t{"steps sim"}; simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));}
-    PhaseTimer tw{"steps write"};
+    simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));
     const Schedule& timeline = s;
     write_output(opt.output, [&](ByteSink& out) {
       if (opt.format == "csv")
@@ -121,12 +119,12 @@ int run_simulate(SimulateOptions opt) {
   const std::optional<Preparation> how =
       preparation_for(opt.source, lock_step ? Runner::LockStep : Runner::Runtime, opt.inputs.runtime_model());
   if (!how) return kExitUsage;
-  std::optional<GivenSchedule> given; {PhaseTimer t{"read"}; given = read_source(opt.source, *how);}
+  std::optional<GivenSchedule> given = read_source(opt.source, *how);
   if (!given) return kExitUsage;
-  {PhaseTimer t{"refuse_invalid"}; if (refuse_invalid_schedule(opt.source, opt.force, given->schedule, given->source)) return kExitUsage;}
+  if (refuse_invalid_schedule(opt.source, opt.force, given->schedule, given->source)) return kExitUsage;
   std::optional<RuntimeModel> runtime;
   if (!lock_step && !(runtime = load_runtime_model(opt.inputs))) return kExitUsage;
-  std::optional<PreparedSchedule> prepared; {PhaseTimer t{"prepare"}; prepared = prepare(std::move(*given), *how);}
+  std::optional<PreparedSchedule> prepared = prepare(std::move(*given), *how);
   if (!prepared) return kExitUsage;
   if (prepared->dropped_comms)
     print_note(
@@ -137,7 +135,6 @@ int run_simulate(SimulateOptions opt) {
   if (refuse_inert_comm_flags(opt.inputs, s)) return kExitUsage;
 
   // Both the placement and the map padded to every stage in use, from one inference.
-  std::optional<PhaseTimer> pt; pt.emplace("inputs");
   const Placement placed = placement_of(s);
   auto inputs =
       load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s, placed), &s);
@@ -153,7 +150,6 @@ int run_simulate(SimulateOptions opt) {
   Timeline t;
   SimAnalysis a;
   const std::vector<std::uint32_t>& stage_to_rank = placed.stage_to_rank;  // as placed, not padded
-  pt.reset(); pt.emplace("simulate");
   set_doing("simulating");
   try {
     a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);
@@ -196,7 +192,6 @@ int run_simulate(SimulateOptions opt) {
     svg.time_unit = time_unit;
     write_output(opt.svg, [&](ByteSink& out) { write_svg_gantt(s, t, out, svg); });
   }
-  pt.reset(); pt.emplace("report");
   const SimulateReport report = opt.report(
       simulate_parameters(opt.inputs, *runtime, time_model, sim.send, sim.p2p_queues), live ? &*live : nullptr);
   write_output(opt.output, [&](ByteSink& out) {
