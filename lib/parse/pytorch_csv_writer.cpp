@@ -1,4 +1,8 @@
+#include <algorithm>
 #include <memory>
+#include <vector>
+
+#include "io/ordered_chunks.hpp"
 
 #include "ir/action_text.hpp"
 #include "parse/pytorch_csv.hpp"
@@ -6,44 +10,50 @@
 namespace ppsched {
 
 void write_pytorch_csv(const Schedule& s, ByteSink& out, const CsvWriteOptions& opt) {
-  // Cells go into a raw buffer, flushed a megabyte at a time: appending to a string a cell at a
-  // time was a third of `compile --lower send-recv`'s time on a 6M-action schedule (docs/bench.md).
-  constexpr std::size_t kChunk = 1 << 20;
-  constexpr std::size_t kSlack = kMaxPlainActionText + 8;  // one cell, its comma and a line end
+  // A row is its cells and then its line end: n + 1 units for a rank of n steps. The units are cut
+  // into chunks that two threads format (io/ordered_chunks.hpp). Cells are written through a raw
+  // pointer into room for a chunk's worst case: appending to a string a cell at a time was a third
+  // of `compile --lower send-recv`'s time on a 6M-action schedule (docs/bench.md).
+  constexpr std::size_t kUnitsPerChunk = std::size_t{1} << 17;  // about 1.3 MB of a schedule's text
+  constexpr std::size_t kSlack = kMaxPlainActionText + 2;       // one cell, its comma or a line end
   const std::string_view eol = opt.line_ending == LineEnding::Crlf ? "\r\n" : "\n";
-  const auto buf = std::make_unique_for_overwrite<char[]>(kChunk + kSlack);
-  char* const begin = buf.get();
-  char* p = begin;
-  auto flush = [&] {
-    out.write(std::string_view(begin, static_cast<std::size_t>(p - begin)));
-    p = begin;
-  };
-  std::string container;  // a container's text, which has no bound (rare)
-  for (const RankProgram& rank : s.ranks) {
-    const auto& actions = rank.actions;
-    if (actions.size() == 1 && actions[0].is_idle()) {
-      // Python's csv.writer quotes a lone empty field so the row is not mistaken for a blank line.
-      *p++ = '"';
-      *p++ = '"';
-    } else {
-      for (std::size_t i = 0; i < actions.size(); ++i) {
-        if (i) *p++ = ',';
-        const Action& a = actions[i];
-        if (a.is_container()) {
-          container.clear();
-          append_action_text(container, a, s.sub_actions);
-          flush();
-          out.write(container);
-        } else if (!a.is_idle()) {
-          p = write_plain_text(p, a);
+  std::vector<std::size_t> row_start{0};
+  for (const RankProgram& rank : s.ranks) row_start.push_back(row_start.back() + rank.actions.size() + 1);
+  const std::size_t units = row_start.back();
+  write_ordered_chunks(out, (units + kUnitsPerChunk - 1) / kUnitsPerChunk, [&](std::size_t k, ChunkText& text) {
+    const std::size_t first = k * kUnitsPerChunk, last = std::min(units, first + kUnitsPerChunk);
+    char* p = text.room((last - first) * kSlack);
+    std::string container;  // a container's text, which has no bound (rare)
+    auto rank =
+        static_cast<std::size_t>(std::upper_bound(row_start.begin(), row_start.end(), first) - row_start.begin()) - 1;
+    for (std::size_t unit = first; unit < last; ++rank) {
+      const auto& actions = s.ranks[rank].actions;
+      const std::size_t stop = std::min(actions.size() + 1, last - row_start[rank]);
+      for (std::size_t i = unit - row_start[rank]; i < stop; ++i) {
+        if (i == actions.size()) {
+          p = std::copy(eol.begin(), eol.end(), p);
+        } else if (actions.size() == 1 && actions[0].is_idle()) {
+          // Python's csv.writer quotes a lone empty field so the row is not mistaken for a blank line.
+          *p++ = '"';
+          *p++ = '"';
+        } else {
+          if (i) *p++ = ',';
+          const Action& a = actions[i];
+          if (a.is_container()) [[unlikely]] {
+            container.clear();
+            append_action_text(container, a, s.sub_actions);
+            text.used(p);
+            text.append(container);
+            p = text.room((last - row_start[rank] - i) * kSlack);
+          } else if (!a.is_idle()) {
+            p = write_plain_text(p, a);
+          }
         }
-        if (static_cast<std::size_t>(p - begin) >= kChunk) flush();
       }
+      unit = row_start[rank] + stop;
     }
-    for (char c : eol) *p++ = c;
-    if (static_cast<std::size_t>(p - begin) >= kChunk) flush();
-  }
-  flush();
+    text.used(p);
+  });
 }
 
 std::string to_pytorch_csv(const Schedule& s, const CsvWriteOptions& opt) {

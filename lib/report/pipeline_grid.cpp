@@ -1,71 +1,108 @@
 #include "report/pipeline_grid.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 #include <vector>
 
+#include "io/ordered_chunks.hpp"
 #include "ir/action_text.hpp"
 
 namespace ppsched {
 
-// The grid is written as it is formatted, row by row into a small buffer: no cell is kept as a
-// string (a string per cell was 30 bytes and an allocation per action of a 6M-action dry run,
-// issue 48). Each cell is formatted twice, once for its column's width and once to write it.
+namespace {
+
+std::size_t decimal_digits(std::uint64_t v) {
+  std::size_t n = 1;
+  for (; v >= 10; v /= 10) ++n;
+  return n;
+}
+
+// The length of a's text: for a plain action counted, not written (the widths pass reads every
+// cell of a dry run's timeline); a container is formatted.
+std::size_t text_size(const Action& a, const SubActionTable& subs, std::string& scratch) {
+  if (a.is_idle()) return 0;
+  if (a.is_container()) {
+    scratch.clear();
+    append_action_text(scratch, a, subs);
+    return scratch.size();
+  }
+  return (a.has_stage() ? decimal_digits(a.stage) : 2) + kind_name(a.kind).size() +
+         (a.has_microbatch() ? decimal_digits(a.microbatch()) : 0);
+}
+
+}  // namespace
+
+// Rows are cut into chunks of steps that two threads format (io/ordered_chunks.hpp), each written
+// through a raw pointer into room for its widest case: no cell is kept as a string (a string per
+// cell was 30 bytes and an allocation per action of a 6M-action dry run, issue 48).
 void write_pipeline_grid(const Schedule& s, ByteSink& sink, std::optional<std::size_t> error_step) {
   std::size_t steps = 0;
   for (const auto& r : s.ranks) steps = std::max(steps, r.actions.size());
   if (steps == 0 || s.ranks.empty()) return;
   const std::size_t ranks = s.ranks.size();
-  const std::size_t digits = std::to_string(steps - 1).size();
+  const std::size_t digits = decimal_digits(steps - 1);
   const std::size_t label_len = 5 + digits;  // "Step " + zero-padded number
 
-  std::string cell;
+  std::string scratch;
   std::vector<std::size_t> width(ranks, 0);
   for (std::size_t r = 0; r < ranks; ++r) {
-    for (const Action& a : s.ranks[r].actions) {
-      cell.clear();
-      append_action_text(cell, a, s.sub_actions);
-      width[r] = std::max(width[r], cell.size());
-    }
+    for (const Action& a : s.ranks[r].actions) width[r] = std::max(width[r], text_size(a, s.sub_actions, scratch));
     // PyTorch zips the step labels into the width computation of the first `steps` columns.
     // Beyond those it raises IndexError; ppsched widens them to their header instead.
     if (r < steps)
       width[r] = std::max(width[r], label_len);
     else
-      width[r] = std::max(width[r], 5 + std::to_string(r).size());
+      width[r] = std::max(width[r], 5 + decimal_digits(r));
   }
-  auto pad = [](std::string& out, std::size_t written, std::size_t w) {
-    if (written < w) out.append(w - written, ' ');
-  };
-
-  constexpr std::size_t kFlushAt = std::size_t{1} << 16;
-  std::string out(label_len + 2, ' ');
+  std::string header(label_len + 2, ' ');
   for (std::size_t r = 0; r < ranks; ++r) {
-    if (r) out += ' ';
-    const std::string header = "Rank " + std::to_string(r);
-    out += header;
-    pad(out, header.size(), width[r]);
+    if (r) header += ' ';
+    const std::string name = "Rank " + std::to_string(r);
+    header += name;
+    if (name.size() < width[r]) header.append(width[r] - name.size(), ' ');
   }
-  out += '\n';
-  for (std::size_t t = 0; t < steps; ++t) {
-    std::string num = std::to_string(t);
-    out += "Step ";
-    out.append(digits - num.size(), '0');
-    out += num;
-    out += ": ";
-    for (std::size_t r = 0; r < ranks; ++r) {
-      if (r) out += ' ';
-      const std::size_t before = out.size();
-      if (t < s.ranks[r].actions.size()) append_action_text(out, s.ranks[r].actions[t], s.sub_actions);
-      pad(out, out.size() - before, width[r]);
+  header += '\n';
+  sink.write(header);
+
+  constexpr std::string_view kErrorMark = " <-- ERROR HERE";
+  std::size_t row_room = label_len + 2 + kErrorMark.size() + 1;
+  for (std::size_t w : width) row_room += w + 1;
+  // About a megabyte of text a chunk.
+  const std::size_t steps_per_chunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / row_room);
+  write_ordered_chunks(sink, (steps + steps_per_chunk - 1) / steps_per_chunk, [&](std::size_t k, ChunkText& text) {
+    const std::size_t first = k * steps_per_chunk, last = std::min(steps, first + steps_per_chunk);
+    std::string container;
+    char* p = text.room((last - first) * row_room);
+    char label[24];
+    for (std::size_t t = first; t < last; ++t) {
+      p = std::copy_n("Step ", 5, p);
+      char* const label_end = std::to_chars(label, label + sizeof label, t).ptr;
+      const auto label_size = static_cast<std::size_t>(label_end - label);
+      p = std::fill_n(p, digits - label_size, '0');
+      p = std::copy(label, label_end, p);
+      *p++ = ':';
+      *p++ = ' ';
+      for (std::size_t r = 0; r < ranks; ++r) {
+        if (r) *p++ = ' ';
+        char* const cell = p;
+        if (t < s.ranks[r].actions.size()) {
+          const Action& a = s.ranks[r].actions[t];
+          if (a.is_container()) [[unlikely]] {
+            container.clear();
+            append_action_text(container, a, s.sub_actions);
+            p = std::copy(container.begin(), container.end(), p);  // no wider than its column
+          } else if (!a.is_idle()) {
+            p = write_plain_text(p, a);
+          }
+        }
+        p = std::fill_n(p, width[r] - static_cast<std::size_t>(p - cell), ' ');
+      }
+      if (error_step && *error_step == t) p = std::copy(kErrorMark.begin(), kErrorMark.end(), p);
+      *p++ = '\n';
     }
-    if (error_step && *error_step == t) out += " <-- ERROR HERE";
-    out += '\n';
-    if (out.size() >= kFlushAt) {
-      sink.write(out);
-      out.clear();
-    }
-  }
-  sink.write(out);
+    text.used(p);
+  });
 }
 
 std::string format_pipeline_grid(const Schedule& s, std::optional<std::size_t> error_step) {

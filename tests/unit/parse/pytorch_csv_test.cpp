@@ -1,6 +1,7 @@
 #include "parse/pytorch_csv.hpp"
 
 #include <random>
+#include <regex>
 
 #include "diag/render.hpp"
 #include "ir/action_text.hpp"
@@ -277,4 +278,34 @@ TEST_CASE("today's names: an old-dialect file gets one finding, not a cascade") 
   opt.lenient = true;
   CHECK(read_pytorch_csv_text("s.csv", "0F0,0BW0\n", opt, lenient));
   CHECK(lenient.diagnostics().at(0).rule == "action-noncanonical");
+}
+
+TEST_CASE("a schedule of many chunks is written as one cell after another, in order") {
+  // Over 2^17 cells (the writer's chunk) in rows of every shape: long, empty, a lone idle cell,
+  // containers and idle cells, so that chunks start and end inside rows and at their edges.
+  Schedule s;
+  std::mt19937 rng(7);
+  const std::uint32_t group =
+      s.sub_actions.add(std::vector<Action>{Action::make(ActionKind::F, 1, 3), Action::make(ActionKind::B, 0, 2)});
+  for (int r = 0; r < 40; ++r) {
+    auto& actions = s.ranks.emplace_back().actions;
+    const std::size_t n = r % 5 == 1 ? 0 : r % 5 == 2 ? 1 : rng() % 30000;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto roll = rng() % 100;
+      actions.push_back(r % 5 == 2 || roll < 5 ? Action::idle()
+                        : roll < 7             ? Action::container(ActionKind::OverlapFB, group)
+                                               : Action::make(ActionKind::SendF, static_cast<std::uint16_t>(r),
+                                                              static_cast<std::uint32_t>(rng() % 100000)));
+    }
+  }
+  std::string expected;
+  for (const RankProgram& rank : s.ranks) {
+    if (rank.actions.size() == 1 && rank.actions[0].is_idle()) expected += "\"\"";
+    for (std::size_t i = 0; i < rank.actions.size(); ++i)
+      expected += (i ? "," : "") + action_text(rank.actions[i], s.sub_actions);
+    expected += "\r\n";
+  }
+  REQUIRE(expected.size() > (std::size_t{1} << 20));
+  CHECK(to_pytorch_csv(s) == expected);
+  CHECK(to_pytorch_csv(s, {LineEnding::Lf}) == std::regex_replace(expected, std::regex("\r\n"), "\n"));
 }
