@@ -11,6 +11,7 @@
 
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
+#include "ir/rank_halves.hpp"
 #include "passes/key_table.hpp"
 
 namespace ppsched::check {
@@ -35,10 +36,8 @@ struct Proof {
   // Whether leaf `a` of rank `r` keeps the schedule provably clean, given what came before it.
   bool visit(std::uint32_t r, const Action& a) {
     if (a.has_stage()) {
-      if (a.stage >= ctx.stages) return false;  // stage-out-of-range
-      std::uint32_t& where = stage_rank[a.stage];
-      if (where == ActionIndex::kNone) where = r;
-      if (where != r) return false;  // stage-on-two-ranks, stage-on-wrong-rank
+      if (a.stage >= ctx.stages) return false;     // stage-out-of-range
+      if (stage_rank[a.stage] != r) return false;  // stage-on-two-ranks, stage-on-wrong-rank
     }
     const std::uint8_t bit = kBit[static_cast<std::size_t>(a.kind)];
     if (!a.has_microbatch()) return (bit & (kF | kB | kI | kW)) == 0;  // a compute action of no microbatch
@@ -62,22 +61,29 @@ bool provably_structurally_clean(const CheckContext& ctx) {
   if (grid > dense_grid_limit(s.step_count())) return false;  // a sparse index: the rules' hash map serves
   Proof proof{ctx, std::vector<std::uint8_t>(static_cast<std::size_t>(grid), 0),
               std::vector<std::uint32_t>(ctx.stages, ActionIndex::kNone)};
-  // With a placement to check against, each stage's rank is known before its first action.
-  if (!ctx.placement_inferred)
-    for (std::size_t st = 0; st < ctx.stages && st < ctx.stage_to_rank.size(); ++st)
-      proof.stage_rank[st] = ctx.stage_to_rank[st];
+  // Each stage's rank is known before its first action: the placement's, which when inferred is
+  // the first rank that runs the stage, what a pass in rank order meets first (a map that says
+  // otherwise only makes the proof fail, and the rules run). So the ranks are read in two halves on
+  // two threads (ir/rank_halves.hpp): a stage's cells are written only by its own rank's half.
+  for (std::size_t st = 0; st < ctx.stages && st < ctx.stage_to_rank.size(); ++st)
+    proof.stage_rank[st] = ctx.stage_to_rank[st];
   // Each rank in program order: with every stage on one rank (checked as it goes), "already
   // seen" is "earlier on the same rank", which is what the order rules ask.
-  for (std::uint32_t r = 0; r < s.rank_count(); ++r)
-    for (const Action& a : s.ranks[r].actions) {
-      if (a.is_idle()) continue;
-      if (a.is_container()) [[unlikely]] {
-        for (const Action& sub : s.subs(a))
-          if (!proof.visit(r, sub)) return false;
-      } else if (!proof.visit(r, a)) {
-        return false;
+  bool clean[2] = {true, true};
+  for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r)
+      for (const Action& a : s.ranks[r].actions) {
+        if (a.is_idle()) continue;
+        const auto rank = static_cast<std::uint32_t>(r);
+        if (a.is_container()) [[unlikely]] {
+          for (const Action& sub : s.subs(a))
+            if (!proof.visit(rank, sub)) return void(clean[half] = false);
+        } else if (!proof.visit(rank, a)) {
+          return void(clean[half] = false);
+        }
       }
-    }
+  });
+  if (!clean[0] || !clean[1]) return false;
   // missing-forward, missing-backward, full-and-split-backward: F, then B alone or I and W.
   for (std::uint8_t cell : proof.seen) {
     const std::uint8_t compute = cell & (kF | kB | kI | kW);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/rank_halves.hpp"
+
 namespace ppsched {
 
 std::uint32_t SubActionTable::add(std::span<const Action> actions) {
@@ -64,23 +66,28 @@ std::size_t Schedule::action_count() const {
 
 // infer_stage_count and infer_microbatch_count run on every file validate or simulate reads: a
 // tight loop over the plain actions, which GCC vectorizes, and the containers' sub-actions apart
-// (a branch per action for idle steps and containers made each pass several times slower).
+// (a branch per action for idle steps and containers made each pass several times slower), over
+// each half of the ranks on its own thread (ir/rank_halves.hpp).
 template <class Extent>
 std::uint32_t largest_plus_one(const Schedule& s, Extent extent) {
-  std::uint32_t n = 0;
-  bool containers = false;
-  for (const RankProgram& rank : s.ranks)
-    for (const Action& a : rank.actions) {
-      containers |= a.is_container();
-      n = std::max(n, a.is_container() ? 0u : extent(a));
-    }
-  if (containers)
-    for (const RankProgram& rank : s.ranks)
-      for (const Action& a : rank.actions)
-        if (a.is_container())
-          for (const Action& sub : s.subs(a))
-            if (!sub.is_container()) n = std::max(n, extent(sub));
-  return n;
+  std::uint32_t largest[2] = {0, 0};
+  for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
+    std::uint32_t n = 0;
+    bool containers = false;
+    for (std::size_t r = begin; r < end; ++r)
+      for (const Action& a : s.ranks[r].actions) {
+        containers |= a.is_container();
+        n = std::max(n, a.is_container() ? 0u : extent(a));
+      }
+    if (containers)
+      for (std::size_t r = begin; r < end; ++r)
+        for (const Action& a : s.ranks[r].actions)
+          if (a.is_container())
+            for (const Action& sub : s.subs(a))
+              if (!sub.is_container()) n = std::max(n, extent(sub));
+    largest[half] = n;
+  });
+  return std::max(largest[0], largest[1]);
 }
 
 std::uint32_t infer_stage_count(const Schedule& s) {
@@ -96,25 +103,33 @@ std::uint32_t infer_microbatch_count(const Schedule& s) {
 Placement infer_placement(const Schedule& s) {
   // One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
   // A rank's program runs the same stage for long stretches (all of it with one stage per rank):
-  // an action whose stage is the one before it was placed already, which one compare tells.
-  std::vector<std::uint32_t> map;
-  auto place = [&](std::size_t r, std::uint16_t stage) {
-    if (stage >= map.size()) map.resize(stage + std::size_t{1}, kUnplaced);
-    if (map[stage] == kUnplaced) map[stage] = static_cast<std::uint32_t>(r);
-  };
-  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
-    std::uint16_t last = Action::kNoStage;
-    for (const Action& a : s.ranks[r].actions) {
-      if (a.stage == last && !a.is_container()) continue;  // idle steps have no stage either
-      if (a.is_container()) {
-        for (const Action& sub : s.subs(a))
-          if (sub.has_stage()) place(r, sub.stage);
-      } else if (a.has_stage()) {
-        place(r, a.stage);
-        last = a.stage;
+  // an action whose stage is the one before it was placed already, which one compare tells. Each
+  // half of the ranks maps the stages it meets; a stage goes to the first half's rank if it has one.
+  std::vector<std::uint32_t> maps[2];
+  for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
+    std::vector<std::uint32_t>& map = maps[half];
+    auto place = [&](std::size_t r, std::uint16_t stage) {
+      if (stage >= map.size()) map.resize(stage + std::size_t{1}, kUnplaced);
+      if (map[stage] == kUnplaced) map[stage] = static_cast<std::uint32_t>(r);
+    };
+    for (std::size_t r = begin; r < end; ++r) {
+      std::uint16_t last = Action::kNoStage;
+      for (const Action& a : s.ranks[r].actions) {
+        if (a.stage == last && !a.is_container()) continue;  // idle steps have no stage either
+        if (a.is_container()) {
+          for (const Action& sub : s.subs(a))
+            if (sub.has_stage()) place(r, sub.stage);
+        } else if (a.has_stage()) {
+          place(r, a.stage);
+          last = a.stage;
+        }
       }
     }
-  }
+  });
+  std::vector<std::uint32_t>& map = maps[0];
+  if (maps[1].size() > map.size()) map.resize(maps[1].size(), kUnplaced);
+  for (std::size_t st = 0; st < maps[1].size(); ++st)
+    if (map[st] == kUnplaced) map[st] = maps[1][st];
   return Placement::explicit_map(std::move(map));
 }
 
