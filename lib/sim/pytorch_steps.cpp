@@ -203,8 +203,12 @@ class StepSimulator {
     return out;
   }
 
+  // Also fetches the lane's program four cache lines ahead: a step reads one action of every rank,
+  // and the hardware prefetcher follows fewer streams than a 64-rank schedule has lanes, so without
+  // this each lane's next line was a miss: a third of a 6M-action dry run's time (issue 48).
   static void skip_idle(Lane& lane) {
     while (lane.next != lane.end && lane.next->is_idle()) ++lane.next;
+    __builtin_prefetch(lane.next + 32);
   }
 
   // Records what the rank ran and moves on to its next action.
