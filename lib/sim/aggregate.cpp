@@ -29,6 +29,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/rank_halves.hpp"
 #include "passes/key_table.hpp"
 #include "sim/timed_rules.hpp"
 
@@ -154,24 +155,22 @@ class AggregateRun {
   }
 
  private:
-  // One pass over the leaves: sizes (as timed.cpp and compute_memory infer them), whether comms
-  // are explicit, how many actions name each microbatch, and whether every action sits on the
-  // rank its stage is placed on (the event producers and comm partners are found by placement).
-  void scan() {
+  // What one half of the ranks holds (scan()).
+  struct ScanHalf {
+    std::vector<std::uint32_t> counts = std::vector<std::uint32_t>(1024, 0);  ///< actions per microbatch
     std::uint32_t max_stage = 0;
-    bool any_stage = false, bad = false;
-    const std::size_t steps = s_.step_count();
-    const double limit = dense_grid_limit(steps);  // the bound of timed.cpp's dense event table
+    bool any_stage = false, bad = false, explicit_comms = false, plain = true;
+  };
+  void scan_ranks(std::size_t begin, std::size_t end, double limit, ScanHalf& out) const {
     const std::size_t placed = placement_.size();
-    remaining_.assign(1024, 0);
-    std::uint32_t* counts = remaining_.data();
-    std::size_t counted = remaining_.size();
+    std::uint32_t* counts = out.counts.data();
+    std::size_t counted = out.counts.size();
     auto count = [&](std::uint32_t m) {
       if (m >= counted) [[unlikely]] {
         if (double(m) >= limit) throw Fallback{};
-        remaining_.resize(std::max<std::size_t>(std::size_t{m} + 1, 2 * counted), 0);
-        counts = remaining_.data();
-        counted = remaining_.size();
+        out.counts.resize(std::max<std::size_t>(std::size_t{m} + 1, 2 * counted), 0);
+        counts = out.counts.data();
+        counted = out.counts.size();
       }
       ++counts[m];
     };
@@ -180,29 +179,54 @@ class AggregateRun {
     auto leaf = [&](const Action& a, std::uint32_t rank, std::uint32_t& checked_stage) {
       if (a.stage != checked_stage) {
         if (!a.has_stage()) {
-          bad |= is_send_recv(a.kind) && a.has_microbatch();  // a comm with nothing to say where
+          out.bad |= is_send_recv(a.kind) && a.has_microbatch();  // a comm with nothing to say where
         } else {
-          any_stage = true;
-          max_stage = std::max<std::uint32_t>(max_stage, a.stage);
-          bad |= a.stage >= placed || placement_[a.stage] != rank;
+          out.any_stage = true;
+          out.max_stage = std::max<std::uint32_t>(out.max_stage, a.stage);
+          out.bad |= a.stage >= placed || placement_[a.stage] != rank;
           checked_stage = a.stage;
         }
       }
       if (a.has_microbatch()) count(a.microbatch());
     };
-    for (std::uint32_t rank = 0; rank < s_.rank_count(); ++rank) {
+    for (auto rank = static_cast<std::uint32_t>(begin); rank < end; ++rank) {
       std::uint32_t checked_stage = kNone;
       for (const Action& a : s_.ranks[rank].actions) {
         if (a.is_idle()) continue;
-        explicit_comms_ |= is_send_recv(a.kind);
+        out.explicit_comms |= is_send_recv(a.kind);
         if (a.is_container()) [[unlikely]] {
-          plain_ = false;
+          out.plain = false;
           for (const Action& sub : s_.subs(a)) leaf(sub, rank, checked_stage);
         } else {
           leaf(a, rank, checked_stage);
         }
       }
     }
+  }
+
+  // One pass over the leaves: sizes (as timed.cpp and compute_memory infer them), whether comms
+  // are explicit, how many actions name each microbatch, and whether every action sits on the
+  // rank its stage is placed on (the event producers and comm partners are found by placement).
+  void scan() {
+    const double limit = dense_grid_limit(s_.step_count());  // the bound of timed.cpp's dense event table
+    // Each half of the ranks on its own thread (ir/rank_halves.hpp), its counts apart; summed after.
+    ScanHalf halves[2];
+    for_rank_halves(
+        s_, [&](std::size_t half, std::size_t begin, std::size_t end) { scan_ranks(begin, end, limit, halves[half]); });
+    ScanHalf& all = halves[0];
+    const ScanHalf& other = halves[1];
+    if (other.counts.size() > all.counts.size()) all.counts.resize(other.counts.size(), 0);
+    for (std::size_t m = 0; m < other.counts.size(); ++m) all.counts[m] += other.counts[m];
+    all.max_stage = std::max(all.max_stage, other.max_stage);
+    all.any_stage |= other.any_stage;
+    all.bad |= other.bad;
+    explicit_comms_ = all.explicit_comms || other.explicit_comms;
+    plain_ = all.plain && other.plain;
+    remaining_ = std::move(all.counts);
+    const std::uint32_t max_stage = all.max_stage;
+    const bool any_stage = all.any_stage, bad = all.bad;
+    const std::uint32_t* counts = remaining_.data();
+    const std::size_t counted = remaining_.size();
     std::size_t top = counted;
     while (top > 0 && counts[top - 1] == 0) --top;
     const bool any_mb = top > 0;
