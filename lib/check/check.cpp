@@ -13,50 +13,66 @@ namespace ppsched {
 
 namespace {
 
+constexpr std::uint32_t kind_bit(ActionKind k) { return 1u << static_cast<unsigned>(k); }
+
 constexpr Rule kRules[] = {
     {"rank-count", RuleLevel::Error, "the schedule has a different number of ranks than expected",
-     "give one row per rank (a blank line for a rank with no actions), or pass --ranks", &check::rank_count},
+     "give one row per rank (a blank line for a rank with no actions), or pass --ranks", &check::rank_count,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"stage-out-of-range", RuleLevel::Error, "an action names a stage the pipeline does not have",
-     "stages run from 0 to stages-1; check --stages-per-rank or the action", &check::stage_out_of_range},
+     "stages run from 0 to stages-1; check --stages-per-rank or the action", &check::stage_out_of_range,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"microbatch-out-of-range", RuleLevel::Error, "an action names a microbatch beyond --microbatches",
-     "microbatches run from 0 to microbatches-1", &check::microbatch_out_of_range},
+     "microbatches run from 0 to microbatches-1", &check::microbatch_out_of_range, /*reads_simulation=*/false,
+     ProvenBy::Structure},
     {"stage-on-two-ranks", RuleLevel::Error, "one stage's actions appear on two ranks",
-     "each stage lives on one rank; move the action to the rank that runs the stage", &check::stage_on_two_ranks},
+     "each stage lives on one rank; move the action to the rank that runs the stage", &check::stage_on_two_ranks,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"stage-on-wrong-rank", RuleLevel::Error, "a stage runs on another rank than its placement says",
      "pass the placement the schedule was made for (--placement loop|v|list, or --schedule NAME)",
-     &check::stage_on_wrong_rank},
+     &check::stage_on_wrong_rank, /*reads_simulation=*/false, ProvenBy::Structure},
     {"duplicate-action", RuleLevel::Error, "the same action appears twice",
      "each (stage, kind, microbatch) runs once; PyTorch's validator counts sets and lets this pass",
-     &check::duplicate_action},
+     &check::duplicate_action, /*reads_simulation=*/false, ProvenBy::Structure},
     {"missing-forward", RuleLevel::Error, "a stage never runs the forward of a microbatch",
-     "every stage runs F once per microbatch", &check::missing_forward},
+     "every stage runs F once per microbatch", &check::missing_forward, /*reads_simulation=*/false,
+     ProvenBy::Structure},
     {"missing-backward", RuleLevel::Error, "a stage never runs the backward of a microbatch",
-     "every stage runs B, or I and W, once per microbatch", &check::missing_backward},
+     "every stage runs B, or I and W, once per microbatch", &check::missing_backward, /*reads_simulation=*/false,
+     ProvenBy::Structure},
     {"backward-before-forward", RuleLevel::Error, "a backward runs before its forward on the same rank",
-     "move the B or I after the F of the same stage and microbatch", &check::backward_before_forward},
+     "move the B or I after the F of the same stage and microbatch", &check::backward_before_forward,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"weight-before-input-grad", RuleLevel::Error, "a W runs before its I",
-     "the weight gradient needs the input-gradient pass first: put I before W", &check::weight_before_input_grad},
+     "the weight gradient needs the input-gradient pass first: put I before W", &check::weight_before_input_grad,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"full-and-split-backward", RuleLevel::Error, "a microbatch gets both a full backward B and an I or W",
-     "use B, or I and W, for each (stage, microbatch), not both", &check::full_and_split_backward},
+     "use B, or I and W, for each (stage, microbatch), not both", &check::full_and_split_backward,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"input-weight-count", RuleLevel::Error, "a stage runs I and W for different numbers of microbatches",
-     "every I needs its W (PyTorch's validator checks the counts too)", &check::input_weight_count},
+     "every I needs its W (PyTorch's validator checks the counts too)", &check::input_weight_count,
+     /*reads_simulation=*/false, ProvenBy::Structure},
     {"send-without-recv", RuleLevel::Error, "a SEND has no matching RECV on the receiving rank",
-     "every SEND_F(s, m) needs RECV_F(s+1, m) and every SEND_B(s, m) needs RECV_B(s-1, m)", &check::send_without_recv},
+     "every SEND_F(s, m) needs RECV_F(s+1, m) and every SEND_B(s, m) needs RECV_B(s-1, m)", &check::send_without_recv,
+     /*reads_simulation=*/false, ProvenBy::StructureAndComms},
     {"recv-without-send", RuleLevel::Error, "a RECV has no matching SEND on the sending rank",
-     "every RECV_F(s, m) needs SEND_F(s-1, m) and every RECV_B(s, m) needs SEND_B(s+1, m)", &check::recv_without_send},
+     "every RECV_F(s, m) needs SEND_F(s-1, m) and every RECV_B(s, m) needs SEND_B(s+1, m)", &check::recv_without_send,
+     /*reads_simulation=*/false, ProvenBy::StructureAndComms},
     {"send-before-compute", RuleLevel::Error, "a SEND comes before the compute that produces its data",
-     "put SEND_F(s, m) after F(s, m) and SEND_B(s, m) after I(s, m) or B(s, m)", &check::send_before_compute},
+     "put SEND_F(s, m) after F(s, m) and SEND_B(s, m) after I(s, m) or B(s, m)", &check::send_before_compute,
+     /*reads_simulation=*/false, ProvenBy::StructureAndComms},
     {"comm-between-colocated-stages", RuleLevel::Error, "a SEND or RECV between two stages on the same rank",
      "stages on one rank (the middle of a V schedule) pass data locally; remove the SEND/RECV",
-     &check::comm_between_colocated},
+     &check::comm_between_colocated, /*reads_simulation=*/false, ProvenBy::StructureAndComms},
     {"unshard-reshard", RuleLevel::Error,
      "FSDP UNSHARD/RESHARD unbalanced, or compute on a stage whose parameters are resharded",
      "UNSHARD a stage before its first compute, RESHARD it after its last, once each (the runtime lowering "
      "does this: ppsched compile --lower runtime)",
-     &check::unshard_reshard},
+     &check::unshard_reshard, /*reads_simulation=*/false, ProvenBy::Structure,
+     kind_bit(ActionKind::Unshard) | kind_bit(ActionKind::Reshard)},
     {"reduce-grad-misplaced", RuleLevel::Error, "REDUCE_GRAD comes before a stage's last backward",
      "put REDUCE_GRAD right after the action that completes the stage's last weight gradient (B or W)",
-     &check::reduce_grad},
+     &check::reduce_grad, /*reads_simulation=*/false, ProvenBy::Structure, kind_bit(ActionKind::ReduceGrad)},
     {"comm-in-compute-only", RuleLevel::Error, "a compute-only schedule contains communication",
      "PyTorch's compute_only loader rejects it: remove SEND/RECV/UNSHARD/RESHARD/REDUCE_GRAD, or load it as "
      "compute_comms",
@@ -84,7 +100,7 @@ constexpr Rule kRules[] = {
      "an I on the first stage: PyTorch skips it and runs the whole backward in W",
      "the first stage's inputs need no gradient, so PyTorch's runtime skips its I and runs the whole backward in its "
      "W: splitting I from W buys nothing there; a B says the same thing",
-     &check::first_stage_input_grad},
+     &check::first_stage_input_grad, /*reads_simulation=*/false, ProvenBy::Structure, kind_bit(ActionKind::I)},
     {"split-backward-recompute", RuleLevel::Warning,
      "a split backward (I and W) on a checkpointed stage: its forward is recomputed once in I and once per "
      "parameter group in W",
@@ -234,10 +250,14 @@ void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
         simulation_failed = std::current_exception();
       }
     });
-  if (!ctx.index) ctx.index = std::make_shared<const check::ActionIndex>(ctx);
+  // A rule the one-pass proof speaks for is skipped, and the index is built only when a rule asks
+  // for it (check::index_of): a clean file never pays for it. A context whose index is built
+  // already runs every rule through it.
+  const std::optional<check::CleanProof> proof =
+      ctx.index ? std::nullopt : std::optional<check::CleanProof>(check::prove_clean(ctx));
   for (const Rule& rule : kRules) {
     const RuleLevel level = level_of(rule);
-    if (level == RuleLevel::Off) continue;
+    if (level == RuleLevel::Off || (proof && check::proven_silent(*proof, rule))) continue;
     if (rule.reads_simulation && simulation.joinable()) {
       simulation.join();
       if (simulation_failed) std::rethrow_exception(simulation_failed);
@@ -248,7 +268,6 @@ void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
 
 std::size_t check_structure(const CheckContext& ctx, DiagnosticSink& sink) {
   if (check::provably_structurally_clean(ctx)) return 0;  // a few bytes per (stage, microbatch), not the index
-  if (!ctx.index) ctx.index = std::make_shared<const check::ActionIndex>(ctx);
   std::size_t errors = 0;
   for (std::string_view id : kStructuralRules) errors += run_rule(*find_rule(id), RuleLevel::Error, ctx, sink);
   return errors;
@@ -256,7 +275,10 @@ std::size_t check_structure(const CheckContext& ctx, DiagnosticSink& sink) {
 
 namespace check {
 
-const ActionIndex& index_of(const CheckContext& ctx) { return *ctx.index; }
+const ActionIndex& index_of(const CheckContext& ctx) {
+  if (!ctx.index) ctx.index = std::make_shared<const ActionIndex>(ctx);
+  return *ctx.index;
+}
 
 void report(const CheckContext& ctx, DiagnosticSink& sink, std::string_view rule, std::size_t rank, std::size_t step,
             std::string message, std::vector<Note> notes) {

@@ -91,6 +91,8 @@ inline constexpr int kPytorchFiltersNonGradInputs[2] = {2, 13};
 /// Reads "2.12", "2.13.0" or "2.13.0a0+git1234" as {major, minor}; nullopt when it is not one.
 std::optional<std::pair<int, int>> parse_pytorch_version(std::string_view text);
 
+enum class ProvenBy : std::uint8_t { Never, Structure, StructureAndComms };
+
 struct Rule {
   std::string_view id;
   RuleLevel level;
@@ -99,6 +101,12 @@ struct Rule {
   void (*check)(const CheckContext&, DiagnosticSink&);
   /// Reads the timed simulation (check::simulation_of), which run_checks computes beside the other rules.
   bool reads_simulation = false;
+  /// When the one-pass proof (check::prove_clean) shows that the rule has nothing to say, so that
+  /// run_checks skips it and a clean file never builds the rules' index: never; when the structure
+  /// holds; when the send/recv pairing and order hold too. Either way only for a schedule with none
+  /// of the kinds in proven_unless_kinds (bits 1 << ActionKind).
+  ProvenBy proven_by = ProvenBy::Never;
+  std::uint32_t proven_unless_kinds = 0;
 };
 
 std::span<const Rule> rules();

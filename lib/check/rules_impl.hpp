@@ -95,7 +95,8 @@ class ActionIndex {
   std::vector<std::uint32_t> stage_kinds_;
 };
 
-/// The index of the run (built once by run_checks).
+/// The index of the run, built on first use (a rule that asks for it; run_checks skips those the
+/// one-pass proof speaks for, so a clean file never builds it).
 const ActionIndex& index_of(const CheckContext& ctx);
 
 /// The schedule run through the timed simulator, once per check run: the deadlock rule and the
@@ -123,9 +124,20 @@ struct Liveness {
 };
 const Liveness& liveness_of(const CheckContext& ctx);
 
-/// Whether one pass proves that no structural rule (structural_rule_ids) has anything to say;
-/// false when it cannot (then the rules run and say what, if anything, is wrong).
+/// What one pass over the schedule proves (structure_proof.cpp): that no structural rule
+/// (structural_rule_ids) has anything to say; with that, that no rule of send/recv pairing and
+/// order has either; and which kinds the schedule holds (bits 1 << ActionKind, container
+/// sub-actions included; known only when the structure is proven). False where it cannot tell:
+/// then the rules run and say what, if anything, is wrong.
+struct CleanProof {
+  bool structural = false;
+  bool comms = false;
+  std::uint32_t kinds = 0;
+};
+CleanProof prove_clean(const CheckContext& ctx);
 bool provably_structurally_clean(const CheckContext& ctx);
+/// Whether `proof` shows that `rule` has nothing to say (Rule::proven_by).
+bool proven_silent(const CleanProof& proof, const Rule& rule);
 
 void rank_count(const CheckContext&, DiagnosticSink&);
 void stage_out_of_range(const CheckContext&, DiagnosticSink&);
