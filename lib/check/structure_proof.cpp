@@ -31,43 +31,53 @@ constexpr std::array<std::uint8_t, kActionKindCount> kBit = [] {
   return t;
 }();
 
+// What a leaf does to the proof: nothing, breaks a send/recv rule only, or breaks the structure.
+enum Verdict : std::uint8_t { kClean = 0, kCommFault = 1, kBroken = 2 };
+
 struct Proof {
   const CheckContext& ctx;
   std::vector<std::uint8_t> seen;         // per (stage, microbatch), stage-major: the kinds seen so far
   std::vector<std::uint32_t> stage_rank;  // per stage: its rank (the placement's, when one is given)
+  std::vector<std::uint8_t> misplaced;    // per stage: the comm kinds (bits) that join it to a stage on its rank
 
-  // Whether leaf `a` of rank `r` keeps the schedule provably clean, given what came before it on
-  // its rank; `comms` is cleared when a SEND or RECV breaks a comm rule (the structure may hold).
-  bool visit(std::uint32_t r, const Action& a, bool& comms) {
-    if (a.has_stage()) {
-      if (a.stage >= ctx.stages) return false;     // stage-out-of-range
-      if (stage_rank[a.stage] != r) return false;  // stage-on-two-ranks, stage-on-wrong-rank
+  // comm-between-colocated-stages, stage by stage: a SEND_F or RECV_B goes to the next stage, a
+  // RECV_F or SEND_B to the one before; misplaced when both are on one rank.
+  void place_comms() {
+    misplaced.assign(ctx.stages, 0);
+    const std::size_t placed = ctx.stage_to_rank.size();
+    for (std::size_t st = 0; st < ctx.stages && st < placed; ++st) {
+      if (st + 1 < placed && ctx.stage_to_rank[st] == ctx.stage_to_rank[st + 1]) misplaced[st] |= kSendF | kRecvB;
+      if (st > 0 && ctx.stage_to_rank[st] == ctx.stage_to_rank[st - 1]) misplaced[st] |= kRecvF | kSendB;
     }
-    const std::uint8_t bit = kBit[static_cast<std::size_t>(a.kind)];
-    if (bit & kComms) comms = comms && comm_in_place(a);
-    if (!a.has_microbatch()) return (bit & (kF | kB | kI | kW)) == 0;  // a compute action of no microbatch
-    if (a.microbatch() >= ctx.microbatches) return false;              // microbatch-out-of-range
-    if (bit == 0 || !a.has_stage()) return true;
-    std::uint8_t& cell = seen[std::size_t{a.stage} * ctx.microbatches + a.microbatch()];
-    // duplicate-action; backward-before-forward (B or I before F); weight-before-input-grad.
-    const std::uint8_t needs = (bit & (kB | kI)) ? kF : bit == kW ? kI : 0;
-    if ((cell & bit) || (cell & needs) != needs) return false;
-    // send-before-compute: SEND_F after its F, SEND_B after its I or B (earlier on this rank, the
-    // only one that writes the stage's cells).
-    if ((bit == kSendF && !(cell & kF)) || (bit == kSendB && !(cell & (kI | kB)))) comms = false;
-    cell |= bit;
-    return true;
   }
 
-  // comm-between-colocated-stages: the SEND or RECV joins stages on two ranks; and it names a stage
-  // whenever it names a microbatch (else send-without-recv or recv-without-send has its say).
-  bool comm_in_place(const Action& a) const {
-    if (!a.has_stage()) return !a.has_microbatch();
-    const bool up = a.kind == ActionKind::SendF || a.kind == ActionKind::RecvB;
-    const std::int64_t peer = up ? std::int64_t{a.stage} + 1 : std::int64_t{a.stage} - 1;
-    const auto placed = static_cast<std::int64_t>(ctx.stage_to_rank.size());
-    if (peer < 0 || peer >= placed || a.stage >= placed) return true;
-    return ctx.stage_to_rank[a.stage] != ctx.stage_to_rank[static_cast<std::size_t>(peer)];
+  // What leaf `a` of rank `r` does to the proof, given what came before it on its rank.
+  Verdict visit(std::uint32_t r, const Action& a) {
+    const std::uint8_t bit = kBit[static_cast<std::size_t>(a.kind)];
+    // A SEND or RECV that names a microbatch must name a stage (else send-without-recv or
+    // recv-without-send has its say) on a rank other than its peer's.
+    std::uint8_t comm_fault = 0;
+    if (a.has_stage()) {
+      if (a.stage >= ctx.stages) return kBroken;     // stage-out-of-range
+      if (stage_rank[a.stage] != r) return kBroken;  // stage-on-two-ranks, stage-on-wrong-rank
+      comm_fault = misplaced[a.stage] & bit;
+    } else if ((bit & kComms) && a.has_microbatch()) {
+      comm_fault = 1;
+    }
+    if (!a.has_microbatch())  // a compute action of no microbatch
+      return (bit & (kF | kB | kI | kW)) ? kBroken : comm_fault ? kCommFault : kClean;
+    if (a.microbatch() >= ctx.microbatches) return kBroken;  // microbatch-out-of-range
+    if (bit == 0 || !a.has_stage()) return comm_fault ? kCommFault : kClean;
+    std::uint8_t& cell = seen[std::size_t{a.stage} * ctx.microbatches + a.microbatch()];
+    const std::uint8_t before = cell;
+    // duplicate-action; backward-before-forward (B or I before F); weight-before-input-grad.
+    const std::uint8_t needs = (bit & (kB | kI)) ? kF : bit == kW ? kI : 0;
+    if ((before & bit) || (before & needs) != needs) return kBroken;
+    cell = before | bit;
+    // send-before-compute: SEND_F after its F, SEND_B after its I or B (earlier on this rank, the
+    // only one that writes the stage's cells).
+    if ((bit == kSendF && !(before & kF)) || (bit == kSendB && !(before & (kI | kB)))) comm_fault = 1;
+    return comm_fault ? kCommFault : kClean;
   }
 
   // send-without-recv, recv-without-send: every SEND and RECV of the grid has its other half.
@@ -98,8 +108,10 @@ CleanProof prove_clean(const CheckContext& ctx) {
   if (s.rank_count() != ctx.ranks) return out;  // rank-count
   const double grid = double(ctx.stages) * double(ctx.microbatches);
   if (grid > dense_grid_limit(s.step_count())) return out;  // a sparse index: the rules' hash map serves
-  Proof proof{ctx, std::vector<std::uint8_t>(static_cast<std::size_t>(grid), 0),
-              std::vector<std::uint32_t>(ctx.stages, ActionIndex::kNone)};
+  Proof proof{ctx,
+              std::vector<std::uint8_t>(static_cast<std::size_t>(grid), 0),
+              std::vector<std::uint32_t>(ctx.stages, ActionIndex::kNone),
+              {}};
   // Each stage's rank is known before its first action: the placement's, which when inferred is
   // the first rank that runs the stage, what a pass in rank order meets first (a map that says
   // otherwise only makes the proof fail, and the rules run). So the ranks are read in two halves on
@@ -108,32 +120,39 @@ CleanProof prove_clean(const CheckContext& ctx) {
     proof.stage_rank[st] = ctx.stage_to_rank[st];
   // Each rank in program order: with every stage on one rank (checked as it goes), "already
   // seen" is "earlier on the same rank", which is what the order rules ask.
-  bool clean[2] = {true, true}, comms[2] = {true, true};
+  proof.place_comms();
+  std::uint8_t verdicts[2] = {kClean, kClean};
   std::uint32_t kinds[2] = {0, 0};
   for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
-    for (std::size_t r = begin; r < end; ++r)
+    std::uint8_t verdict = kClean;
+    std::uint32_t seen_kinds = 0;
+    for (std::size_t r = begin; r < end && verdict < kBroken; ++r) {
+      const auto rank = static_cast<std::uint32_t>(r);
       for (const Action& a : s.ranks[r].actions) {
         if (a.is_idle()) continue;
-        const auto rank = static_cast<std::uint32_t>(r);
         if (a.is_container()) [[unlikely]] {
           for (const Action& sub : s.subs(a)) {
-            kinds[half] |= 1u << static_cast<unsigned>(sub.kind);
-            if (!proof.visit(rank, sub, comms[half])) return void(clean[half] = false);
+            seen_kinds |= 1u << static_cast<unsigned>(sub.kind);
+            verdict |= proof.visit(rank, sub);
           }
         } else {
-          kinds[half] |= 1u << static_cast<unsigned>(a.kind);
-          if (!proof.visit(rank, a, comms[half])) return void(clean[half] = false);
+          seen_kinds |= 1u << static_cast<unsigned>(a.kind);
+          verdict |= proof.visit(rank, a);
         }
+        if (verdict >= kBroken) break;
       }
+    }
+    verdicts[half] = verdict;
+    kinds[half] = seen_kinds;
   });
-  if (!clean[0] || !clean[1]) return out;
+  if ((verdicts[0] | verdicts[1]) >= kBroken) return out;
   // missing-forward, missing-backward, full-and-split-backward: F, then B alone or I and W.
   for (std::uint8_t cell : proof.seen) {
     const std::uint8_t compute = cell & (kF | kB | kI | kW);
     if (compute != (kF | kB) && compute != (kF | kI | kW)) return out;
   }
   out.structural = true;
-  out.comms = comms[0] && comms[1] && proof.comms_paired();
+  out.comms = ((verdicts[0] | verdicts[1]) & kCommFault) == 0 && proof.comms_paired();
   out.kinds = kinds[0] | kinds[1];
   return out;
 }
