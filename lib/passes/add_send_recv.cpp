@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "ir/action_text.hpp"
-#include "passes/microbatch_set.hpp"
+#include "passes/done_set.hpp"
 #include "passes/passes.hpp"
 #include "passes/pytorch_view.hpp"
 
@@ -29,20 +29,20 @@ namespace {
 class SendRecvLowering {
  public:
   SendRecvLowering(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages)
-      : s_(s), map_(stage_to_rank), last_stage_(static_cast<std::int64_t>(num_stages) - 1) {}
+      : s_(s),
+        map_(stage_to_rank),
+        last_stage_(static_cast<std::int64_t>(num_stages) - 1),
+        done_(stage_to_rank, microbatches_in_use(s), s.step_count()) {}
 
   Schedule run();
 
  private:
   using Queue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
 
-  // The per-rank sets of emitted actions, as one set keyed by rank, stage and kind.
-  static std::uint64_t group(std::uint32_t rank, const Action& a) {
-    return static_cast<std::uint64_t>(rank) << 24 | static_cast<std::uint64_t>(a.stage) << 8 |
-           static_cast<std::uint64_t>(a.kind);
-  }
+  // The per-rank sets of emitted actions (passes/done_set.hpp): a bit per kind in a (stage,
+  // microbatch) cell for the stage's own rank, which is every action of a well-formed schedule.
   bool done(std::uint32_t rank, std::optional<Action> a) const {
-    return a && done_.contains(group(rank, *a), a->index);
+    return a && done_.contains(rank, a->stage, a->kind, a->index);
   }
   // Readiness only ever asks about F, I, B, RECV_F and RECV_B, so only those are recorded.
   void record(std::uint32_t rank, const Action& a) {
@@ -52,7 +52,7 @@ class SendRecvLowering {
       case ActionKind::B:
       case ActionKind::RecvF:
       case ActionKind::RecvB:
-        done_.insert(group(rank, a), a.index);
+        done_.insert(rank, a.stage, a.kind, a.index);
         break;
       default:
         break;
@@ -70,7 +70,7 @@ class SendRecvLowering {
   const std::int64_t last_stage_;  // num_stages - 1, as PyTorch compares it (-1 for no stages)
 
   Schedule out_;
-  MicrobatchSet done_;
+  DoneSet done_;
   std::vector<std::uint8_t> blocked_;
   std::vector<std::uint8_t> finished_;
   Queue now_, next_;
