@@ -10,10 +10,10 @@
 // rank, in the next. That reproduces PyTorch's output exactly with work proportional to the
 // output (times log R for the ascending order), where PyTorch spends a full sweep of the ranks
 // per round and a `list.pop(0)` per action.
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -37,7 +37,39 @@ class SendRecvLowering {
   Schedule run();
 
  private:
-  using Queue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
+  // The ranks to visit in a round, taken in ascending order: a bit per rank. A rank is only ever
+  // added above the one last taken (a wake from a lower rank, in this round) or to a round not
+  // begun, so the lowest is found by scanning on from the last taken: a word per 64 ranks a round,
+  // where a heap paid a log R push and pop per visit.
+  class Queue {
+   public:
+    void reset(std::size_t ranks) {
+      words_.assign((ranks + 63) / 64, 0);
+      from_ = 0;
+      count_ = 0;
+    }
+    bool empty() const { return count_ == 0; }
+    void push(std::uint32_t rank) {
+      std::uint64_t& w = words_[rank / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (rank % 64);
+      count_ += (w & bit) == 0;
+      w |= bit;
+    }
+    std::uint32_t pop() {
+      while (words_[from_] == 0) ++from_;
+      std::uint64_t& w = words_[from_];
+      const auto rank = static_cast<std::uint32_t>(from_ * 64 + static_cast<std::size_t>(std::countr_zero(w)));
+      w &= w - 1;
+      --count_;
+      return rank;
+    }
+    /// Starts the next round's scan from the lowest rank.
+    void rewind() { from_ = 0; }
+
+   private:
+    std::vector<std::uint64_t> words_;
+    std::size_t from_ = 0, count_ = 0;
+  };
 
   // The per-rank sets of emitted actions (passes/done_set.hpp): a bit per kind in a (stage,
   // microbatch) cell for the stage's own rank, which is every action of a well-formed schedule.
@@ -182,6 +214,8 @@ Schedule SendRecvLowering::run() {
   blocked_.assign(ranks, 0);
   finished_.assign(ranks, 0);
   std::vector<std::size_t> cursor(ranks, 0);
+  now_.reset(ranks);
+  next_.reset(ranks);
   const std::vector<std::size_t> sizes = output_sizes();
   for (std::size_t r = 0; r < ranks; ++r) {
     out_.ranks[r].actions.reserve(sizes[r]);
@@ -191,8 +225,7 @@ Schedule SendRecvLowering::run() {
   while (live > 0) {
     bool progress = false;
     while (!now_.empty()) {
-      const std::uint32_t r = now_.top();
-      now_.pop();
+      const std::uint32_t r = now_.pop();
       const auto& program = s_.ranks[r].actions;
       if (program.empty())  // only possible in the first round
         throw PassError("Rank " + std::to_string(r) + " has no actions (PyTorch's _add_send_recv asserts: rank=" +
@@ -220,6 +253,7 @@ Schedule SendRecvLowering::run() {
       throw PassError("Malformed compute schedule, can't schedule sends/recvs", std::move(stuck));
     }
     std::swap(now_, next_);
+    now_.rewind();
   }
   return std::move(out_);
 }
