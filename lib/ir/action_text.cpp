@@ -1,5 +1,7 @@
 #include "ir/action_text.hpp"
 
+#include "ir/canonical_action.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -79,45 +81,6 @@ std::string quoted(std::string_view s) {
   return q;
 }
 
-// PyTorch's alternation F|I|B|W|UNSHARD|RESHARD|REDUCE_GRAD|SEND_F|RECV_F|SEND_B|RECV_B at the
-// start of s. No alternative is a prefix of another, so the first hit is the only one.
-[[gnu::always_inline]] inline std::pair<ActionKind, std::size_t> match_kind(std::string_view s) {
-  if (s.empty()) return {ActionKind::Idle, 0};
-  // By first letter, then the rest compared whole: SEND_* and RECV_* are two cells in three of a
-  // lowered schedule, so they are not left to a loop over every name.
-  auto is = [&](std::string_view name, ActionKind kind) -> std::pair<ActionKind, std::size_t> {
-    if (s.starts_with(name)) return {kind, name.size()};
-    return {ActionKind::Idle, 0};
-  };
-  auto direction = [&](ActionKind forward, ActionKind backward) -> std::pair<ActionKind, std::size_t> {
-    if (s.size() < 6 || s[4] != '_') return {ActionKind::Idle, 0};
-    if (s[5] == 'F') return {forward, 6};
-    if (s[5] == 'B') return {backward, 6};
-    return {ActionKind::Idle, 0};
-  };
-  switch (s[0]) {
-    case 'F':
-      return {ActionKind::F, 1};
-    case 'I':
-      return {ActionKind::I, 1};
-    case 'B':
-      return {ActionKind::B, 1};
-    case 'W':
-      return {ActionKind::W, 1};
-    case 'U':
-      return is("UNSHARD", ActionKind::Unshard);
-    case 'S':
-      return s.starts_with("SEND") ? direction(ActionKind::SendF, ActionKind::SendB)
-                                   : std::pair{ActionKind::Idle, std::size_t{0}};
-    case 'R':
-      if (s.starts_with("RECV")) return direction(ActionKind::RecvF, ActionKind::RecvB);
-      if (s.size() > 2 && s[2] == 'S') return is("RESHARD", ActionKind::Reshard);
-      return is("REDUCE_GRAD", ActionKind::ReduceGrad);
-    default:
-      return {ActionKind::Idle, 0};
-  }
-}
-
 // Collects the first problem of a cell; an Error always wins over a PytorchAccepts issue.
 struct IssueSlot {
   std::optional<CellIssue> issue;
@@ -155,7 +118,7 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
   std::size_t p = 0;
   while (p < text.size() && is_digit(text[p])) ++p;
   if (p == 0) {
-    auto [k, klen] = match_kind(text);
+    auto [k, klen] = canonical::match_kind(text);
     if (!text.empty() && text[0] == '(')
       slot.error(base, 1, "action-syntax", "unclosed '(' in " + quoted(text));
     else if (klen)
@@ -177,7 +140,7 @@ Action parse_plain(std::string_view text, std::size_t base, IssueSlot& slot) {
   }
   if (p > 1 && text[0] == '0') slot.accepts(base, p, "leading zero in stage index " + quoted(stage_digits));
 
-  auto [kind, klen] = match_kind(text.substr(p));
+  auto [kind, klen] = canonical::match_kind(text.substr(p));
   if (klen == 0) {
     std::size_t w = p;
     while (w < text.size() && is_word(text[w])) ++w;
@@ -252,42 +215,8 @@ std::pair<std::size_t, std::size_t> strip_range(std::string_view s) {
 
 }  // namespace
 
-// The digits at p, at most `most` of them plus one (so that one too many is seen), as a number;
-// `stop` is where they end. Bounded up front, so the loop tests one pointer and one digit.
-[[gnu::always_inline]] inline std::uint64_t read_digits(const char* p, const char* end, std::ptrdiff_t most,
-                                                        const char*& stop) {
-  const char* limit = end - p > most ? p + most + 1 : end;
-  std::uint64_t value = 0;
-  for (; p < limit; ++p) {
-    const auto digit = static_cast<unsigned>(static_cast<unsigned char>(*p)) - unsigned{'0'};
-    if (digit > 9) break;
-    value = value * 10 + digit;
-  }
-  stop = p;
-  return value;
-}
-
 const char* parse_canonical_prefix(const char* p, const char* end, Action& out) {
-  // Stage: digits without a leading zero, at most 5 of them (65534 at most).
-  if (p == end || !is_digit(*p) || (*p == '0' && p + 1 < end && is_digit(p[1]))) return nullptr;
-  const char* digits_end = p;
-  const std::uint64_t stage = read_digits(p, end, 5, digits_end);
-  if (digits_end - p > 5 || stage > Action::kMaxStage) return nullptr;
-  p = digits_end;
-  auto [kind, klen] = match_kind(std::string_view(p, static_cast<std::size_t>(end - p)));
-  if (klen == 0) return nullptr;
-  p += klen;
-  if (!takes_microbatch(kind)) {
-    out = Action::make(kind, static_cast<std::uint16_t>(stage));
-    return p;
-  }
-  // Microbatch: 1 to 10 digits, no leading zero, at most kMaxMicrobatch.
-  if (p == end || !is_digit(*p) || (*p == '0' && p + 1 < end && is_digit(p[1]))) return nullptr;
-  const char* first = p;
-  const std::uint64_t mb = read_digits(first, end, 10, p);
-  if (p - first > 10 || mb > Action::kMaxMicrobatch) return nullptr;
-  out = Action::make(kind, static_cast<std::uint16_t>(stage), static_cast<std::uint32_t>(mb));
-  return p;
+  return canonical::parse_prefix(p, end, out);
 }
 
 bool parse_canonical_plain(std::string_view cell, Action& out) {

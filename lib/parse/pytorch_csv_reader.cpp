@@ -25,6 +25,7 @@
 #include "io/byte_sink.hpp"
 #include "io/input_file.hpp"
 #include "ir/action_text.hpp"
+#include "ir/canonical_action.hpp"
 #include "parse/cell_diagnostics.hpp"
 #include "parse/csv_lines.hpp"
 #include "parse/io_diagnostic.hpp"
@@ -77,7 +78,7 @@ std::size_t read_canonical_cells(std::string_view line, std::size_t pos, ActionD
     Action fast = Action::idle();  // an empty cell: an idle step
     const char* stop = line[pos] == ','   ? line.data() + pos
                        : line[pos] == '"' ? nullptr
-                                          : parse_canonical_prefix(line.data() + pos, line_end, fast);
+                                          : canonical::parse_prefix(line.data() + pos, line_end, fast);
     if (!stop || (stop != line_end && *stop != ',')) return pos;
     fast = in_dialect(dialect, fast);
     kinds |= 1u << static_cast<unsigned>(fast.kind);
