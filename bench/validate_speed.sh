@@ -4,7 +4,10 @@
 # validate, the lock-step dry run (CSV and text step grid), simulate's summary and the lowering
 # itself, REPEATS times each in one run. Prints the median wall time, its ratio to `wc -l`'s, and
 # peak RSS above the process baseline (validate of a 2-rank file) per action. Targets: each
-# within 15x of `wc -l`, at most 16 bytes per action (the text step grid 24).
+# within 15x of `wc -l`, at most 16 bytes per action (the text step grid 24). Each run writes a new
+# output file: the one the previous repeat left is removed first, outside the timing (replacing a
+# 70 MB file makes the kernel drop the old one's page cache, about 50 ms on this VM, which a first
+# run does not pay; REPLACE=1 keeps the old file to measure that too).
 #   bench/validate_speed.sh [PPSCHED]     REPEATS (default 5); RANKS, MICROBATCHES for another size
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +31,11 @@ measure() {
   : >"$tmp/walls"
   : >"$tmp/rsss"
   for _ in $(seq "$repeats"); do
-    /usr/bin/time -f "%e %M" -o "$tmp/t" "$@" >/dev/null
-    read -r wall rss <"$tmp/t"
-    echo "$wall" >>"$tmp/walls"
+    [[ ${REPLACE:-0} == 1 ]] || rm -f "$tmp/out"
+    # Wall time to the millisecond from bash's `time` (/usr/bin/time prints 2 decimals), peak RSS
+    # from /usr/bin/time, whose own start (well under a millisecond) the wall time includes.
+    { TIMEFORMAT=%R && time /usr/bin/time -f "%M" -o "$tmp/t" "$@" >/dev/null; } 2>>"$tmp/walls"
+    read -r rss <"$tmp/t"
     echo "$rss" >>"$tmp/rsss"
   done
   echo "$(median <"$tmp/walls") $(median <"$tmp/rsss")"
@@ -55,10 +60,10 @@ row() {
   shift
   read -r wall rss < <(measure "$bin" "$@")
   awk -v n="$name" -v w="$wall" -v r="$rss" -v b="$base_kb" -v a="$actions" -v c="$wc_s" 'BEGIN {
-    printf "| %s | %.2f | %.0f | %.1f | %.1f |\n", n, w, w / c, r / 1024, (r - b) * 1024 / a }'
+    printf "| %s | %.3f | %.1f | %.1f | %.1f |\n", n, w, w / c, r / 1024, (r - b) * 1024 / a }'
 }
 row "validate" validate "$file"
-row "simulate --simulator pytorch-steps --format csv" simulate "$file" --simulator pytorch-steps --format csv -o "$tmp/steps.csv"
-row "simulate --simulator pytorch-steps --format text" simulate "$file" --simulator pytorch-steps --format text -o "$tmp/steps.txt"
-row "simulate --views summary" simulate "$file" --views summary -o "$tmp/summary.txt"
-row "compile --lower send-recv (the lowering)" "${lower[@]}" -o "$tmp/lowered.csv"
+row "simulate --simulator pytorch-steps --format csv" simulate "$file" --simulator pytorch-steps --format csv -o "$tmp/out"
+row "simulate --simulator pytorch-steps --format text" simulate "$file" --simulator pytorch-steps --format text -o "$tmp/out"
+row "simulate --views summary" simulate "$file" --views summary -o "$tmp/out"
+row "compile --lower send-recv (the lowering)" "${lower[@]}" -o "$tmp/out"
