@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -68,9 +69,18 @@ void write_pipeline_grid(const Schedule& s, ByteSink& sink, std::optional<std::s
   header += '\n';
   sink.write(header);
 
+  // Every row is a copy of a blank row (its columns are at fixed offsets) with the step's label and
+  // each cell's text written over it: no padding worked out cell by cell.
   constexpr std::string_view kErrorMark = " <-- ERROR HERE";
-  std::size_t row_room = label_len + 2 + kErrorMark.size() + 1;
-  for (std::size_t w : width) row_room += w + 1;
+  std::vector<std::size_t> column(ranks);
+  std::size_t row_size = label_len + 2;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    row_size += r ? 1 : 0;
+    column[r] = row_size;
+    row_size += width[r];
+  }
+  const std::string blank(row_size, ' ');
+  const std::size_t row_room = row_size + kErrorMark.size() + 1;
   // About a megabyte of text a chunk.
   const std::size_t steps_per_chunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / row_room);
   write_ordered_chunks(sink, (steps + steps_per_chunk - 1) / steps_per_chunk, [&](std::size_t k, ChunkText& text) {
@@ -79,30 +89,27 @@ void write_pipeline_grid(const Schedule& s, ByteSink& sink, std::optional<std::s
     char* p = text.room((last - first) * row_room);
     char label[24];
     for (std::size_t t = first; t < last; ++t) {
-      p = std::copy_n("Step ", 5, p);
+      std::memcpy(p, blank.data(), row_size);
+      char* q = std::copy_n("Step ", 5, p);
       char* const label_end = std::to_chars(label, label + sizeof label, t).ptr;
       const auto label_size = static_cast<std::size_t>(label_end - label);
-      p = std::fill_n(p, digits - label_size, '0');
-      p = std::copy(label, label_end, p);
-      *p++ = ':';
-      *p++ = ' ';
+      q = std::fill_n(q, digits - label_size, '0');
+      q = std::copy(label, label_end, q);
+      *q = ':';
       for (std::size_t r = 0; r < ranks; ++r) {
-        if (r) *p++ = ' ';
-        char* const cell = p;
-        if (t < s.ranks[r].actions.size()) {
-          const Action& a = s.ranks[r].actions[t];
-          // A row reads one cell of every rank: more streams than the hardware prefetcher follows.
-          __builtin_prefetch(&a + 32);
-          if (a.is_container()) [[unlikely]] {
-            container.clear();
-            append_action_text(container, a, s.sub_actions);
-            p = std::copy(container.begin(), container.end(), p);  // no wider than its column
-          } else if (!a.is_idle()) {
-            p = write_plain_text(p, a);
-          }
+        if (t >= s.ranks[r].actions.size()) continue;
+        const Action& a = s.ranks[r].actions[t];
+        // A row reads one cell of every rank: more streams than the hardware prefetcher follows.
+        __builtin_prefetch(&a + 32);
+        if (a.is_container()) [[unlikely]] {
+          container.clear();
+          append_action_text(container, a, s.sub_actions);
+          std::copy(container.begin(), container.end(), p + column[r]);  // no wider than its column
+        } else if (!a.is_idle()) {
+          write_plain_text(p + column[r], a);
         }
-        p = std::fill_n(p, width[r] - static_cast<std::size_t>(p - cell), ' ');
       }
+      p += row_size;
       if (error_step && *error_step == t) p = std::copy(kErrorMark.begin(), kErrorMark.end(), p);
       *p++ = '\n';
     }
