@@ -36,13 +36,14 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
   ctx.file = std::move(file);
   ctx.ranks = want.ranks ? want.ranks : static_cast<std::uint32_t>(s.rank_count());
   if (!want.ranks) out.inferred.push_back({fmt::format("{} ranks (the row count)", ctx.ranks), {"--ranks"}});
-  // PyTorch's placement inference, run at most once: its map ends at the highest stage used, so
-  // it also gives the inferred stage count without a pass of its own.
-  std::optional<Placement> inferred;
-  auto inferred_placement = [&]() -> const Placement& {
-    if (!inferred) inferred = infer_placement(s);
+  // PyTorch's placement inference and the microbatch count, in one pass run at most once: the
+  // map ends at the highest stage used, so it also gives the inferred stage count.
+  std::optional<InferredShape> inferred;
+  auto inferred_shape = [&]() -> const InferredShape& {
+    if (!inferred) inferred = infer_shape(s);
     return *inferred;
   };
+  auto inferred_placement = [&]() -> const Placement& { return inferred_shape().placement; };
   if (want.stages_per_rank) {
     ctx.stages = want.stages_per_rank * ctx.ranks;
   } else if (s.num_stages) {
@@ -56,7 +57,7 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
   } else if (s.num_microbatches) {
     ctx.microbatches = s.num_microbatches;
   } else {
-    ctx.microbatches = infer_microbatch_count(s);
+    ctx.microbatches = inferred_shape().microbatches;
     out.inferred.push_back({fmt::format("{} microbatches (the highest used)", ctx.microbatches), {"--microbatches"}});
   }
   // The first of: the caller's list, the caller's style, the schedule's own placement; else

@@ -12,13 +12,11 @@ std::uint32_t SubActionTable::add(std::span<const Action> actions) {
   return static_cast<std::uint32_t>(offsets_.size() - 2);
 }
 
-void StepColumns::push_back(std::uint32_t column) {
+void StepColumns::push_back_rare(std::uint32_t column) {
   const std::size_t step = steps_.size();
   if (step % 64 == 0) {
     every_64th_.push_back(column);
     steps_.push_back(0);
-  } else if (column >= last_ && column - last_ < kAside) {
-    steps_.push_back(static_cast<std::uint8_t>(column - last_));
   } else {
     steps_.push_back(kAside);
     aside_.emplace_back(static_cast<std::uint32_t>(step), column);
@@ -100,14 +98,19 @@ std::uint32_t infer_microbatch_count(const Schedule& s) {
   return largest_plus_one(s, [](const Action& a) -> std::uint32_t { return a.index + 1u; });
 }
 
-Placement infer_placement(const Schedule& s) {
-  // One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
-  // A rank's program runs the same stage for long stretches (all of it with one stage per rank):
-  // an action whose stage is the one before it was placed already, which one compare tells. Each
-  // half of the ranks maps the stages it meets; a stage goes to the first half's rank if it has one.
+namespace {
+
+// Each half of the ranks maps the stages it meets to the first of its ranks that runs them (and,
+// when asked, finds 1 + its largest microbatch); a stage goes to the first half's rank if it has
+// one. A rank's program runs the same stage for long stretches (all of it with one stage per
+// rank): an action whose stage is the one before it was placed already, which one compare tells.
+template <bool kMicrobatches>
+InferredShape infer_in_halves(const Schedule& s) {
   std::vector<std::uint32_t> maps[2];
+  std::uint32_t largest[2] = {0, 0};
   for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
     std::vector<std::uint32_t>& map = maps[half];
+    std::uint32_t mb = 0;
     auto place = [&](std::size_t r, std::uint16_t stage) {
       if (stage >= map.size()) map.resize(stage + std::size_t{1}, kUnplaced);
       if (map[stage] == kUnplaced) map[stage] = static_cast<std::uint32_t>(r);
@@ -115,23 +118,36 @@ Placement infer_placement(const Schedule& s) {
     for (std::size_t r = begin; r < end; ++r) {
       std::uint16_t last = Action::kNoStage;
       for (const Action& a : s.ranks[r].actions) {
-        if (a.stage == last && !a.is_container()) continue;  // idle steps have no stage either
-        if (a.is_container()) {
-          for (const Action& sub : s.subs(a))
+        if (a.is_container()) [[unlikely]] {
+          for (const Action& sub : s.subs(a)) {
             if (sub.has_stage()) place(r, sub.stage);
-        } else if (a.has_stage()) {
+            if (kMicrobatches && !sub.is_container()) mb = std::max(mb, sub.index + 1u);
+          }
+          continue;
+        }
+        if (kMicrobatches) mb = std::max(mb, a.index + 1u);  // idle: kNoMicrobatch + 1 wraps to 0
+        if (a.stage == last) continue;                       // idle steps have no stage either
+        if (a.has_stage()) {
           place(r, a.stage);
           last = a.stage;
         }
       }
     }
+    largest[half] = mb;
   });
   std::vector<std::uint32_t>& map = maps[0];
   if (maps[1].size() > map.size()) map.resize(maps[1].size(), kUnplaced);
   for (std::size_t st = 0; st < maps[1].size(); ++st)
     if (map[st] == kUnplaced) map[st] = maps[1][st];
-  return Placement::explicit_map(std::move(map));
+  return {Placement::explicit_map(std::move(map)), std::max(largest[0], largest[1])};
 }
+
+}  // namespace
+
+// One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
+Placement infer_placement(const Schedule& s) { return infer_in_halves<false>(s).placement; }
+
+InferredShape infer_shape(const Schedule& s) { return infer_in_halves<true>(s); }
 
 bool has_comms(const Schedule& s) {
   for (const auto& r : s.ranks)

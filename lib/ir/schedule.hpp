@@ -88,6 +88,13 @@ std::uint32_t microbatches_in_use(const Schedule& s);
 /// kUnplaced. The result's style is Explicit.
 inline constexpr std::uint32_t kUnplaced = 0xFFFFFFFF;
 Placement infer_placement(const Schedule& s);
+/// infer_placement's and infer_microbatch_count's answers from one pass over the actions, for a
+/// caller that needs both (resolve_context, on every file validate or simulate reads).
+struct InferredShape {
+  Placement placement;
+  std::uint32_t microbatches = 0;
+};
+InferredShape infer_shape(const Schedule& s);
 /// The placement the schedule states, else infer_placement's: where PyTorch runs each stage.
 Placement placement_of(const Schedule& s);
 /// placement_of's stage -> rank map, long enough for stages_in_use: a stage beyond it goes to
@@ -112,12 +119,22 @@ class StepColumns {
     steps_.reserve(steps);
     every_64th_.reserve(steps / 64 + 1);
   }
-  void push_back(std::uint32_t column);
+  /// Inline for the common step (a small distance, not a 64th): the CSV reader calls it per cell.
+  void push_back(std::uint32_t column) {
+    const std::uint32_t distance = column - last_;
+    if (steps_.size() % 64 != 0 && column >= last_ && distance < kAside) {
+      steps_.push_back(static_cast<std::uint8_t>(distance));
+      last_ = column;
+      return;
+    }
+    push_back_rare(column);
+  }
   std::size_t size() const { return steps_.size(); }
   /// The column of step `step` (< size()).
   std::uint32_t operator[](std::size_t step) const;
 
  private:
+  void push_back_rare(std::uint32_t column);                    ///< a 64th step, or a column kept aside
   static constexpr std::uint8_t kAside = 0xFF;                  ///< the step's column is in aside_
   std::vector<std::uint8_t> steps_;                             ///< distance from the step before; 0 at every 64th step
   std::vector<std::uint32_t> every_64th_;                       ///< column of step 64k
