@@ -1,6 +1,7 @@
 // The validator on the corpus: every schedule PyTorch generates correctly validates clean,
 // PyTorch's invalid 1F1B pipeline_order is flagged, and every negative case is flagged by the
 // rule its mutation calls for, including those PyTorch accepts.
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -212,21 +213,40 @@ TEST_CASE("the deadlock rule reports a deadlock exactly when the timed simulator
   CHECK(aggregate_fast_runs * 10 >= aggregate_runs * 9);
 }
 
-TEST_CASE("check_structure: validate's structural errors, counted alike, clean files proven clean without the index") {
-  std::set<std::string_view> structural(structural_rule_ids().begin(), structural_rule_ids().end());
-  std::size_t files = 0, proven = 0;
-  auto compare = [&](const std::filesystem::path& file, const nlohmann::json& cfg) {
+namespace {
+
+// Calls f(file, parsed, context) for every readable corpus schedule (the configs' files but the
+// simulated ones, and the negatives but those PyTorch's constructor refuses), where context() makes
+// a fresh CheckContext with the sizes and placement its config states.
+using CorpusVisit = std::function<void(const std::filesystem::path& file, const ParsedSchedule& parsed,
+                                       const std::function<CheckContext()>& context)>;
+void for_each_corpus_schedule(const CorpusVisit& f) {
+  auto visit = [&](const std::filesystem::path& file, const nlohmann::json& cfg) {
     DiagnosticSink read;
     auto parsed = read_pytorch_csv(file.string(), {}, read);
     if (!parsed) return;
-    auto context = [&] {
+    f(file, *parsed, [&] {
       CheckContext ctx = context_for(parsed->schedule, cfg["stage_to_rank"].get<std::vector<std::uint32_t>>(),
                                      file.filename().string(), &parsed->source);
       ctx.ranks = cfg["ranks"];
       ctx.stages = cfg["num_stages"];
       ctx.microbatches = cfg["microbatches"];
       return ctx;
-    };
+    });
+  };
+  for (const auto& c : manifest()["configs"])
+    for (const auto& [key, name] : c["files"].items())
+      if (key.find("simulated") == std::string::npos) visit(corpus_dir() / "configs" / name.get<std::string>(), c);
+  for (const auto& n : negative_cases())
+    if (n["mutation"] != "illegal_constructor_args") visit(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
+}
+
+}  // namespace
+
+TEST_CASE("check_structure: validate's structural errors, counted alike, clean files proven clean without the index") {
+  std::set<std::string_view> structural(structural_rule_ids().begin(), structural_rule_ids().end());
+  std::size_t files = 0, proven = 0;
+  for_each_corpus_schedule([&](const std::filesystem::path& file, const ParsedSchedule&, const auto& context) {
     DiagnosticSink all(1000000);
     run_checks(context(), all);
     std::size_t want = 0;
@@ -240,13 +260,7 @@ TEST_CASE("check_structure: validate's structural errors, counted alike, clean f
     ++files;
     proven += clean;
     if (want == 0) CHECK(clean);  // and the corpus takes the fast way
-  };
-  for (const auto& c : manifest()["configs"])
-    for (const auto& [key, name] : c["files"].items())
-      if (key.find("simulated") == std::string::npos) compare(corpus_dir() / "configs" / name.get<std::string>(), c);
-  for (const auto& n : negative_cases())
-    if (n["mutation"] != "illegal_constructor_args")
-      compare(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
+  });
   std::cout << "conformance: check_structure agrees with validate on " << files << " files, " << proven
             << " proven clean in one pass\n";
   CHECK(proven > 0);
@@ -254,18 +268,7 @@ TEST_CASE("check_structure: validate's structural errors, counted alike, clean f
 
 TEST_CASE("run_checks: the rules the proof skips would have said nothing, on the corpus and its negatives") {
   std::size_t files = 0, comms_proven = 0;
-  auto compare = [&](const std::filesystem::path& file, const nlohmann::json& cfg) {
-    DiagnosticSink read;
-    auto parsed = read_pytorch_csv(file.string(), {}, read);
-    if (!parsed) return;
-    auto context = [&] {
-      CheckContext ctx = context_for(parsed->schedule, cfg["stage_to_rank"].get<std::vector<std::uint32_t>>(),
-                                     file.filename().string(), &parsed->source);
-      ctx.ranks = cfg["ranks"];
-      ctx.stages = cfg["num_stages"];
-      ctx.microbatches = cfg["microbatches"];
-      return ctx;
-    };
+  for_each_corpus_schedule([&](const std::filesystem::path& file, const ParsedSchedule& parsed, const auto& context) {
     INFO(file.filename().string());
     // Every rule through the index (a context whose index is built runs them all) ...
     const CheckContext every = context();
@@ -285,16 +288,10 @@ TEST_CASE("run_checks: the rules the proof skips would have said nothing, on the
       for (const auto& d : all.diagnostics())
         CHECK_FALSE((d.rule == "send-without-recv" || d.rule == "recv-without-send" ||
                      d.rule == "send-before-compute" || d.rule == "comm-between-colocated-stages"));
-      comms_proven += has_comms(parsed->schedule);
+      comms_proven += has_comms(parsed.schedule);
     }
     ++files;
-  };
-  for (const auto& c : manifest()["configs"])
-    for (const auto& [key, name] : c["files"].items())
-      if (key.find("simulated") == std::string::npos) compare(corpus_dir() / "configs" / name.get<std::string>(), c);
-  for (const auto& n : negative_cases())
-    if (n["mutation"] != "illegal_constructor_args")
-      compare(corpus_dir() / "negative" / n["file"].get<std::string>(), n);
+  });
   std::cout << "conformance: run_checks with the proof says what every rule says on " << files << " files; "
             << comms_proven << " files with comms proven clean of send/recv findings\n";
   CHECK(comms_proven > 0);

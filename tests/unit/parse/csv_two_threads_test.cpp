@@ -2,7 +2,7 @@
 // it: the same schedule, source map and diagnostics, in the same order, whatever the second half holds.
 #include <unistd.h>
 
-#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -48,6 +48,14 @@ Reading read_file(const std::string& path, CsvReadOptions opt, std::size_t cap) 
   return summarize(p, sink);
 }
 
+void check_equal(const Reading& got, const Reading& expected) {
+  CHECK(got.ok == expected.ok);
+  CHECK(got.rendered == expected.rendered);
+  CHECK(got.csv == expected.csv);
+  CHECK(got.lines == expected.lines);
+  CHECK(got.columns == expected.columns);
+}
+
 // Reads `text` from memory and from a file, by one thread and by two, and checks all four agree.
 void check_same(const std::string& text, bool lenient = false, ActionDialect dialect = ActionDialect::Current,
                 std::size_t cap = 1000) {
@@ -57,26 +65,12 @@ void check_same(const std::string& text, bool lenient = false, ActionDialect dia
   CsvReadOptions two = one;
   two.split_from_bytes = 0;
   const Reading expected = read_text(text, one, cap);
-  const Reading split = read_text(text, two, cap);
-  CHECK(split.ok == expected.ok);
-  CHECK(split.rendered == expected.rendered);
-  CHECK(split.csv == expected.csv);
-  CHECK(split.lines == expected.lines);
-  CHECK(split.columns == expected.columns);
-  char path[] = "/tmp/ppsched_csv_two_threads_XXXXXX";
-  const int fd = ::mkstemp(path);
-  REQUIRE(fd >= 0);
-  ::close(fd);
+  check_equal(read_text(text, two, cap), expected);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ppsched-csv-two-threads-" + std::to_string(::getpid()))).string();
   std::ofstream(path, std::ios::binary) << text;
-  for (const CsvReadOptions& opt : {one, two}) {
-    const Reading from_file = read_file(path, opt, cap);
-    CHECK(from_file.ok == expected.ok);
-    CHECK(from_file.rendered == expected.rendered);
-    CHECK(from_file.csv == expected.csv);
-    CHECK(from_file.lines == expected.lines);
-    CHECK(from_file.columns == expected.columns);
-  }
-  std::remove(path);
+  for (const CsvReadOptions& opt : {one, two}) check_equal(read_file(path, opt, cap), expected);
+  std::filesystem::remove(path);
 }
 
 // Rows of canonical cells: `rows` ranks of `cells` actions each.
