@@ -92,6 +92,8 @@ class SendRecvLowering {
   }
   bool ready(std::uint32_t rank, const Action& leaf) const;
   bool has_comms(std::uint32_t rank, const Action& leaf) const;
+  /// The stage's rank in the map; nullopt where PyTorch's dict has no key.
+  std::optional<std::uint32_t> placed(std::int64_t stage) const;
   std::uint32_t rank_of(std::int64_t stage, std::uint32_t rank, const Action& leaf) const;
   void emit(std::uint32_t rank, const Action& head);
   void wake(std::uint32_t rank, std::uint32_t by);
@@ -123,10 +125,15 @@ bool SendRecvLowering::ready(std::uint32_t rank, const Action& leaf) const {
 }
 
 // PyTorch looks the stage up in its stage-to-rank dict and fails with a bare KeyError.
+std::optional<std::uint32_t> SendRecvLowering::placed(std::int64_t stage) const {
+  if (stage < 0 || stage > Action::kMaxStage || static_cast<std::uint64_t>(stage) >= map_.size() ||
+      map_[static_cast<std::size_t>(stage)] == kUnplaced)
+    return std::nullopt;
+  return map_[static_cast<std::size_t>(stage)];
+}
+
 std::uint32_t SendRecvLowering::rank_of(std::int64_t stage, std::uint32_t rank, const Action& leaf) const {
-  if (stage >= 0 && stage <= Action::kMaxStage && static_cast<std::uint64_t>(stage) < map_.size() &&
-      map_[static_cast<std::size_t>(stage)] != kUnplaced)
-    return map_[static_cast<std::size_t>(stage)];
+  if (const auto r = placed(stage)) return *r;
   throw PassError("Rank " + std::to_string(rank) + ": " + action_text(leaf, s_.sub_actions) +
                   " needs the rank of stage " + std::to_string(stage) +
                   ", which the stage-to-rank map does not have (PyTorch: KeyError: " + std::to_string(stage) + ")");
@@ -180,12 +187,6 @@ void SendRecvLowering::wake(std::uint32_t rank, std::uint32_t by) {
 std::vector<std::size_t> SendRecvLowering::output_sizes() const {
   const std::size_t ranks = s_.ranks.size();
   std::vector<std::size_t> sizes(ranks, 0);
-  auto placed = [&](std::int64_t stage) -> std::optional<std::uint32_t> {
-    if (stage < 0 || stage > Action::kMaxStage || static_cast<std::uint64_t>(stage) >= map_.size() ||
-        map_[static_cast<std::size_t>(stage)] == kUnplaced)
-      return std::nullopt;
-    return map_[static_cast<std::size_t>(stage)];
-  };
   for (std::size_t r = 0; r < ranks; ++r)
     for (const Action& head : s_.ranks[r].actions) {
       if (head.is_idle()) continue;
