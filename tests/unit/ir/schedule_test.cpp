@@ -1,5 +1,8 @@
 #include "ir/schedule.hpp"
 
+#include <algorithm>
+#include <random>
+
 #include "ir/action_text.hpp"
 #include "support/catch.hpp"
 
@@ -72,4 +75,50 @@ TEST_CASE("same_schedule compares containers by content, not group number") {
   CHECK(same_schedule(a, b));
   b.ranks[0].actions[1] = Action::make(ActionKind::W, 0, 0);
   CHECK_FALSE(same_schedule(a, b));
+}
+
+TEST_CASE("inferred sizes and placement: one pass or two threads, the answer of a plain walk") {
+  // Over a million steps, so each half of the ranks is read on its own thread (ir/rank_halves.hpp),
+  // with stages met first in either half, on several ranks, and inside containers.
+  std::mt19937 rng(11);
+  Schedule s;
+  s.ranks.resize(24);
+  for (std::size_t r = 0; r < s.ranks.size(); ++r)
+    for (int i = 0; i < 50000; ++i) {
+      const auto roll = rng() % 100;
+      const auto stage = static_cast<std::uint16_t>(roll < 90 ? r : rng() % 40);
+      if (roll < 5) {
+        s.ranks[r].actions.push_back(Action::idle());
+      } else if (roll < 7) {
+        const Action subs[] = {Action::make(ActionKind::F, static_cast<std::uint16_t>(rng() % 40), rng() % 70000),
+                               Action::make(ActionKind::B, stage, rng() % 1000)};
+        s.ranks[r].actions.push_back(Action::container(ActionKind::OverlapFB, s.sub_actions.add(subs)));
+      } else {
+        s.ranks[r].actions.push_back(Action::make(ActionKind::F, stage, static_cast<std::uint32_t>(rng() % 50000)));
+      }
+    }
+  REQUIRE(s.step_count() >= (std::size_t{1} << 20));
+  std::vector<std::uint32_t> first(40, kUnplaced);
+  std::uint32_t stages = 0, microbatches = 0;
+  for (std::size_t r = 0; r < s.ranks.size(); ++r)
+    for (const Action& a : s.ranks[r].actions) {
+      std::vector<Action> leaves{a};
+      if (a.is_container()) leaves.assign(s.subs(a).begin(), s.subs(a).end());
+      for (const Action& leaf : leaves) {
+        if (!leaf.has_stage()) continue;
+        if (first[leaf.stage] == kUnplaced) first[leaf.stage] = static_cast<std::uint32_t>(r);
+        stages = std::max<std::uint32_t>(stages, leaf.stage + 1u);
+        microbatches = std::max(microbatches, leaf.microbatch() + 1u);
+      }
+    }
+  first.resize(stages);
+  CHECK(infer_stage_count(s) == stages);
+  CHECK(infer_microbatch_count(s) == microbatches);
+  CHECK(infer_placement(s).stage_to_rank == first);
+  const InferredShape shape = infer_shape(s);
+  CHECK(shape.placement.stage_to_rank == first);
+  CHECK(shape.microbatches == microbatches);
+  const InferredShape small = infer_shape(two_ranks());
+  CHECK(small.placement == infer_placement(two_ranks()));
+  CHECK(small.microbatches == 5);
 }
