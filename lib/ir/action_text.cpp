@@ -35,6 +35,16 @@ char* write_plain_text(char* p, const Action& a) {
   return p;
 }
 
+std::size_t plain_text_size(const Action& a) {
+  auto digits = [](std::uint64_t v) {
+    std::size_t n = 1;
+    for (; v >= 10; v /= 10) ++n;
+    return n;
+  };
+  return (a.has_stage() ? digits(a.stage) : 2) + kind_name(a.kind).size() +
+         (a.has_microbatch() ? digits(a.microbatch()) : 0);
+}
+
 void append_action_text(std::string& out, const Action& a, const SubActionTable& subs) {
   if (a.is_idle()) return;
   if (!a.is_container()) {

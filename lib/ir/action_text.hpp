@@ -30,6 +30,9 @@ inline constexpr std::size_t kMaxPlainActionText = 32;
 /// kMaxPlainActionText bytes, and returns one past its end: the hot loop of the writers, which
 /// keep a raw buffer rather than append to a string a cell at a time.
 char* write_plain_text(char* p, const Action& a);
+/// How many bytes write_plain_text writes for `a`, counted without writing them (a step grid's
+/// widths pass reads every cell of a dry run's timeline).
+std::size_t plain_text_size(const Action& a);
 std::string action_text(const Action& a, const SubActionTable& subs);
 
 /// What is wrong with a cell: the first problem found.

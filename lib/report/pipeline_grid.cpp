@@ -20,8 +20,7 @@ std::size_t decimal_digits(std::uint64_t v) {
   return n;
 }
 
-// The length of a's text: for a plain action counted, not written (the widths pass reads every
-// cell of a dry run's timeline); a container is formatted.
+// The length of a's text: for a plain action counted, not written; a container is formatted.
 std::size_t text_size(const Action& a, const SubActionTable& subs, std::string& scratch) {
   if (a.is_idle()) return 0;
   if (a.is_container()) {
@@ -29,8 +28,7 @@ std::size_t text_size(const Action& a, const SubActionTable& subs, std::string& 
     append_action_text(scratch, a, subs);
     return scratch.size();
   }
-  return (a.has_stage() ? decimal_digits(a.stage) : 2) + kind_name(a.kind).size() +
-         (a.has_microbatch() ? decimal_digits(a.microbatch()) : 0);
+  return plain_text_size(a);
 }
 
 }  // namespace

@@ -173,3 +173,15 @@ TEST_CASE("the one-pass prefix parser accepts exactly the canonical cells, where
   }
   CHECK(canonical > 3000);  // the generator reaches the accepting side often (3690 of 60000)
 }
+
+TEST_CASE("plain_text_size counts what write_plain_text writes") {
+  char buf[kMaxPlainActionText];
+  for (int k = 1; k < kActionKindCount; ++k)
+    for (std::uint16_t stage :
+         {std::uint16_t{0}, std::uint16_t{9}, std::uint16_t{10}, Action::kMaxStage, Action::kNoStage})
+      for (std::uint32_t mb : {0u, 9u, 10u, 12345u, Action::kMaxMicrobatch, Action::kNoMicrobatch}) {
+        const Action a = Action::make(static_cast<ActionKind>(k), stage, mb);
+        INFO(k << " " << stage << " " << mb);
+        CHECK(plain_text_size(a) == static_cast<std::size_t>(write_plain_text(buf, a) - buf));
+      }
+}
