@@ -8,6 +8,7 @@
 
 #include "check/check_support.hpp"
 #include "check/rules_impl.hpp"
+#include "ir/rank_halves.hpp"
 
 namespace ppsched {
 
@@ -233,6 +234,8 @@ void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
   // The simulation (the deadlock rule's and the thresholds') reads the schedule only, and on a large
   // file it takes as long as the index and every other rule together: it runs on a second thread
   // meanwhile, and the rules that read it wait for it. It is what the first of them would have run.
+  // A schedule large enough for the simulation to run on two threads itself (sim/aggregate.hpp)
+  // keeps it on this one, after the other rules: three threads on two cores would only take turns.
   std::thread simulation;
   std::exception_ptr simulation_failed;
   struct Joiner {
@@ -242,7 +245,7 @@ void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
     }
   } joiner{simulation};
   if (!ctx.simulation && (level_of(*find_rule("deadlock")) != RuleLevel::Off || check::thresholds_simulate(ctx)) &&
-      std::thread::hardware_concurrency() > 1)
+      std::thread::hardware_concurrency() > 1 && second_half_start(*ctx.schedule) == ctx.schedule->rank_count())
     simulation = std::thread([&ctx, &simulation_failed] {
       try {
         check::simulation_of(ctx);

@@ -26,8 +26,12 @@
 #include "sim/aggregate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <thread>
 
 #include "ir/rank_halves.hpp"
 #include "passes/key_table.hpp"
@@ -40,6 +44,7 @@ namespace {
 constexpr std::uint32_t kNone = 0xFFFFFFFF;
 constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
 constexpr std::uint64_t kPartner = kNoKey - 1;  ///< a posted SEND/RECV waiting for its partner
+constexpr std::uint64_t kPolling = kNoKey - 2;  ///< waiting for the other half (two threads), polled
 // The events a consumer waits for: a forward's or a backward's end, and a receive's end.
 enum KeyKind : std::uint32_t { kF, kBwd, kRecvF, kRecvB, kKeyKinds };
 enum HeadState : std::uint8_t { kNew, kPosted, kDone };
@@ -48,6 +53,45 @@ constexpr std::uint32_t kQueues = 2;  // compute, and all point-to-point comms (
 
 struct Fallback {};  // thrown inside the run: a case it does not handle; use the Timeline path
 struct Stuck {};     // thrown at the end of the run: the schedule cannot finish
+
+// What two halves of a run (two threads, each owning a contiguous block of ranks) tell each other.
+// Cells are dense per microbatch (NaN: not yet) and each is written once, by its owner's half:
+//   - events: the end of a forward (kF) or backward (kBwd) of a stage whose neighbour stage sits
+//     on the other half, when the schedule has no explicit comms (the neighbour's compute waits
+//     for it directly; with explicit comms it waits for its own RECV instead);
+//   - posts: when a SEND, and its RECV, were posted, for each (SEND's stage, direction) whose
+//     partner stage sits on the other half. Each side pairs itself once it sees the other's post.
+// Writing a cell is a plain store: nothing else is shared while both halves run. A half whose
+// work runs out polls the cells it waits on; only when that fails does it take part in deciding
+// whether the run is stuck (run_half).
+struct CrossHalves {
+  static constexpr std::uint64_t kNoRecord = ~std::uint64_t{0}, kFinished = kNoRecord - 1;
+  std::uint32_t mid = 0;                 ///< the second half's first rank
+  std::vector<std::int32_t> event_slot;  ///< by stage: its slot in `events`, or -1
+  std::vector<std::int32_t> pair_slot;   ///< by SEND stage * 2 + forward: its slot in `posts`, or -1
+  std::size_t event_slots = 0, pair_slots = 0;
+  std::unique_ptr<std::atomic<double>[]> events, posts;
+  std::atomic<std::uint64_t> count[2] = {0, 0};  ///< each half's writes, as of its last idle moment
+  /// Each half's last vain poll: its own count then (high 32 bits) and the other's count it had read
+  /// before polling (low 32 bits); kFinished once every one of its streams is done.
+  std::atomic<std::uint64_t> record[2] = {kNoRecord, kNoRecord};
+  std::atomic<bool> abort{false};  ///< a half has failed: the other stops
+
+  std::atomic<double>& event(std::int32_t slot, bool backward, std::uint32_t mb) {
+    return events[(std::size_t{mb} * event_slots + std::size_t(slot)) * 2 + backward];
+  }
+  std::atomic<double>& post(std::int32_t slot, bool send_side, std::uint32_t mb) {
+    return posts[(std::size_t{mb} * pair_slots + std::size_t(slot)) * 2 + send_side];
+  }
+};
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
 
 // Who released an action, as much of it as analyze() looks at (split_idle_gap). Two aligned 8-byte
 // words, written and read whole: a By is copied on every step, and field-wise stores followed by a
@@ -90,6 +134,7 @@ struct Stream {
   double free_at = 0;                          ///< when the previous action on this stream ended
   double last_by_end = 0;                      ///< that action's By::end: free_at, or a comm's transfer begin
   ReleaseCause last_cls = ReleaseCause::None;  ///< that action as a releaser (None before the first)
+  bool cross_posted = false;                   ///< its posted head's post is in CrossHalves (two threads)
 };
 
 struct RankFold {
@@ -108,8 +153,36 @@ class AggregateRun {
       : s_(s), placement_(stage_to_rank), opt_(opt), memory_(memory) {}
 
   std::uint32_t window() const { return window_; }
+  bool two_threads() const { return cross_ != nullptr; }
 
-  SimAnalysis run() {
+  /// Split at the scan's rank halves (ir/rank_halves.hpp).
+  static constexpr std::size_t kSplitAsHalves = ~std::size_t{0};
+
+  /// The whole run, split between two threads at rank `split_at` when the schedule allows it
+  /// (one thread when split_at is 0 or rank_count()). Throws Stuck or Fallback. Nullopt when the
+  /// two halves could not decide (one was stuck, or met a case it does not handle): the caller
+  /// runs again, on one thread, with a fresh AggregateRun.
+  std::optional<SimAnalysis> run(std::size_t split_at) {
+    prepare();
+    const std::size_t R = s_.rank_count();
+    if (split_at == kSplitAsHalves) split_at = scan_mid_;
+    if (split_at > 0 && split_at < R && plain_ && !eager_) {
+      auto cross = std::make_unique<CrossHalves>();
+      if (share_across(*cross, static_cast<std::uint32_t>(split_at))) return run_two_halves(*cross);
+    }
+    start(0, R);
+    while (work_size_ > 0) {
+      const std::uint32_t id = work_[--work_size_];
+      advance(id);
+    }
+    for (const Stream& st : streams_)
+      if (st.cursor != kNone) throw Stuck{};
+    return finish_analysis();
+  }
+
+ private:
+  // What every run needs before it starts: the scan, the queue table, the modes.
+  void prepare() {
     scan();
     fill_queue_table();
     plain_ = plain_ && !opt_.blocking_comms;
@@ -122,10 +195,18 @@ class AggregateRun {
     for (std::uint32_t st = 0; st < stages_ && in_order_memory_; ++st)
       for (ActionKind k : {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
         in_order_memory_ = in_order_memory_ && opt_.costs.cost(static_cast<std::uint16_t>(st), k) > 0;
+    eager_ = opt_.send.eager();
+  }
+
+  // Sets the run up for the streams of ranks [begin, end), which remaining_ counts. The other
+  // ranks' streams stay finished and never wait, so nothing here ever wakes them.
+  void start(std::size_t begin, std::size_t end) {
     const std::size_t R = s_.rank_count();
+    own_begin_ = static_cast<std::uint32_t>(begin);
+    own_end_ = static_cast<std::uint32_t>(end);
     streams_.resize(R * kQueues);
     work_.assign(streams_.size() + 1, 0);  // a stream is on the list at most once
-    for (std::uint32_t r = 0; r < R; ++r)
+    for (auto r = static_cast<std::uint32_t>(begin); r < end; ++r)
       for (std::uint32_t q = 0; q < kQueues; ++q) {
         Stream& st = streams_[r * kQueues + q];
         st.program = s_.ranks[r].actions.data();
@@ -137,7 +218,6 @@ class AggregateRun {
     while (window_ < 2 * R && window_ < microbatches_) window_ *= 2;
     row_ = std::size_t{stages_} * kKeyKinds;
     ring_.assign(window_ * row_, kAbsent);
-    eager_ = opt_.send.eager();
     if (eager_) sent_.assign(window_ * sent_row(), kAbsent);
     transfer_.assign(window_ * transfer_row(), kAbsent);
     folds_.resize(R);
@@ -145,16 +225,211 @@ class AggregateRun {
       double base = r < memory_.fixed_per_rank.size() ? memory_.fixed_per_rank[r] : 0.0;
       folds_[r].level = folds_[r].peak = base;
     }
-    while (work_size_ > 0) {
-      const std::uint32_t id = work_[--work_size_];
-      advance(id);
+    lo_ = 0;
+    while (lo_ < microbatches_ && remaining_[lo_] == 0) ++lo_;
+    foreign_stage_.assign(stages_, 0);
+    for (std::uint32_t st = 0; st < stages_ && cross_; ++st)
+      foreign_stage_[st] = placement_[st] < begin || placement_[st] >= end;
+  }
+
+  // Two threads ------------------------------------------------------------------------------
+
+  // Fills `c` for a split at rank `mid`: which events and posts cross between the halves. False
+  // when its table would be large next to the schedule (more than 2 bytes per step): one thread.
+  bool share_across(CrossHalves& c, std::uint32_t mid) const {
+    auto second = [&](std::int64_t st) { return placement_[std::size_t(st)] >= mid; };
+    c.mid = mid;
+    c.event_slot.assign(stages_, -1);
+    c.pair_slot.assign(std::size_t{stages_} * 2, -1);
+    for (std::uint32_t st = 0; st < stages_; ++st) {
+      if (!explicit_comms_) {
+        const bool crosses =
+            (st > 0 && second(st - 1) != second(st)) || (st + 1 < stages_ && second(st + 1) != second(st));
+        if (crosses) c.event_slot[st] = static_cast<std::int32_t>(c.event_slots++);
+        continue;
+      }
+      for (int forward = 0; forward < 2; ++forward) {
+        const std::int64_t partner = forward ? std::int64_t{st} + 1 : std::int64_t{st} - 1;
+        if (partner >= 0 && partner < stages_ && second(partner) != second(st))
+          c.pair_slot[std::size_t{st} * 2 + std::size_t(forward)] = static_cast<std::int32_t>(c.pair_slots++);
+      }
     }
-    for (const Stream& st : streams_)
-      if (st.cursor != kNone) throw Stuck{};
+    const std::size_t events = std::size_t{microbatches_} * c.event_slots * 2;
+    const std::size_t posts = std::size_t{microbatches_} * c.pair_slots * 2;
+    if (8 * (events + posts) > std::max<std::size_t>(std::size_t{1} << 20, 2 * s_.step_count())) return false;
+    c.events = std::make_unique<std::atomic<double>[]>(events);
+    c.posts = std::make_unique<std::atomic<double>[]>(posts);
+    for (std::size_t i = 0; i < events; ++i) c.events[i].store(kAbsent, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < posts; ++i) c.posts[i].store(kAbsent, std::memory_order_relaxed);
+    return true;
+  }
+
+  // This run takes ranks [0, mid) on the calling thread and a copy of it ranks [mid, R) on a
+  // second one; their folds are merged by rank.
+  std::optional<SimAnalysis> run_two_halves(CrossHalves& c) {
+    const std::size_t R = s_.rank_count();
+    AggregateRun second(*this);
+    second.remaining_ = microbatch_counts(c.mid, R);
+    for (std::size_t m = 0; m < remaining_.size(); ++m) remaining_[m] -= second.remaining_[m];
+    cross_ = second.cross_ = &c;
+    half_ = 0;
+    second.half_ = 1;
+    start(0, c.mid);
+    second.start(c.mid, R);
+    std::exception_ptr failed[2];
+    std::thread helper([&] {
+      try {
+        second.run_half();
+      } catch (...) {
+        failed[1] = std::current_exception();
+        c.abort.store(true);
+      }
+    });
+    try {
+      run_half();
+    } catch (...) {
+      failed[0] = std::current_exception();
+      c.abort.store(true);
+    }
+    helper.join();
+    bool decided = true;
+    for (const std::exception_ptr& f : failed) {
+      if (!f) continue;
+      try {
+        std::rethrow_exception(f);
+      } catch (const Stuck&) {
+        decided = false;
+      } catch (const Fallback&) {
+        decided = false;
+      }
+    }
+    if (!decided) return std::nullopt;
+    for (std::size_t r = c.mid; r < R; ++r) folds_[r] = std::move(second.folds_[r]);
+    window_ = std::max(window_, second.window_);
     return finish_analysis();
   }
 
- private:
+  // How many leaves of ranks [begin, end) name each microbatch (the scan's count, for one half).
+  std::vector<std::uint32_t> microbatch_counts(std::size_t begin, std::size_t end) const {
+    if (begin == scan_mid_ && end == s_.rank_count()) return second_counts_;
+    std::vector<std::uint32_t> counts(remaining_.size(), 0);
+    for (std::size_t r = begin; r < end; ++r)
+      for (const Action& a : s_.ranks[r].actions)
+        if (a.has_microbatch()) ++counts[a.microbatch()];  // plain_: no container
+    return counts;
+  }
+
+  // One half's loop: its own work, then the streams that wait for the other half, polled until
+  // one can move. When a poll fails, the half states its count of writes, reads the other's and
+  // polls again, then records both counts. Stuck: the other half's record says it polled after
+  // reading our present count and wrote nothing since the count we polled after. Then each has
+  // seen every cell the other will ever write (a half idle in vain cannot wake, as nothing new
+  // comes), and neither can move. Both halves reach that verdict.
+  void run_half() {
+    const std::uint32_t other = 1 - half_;
+    for (std::uint32_t idle = 0;;) {
+      while (work_size_ > 0) {
+        const std::uint32_t id = work_[--work_size_];
+        advance(id);
+      }
+      if (poll()) {
+        idle = 0;
+        continue;
+      }
+      if (polls_.empty()) {  // nothing waits for the other half: done, or stuck on our own
+        for (std::uint32_t id = own_begin_ * kQueues; id < own_end_ * kQueues; ++id)
+          if (streams_[id].cursor != kNone) throw Stuck{};
+        cross_->count[half_].store(written_);
+        cross_->record[half_].store(CrossHalves::kFinished);
+        return;
+      }
+      if (cross_->abort.load()) throw Fallback{};
+      cross_->count[half_].store(written_);
+      const std::uint64_t theirs = cross_->count[other].load();
+      if (poll()) {
+        idle = 0;
+        continue;
+      }
+      if (written_ >= 0xFFFFFFFFu || theirs >= 0xFFFFFFFFu) throw Fallback{};  // too many to record
+      cross_->record[half_].store(written_ << 32 | theirs);
+      const std::uint64_t r = cross_->record[other].load();
+      if (r == CrossHalves::kFinished
+              ? cross_->count[other].load() == theirs
+              : r != CrossHalves::kNoRecord && r >> 32 == theirs && (r & 0xFFFFFFFFu) == written_)
+        throw Stuck{};
+      if (++idle < 1024)
+        cpu_relax();
+      else
+        std::this_thread::yield();
+    }
+  }
+
+  // A cell for the other half: released with its value; counted for run_half's verdict.
+  void publish(std::atomic<double>& cell, double value) {
+    cell.store(value, std::memory_order_release);
+    ++written_;
+  }
+
+  // Moves the streams whose awaited cell the other half has written to the work list.
+  bool poll() {
+    bool moved = false;
+    for (std::size_t i = 0; i < polls_.size();) {
+      if (absent(polls_[i].cell->load(std::memory_order_acquire))) {
+        ++i;
+        continue;
+      }
+      streams_[polls_[i].id].waiting_on = kNoKey;
+      work_[work_size_++] = polls_[i].id;
+      polls_[i] = polls_.back();
+      polls_.pop_back();
+      moved = true;
+    }
+    return moved;
+  }
+
+  // The stream waits for `k`; for kPolling, the cell in poll_cell_.
+  void block(Stream& st, std::uint32_t id, std::uint64_t k) {
+    st.waiting_on = k;
+    if (k == kPolling) [[unlikely]]
+      polls_.push_back({id, poll_cell_});
+  }
+
+  // A posted SEND or RECV whose partner stage sits on the other half: post it there once, then
+  // pair when the other side's post is there. Both sides compute the same begin and end; the
+  // RECV's side raises its event.
+  bool cross_pair(Stream& st, std::uint32_t rank, std::uint32_t own_stage, std::uint32_t send_stage, std::uint32_t m,
+                  bool forward, bool is_send, std::uint32_t other_rank) {
+    const std::int32_t slot = cross_->pair_slot[std::size_t{send_stage} * 2 + forward];
+    if (slot < 0) throw Fallback{};
+    if (!st.cross_posted) {
+      std::atomic<double>& mine = cross_->post(slot, is_send, m);
+      if (!absent(mine.load(std::memory_order_relaxed))) throw Fallback{};  // posted twice: a duplicated action
+      publish(mine, st.head_start);
+      st.cross_posted = true;
+      // Both sides store their post, then load the other's: the fence makes at least one see both.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    std::atomic<double>& theirs = cross_->post(slot, !is_send, m);
+    const double their_post = theirs.load(std::memory_order_acquire);
+    if (absent(their_post)) {
+      poll_cell_ = &theirs;
+      block(st, static_cast<std::uint32_t>(&st - streams_.data()), kPolling);
+      return false;
+    }
+    st.cross_posted = false;
+    const double begin = std::max(st.head_start, their_post);
+    const double end = begin + (is_send ? transfer(send_stage, forward, rank, other_rank)
+                                        : transfer(send_stage, forward, other_rank, rank));
+    st.head = kDone;
+    st.head_end = end;
+    st.head_transfer = begin;
+    if (!is_send) {
+      const KeyKind k = forward ? kRecvF : kRecvB;
+      transfer_cell(k, own_stage, m) = begin;
+      raise(k, own_stage, m, end);
+    }
+    return true;
+  }
   // What one half of the ranks holds (scan()).
   struct ScanHalf {
     std::vector<std::uint32_t> counts = std::vector<std::uint32_t>(1024, 0);  ///< actions per microbatch
@@ -165,43 +440,61 @@ class AggregateRun {
     const std::size_t placed = placement_.size();
     std::uint32_t* counts = out.counts.data();
     std::size_t counted = out.counts.size();
-    auto count = [&](std::uint32_t m) {
+    auto count = [&](std::uint32_t m, std::uint32_t n) {
       if (m >= counted) [[unlikely]] {
         if (double(m) >= limit) throw Fallback{};
         out.counts.resize(std::max<std::size_t>(std::size_t{m} + 1, 2 * counted), 0);
         counts = out.counts.data();
         counted = out.counts.size();
       }
-      ++counts[m];
+      counts[m] += n;
     };
     // Problems are or-ed into `bad` and checked once. This loop runs once per action, so a
-    // stage's placement is checked when a rank's stage changes, not on every action.
-    auto leaf = [&](const Action& a, std::uint32_t rank, std::uint32_t& checked_stage) {
-      if (a.stage != checked_stage) {
-        if (!a.has_stage()) {
-          out.bad |= is_send_recv(a.kind) && a.has_microbatch();  // a comm with nothing to say where
-        } else {
-          out.any_stage = true;
-          out.max_stage = std::max<std::uint32_t>(out.max_stage, a.stage);
-          out.bad |= a.stage >= placed || placement_[a.stage] != rank;
-          checked_stage = a.stage;
-        }
+    // stage's placement is checked when a rank's stage changes, not on every action, and a run of
+    // actions naming one microbatch (a compute and its comms) is counted once.
+    std::uint32_t checked_stage = kNone, run_mb = kNone, run = 0;
+    auto place = [&](const Action& a, std::uint32_t rank) {
+      if (!a.has_stage()) {
+        out.bad |= is_send_recv(a.kind) && a.has_microbatch();  // a comm with nothing to say where
+      } else {
+        out.any_stage = true;
+        out.max_stage = std::max<std::uint32_t>(out.max_stage, a.stage);
+        out.bad |= a.stage >= placed || placement_[a.stage] != rank;
+        checked_stage = a.stage;
       }
-      if (a.has_microbatch()) count(a.microbatch());
     };
+    auto leaf = [&](const Action& a, std::uint32_t rank) {
+      if (a.stage != checked_stage) place(a, rank);
+      if (a.index == Action::kNoMicrobatch) return;
+      if (a.index == run_mb) {
+        ++run;
+        return;
+      }
+      if (run) count(run_mb, run);
+      run_mb = a.index;
+      run = 1;
+    };
+    bool comms = false;
     for (auto rank = static_cast<std::uint32_t>(begin); rank < end; ++rank) {
-      std::uint32_t checked_stage = kNone;
+      checked_stage = kNone;
       for (const Action& a : s_.ranks[rank].actions) {
-        if (a.is_idle()) continue;
-        out.explicit_comms |= is_send_recv(a.kind);
         if (a.is_container()) [[unlikely]] {
           out.plain = false;
-          for (const Action& sub : s_.subs(a)) leaf(sub, rank, checked_stage);
-        } else {
-          leaf(a, rank, checked_stage);
+          for (const Action& sub : s_.subs(a)) {
+            if (!sub.is_container())
+              leaf(sub, rank);
+            else if (sub.stage != checked_stage)
+              place(sub, rank);
+          }
+          continue;
         }
+        if (a.is_idle()) continue;
+        comms |= is_send_recv(a.kind);
+        leaf(a, rank);
       }
     }
+    if (run) count(run_mb, run);
+    out.explicit_comms = comms;
   }
 
   // One pass over the leaves: sizes (as timed.cpp and compute_memory infer them), whether comms
@@ -211,10 +504,13 @@ class AggregateRun {
     const double limit = dense_grid_limit(s_.step_count());  // the bound of timed.cpp's dense event table
     // Each half of the ranks on its own thread (ir/rank_halves.hpp), its counts apart; summed after.
     ScanHalf halves[2];
-    for_rank_halves(
-        s_, [&](std::size_t half, std::size_t begin, std::size_t end) { scan_ranks(begin, end, limit, halves[half]); });
+    for_rank_halves(s_, [&](std::size_t half, std::size_t begin, std::size_t end) {
+      scan_ranks(begin, end, limit, halves[half]);
+      if (half == 1) scan_mid_ = begin;
+    });
     ScanHalf& all = halves[0];
     const ScanHalf& other = halves[1];
+    if (scan_mid_ < s_.rank_count()) second_counts_ = other.counts;
     if (other.counts.size() > all.counts.size()) all.counts.resize(other.counts.size(), 0);
     for (std::size_t m = 0; m < other.counts.size(); ++m) all.counts[m] += other.counts[m];
     all.max_stage = std::max(all.max_stage, other.max_stage);
@@ -245,8 +541,7 @@ class AggregateRun {
     for (std::uint32_t st = 0; st < stages_; ++st)
       if (placement_[st] >= s_.rank_count()) throw Fallback{};
     remaining_.resize(std::size_t{microbatches_} + 1, 0);
-    lo_ = 0;
-    while (lo_ < microbatches_ && remaining_[lo_] == 0) ++lo_;
+    second_counts_.resize(remaining_.size(), 0);
     // compute_memory's sizes use the stated stage count, else the inferred one.
     const std::uint32_t mem_stages = s_.num_stages ? s_.num_stages : inferred_stages;
     act_.resize(stages_);
@@ -347,19 +642,37 @@ class AggregateRun {
   }
 
   bool wait(Stream& st, std::uint64_t k) {
-    st.waiting_on = k;
+    block(st, static_cast<std::uint32_t>(&st - streams_.data()), k);
     return false;
   }
 
   // Needs the event done; `extra` (a transfer) is added to its time. Sets `missing_`.
   [[gnu::always_inline]] inline bool need_done(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb,
                                                std::uint32_t producer, ReleaseCause cls, double extra = 0) {
+    if (foreign_stage_[stage]) [[unlikely]]
+      return need_from_other_half(r, kind, stage, mb, producer, cls, extra);
     const double t = cell(kind, stage, mb);
     if (absent(t)) {
       missing_ = key(kind, stage, mb);
       return false;
     }
     r.take(t + extra, By(cls == ReleaseCause::Comm ? transfer_cell(kind, stage, mb) : t, producer, cls));
+    return true;
+  }
+
+  // need_done for the end of a compute on the other half (two threads, no explicit comms).
+  bool need_from_other_half(Ready& r, KeyKind kind, std::uint32_t stage, std::uint32_t mb, std::uint32_t producer,
+                            ReleaseCause cls, double extra) {
+    const std::int32_t slot = cross_->event_slot[stage];
+    if (slot < 0 || (kind != kF && kind != kBwd) || mb >= microbatches_) throw Fallback{};
+    std::atomic<double>& c = cross_->event(slot, kind == kBwd, mb);
+    const double t = c.load(std::memory_order_acquire);
+    if (absent(t)) {
+      missing_ = kPolling;
+      poll_cell_ = &c;
+      return false;
+    }
+    r.take(t + extra, By(t, producer, cls));
     return true;
   }
 
@@ -412,6 +725,10 @@ class AggregateRun {
     if (!absent(c)) throw Fallback{};  // raised twice: a duplicated action
     c = end;
     wake(kind, k, stage);
+    if (cross_ && kind <= kBwd) {  // the other half's neighbour stage may wait for it
+      const std::int32_t slot = cross_->event_slot[stage];
+      if (slot >= 0) publish(cross_->event(slot, kind == kBwd, mb), end);
+    }
   }
   [[gnu::always_inline]] inline void publish_compute(const Action& a, double end) {
     if (!a.has_stage() || !a.has_microbatch()) return;
@@ -457,7 +774,7 @@ class AggregateRun {
         st.cursor = cursor;
         st.free_at = free_at;
         st.last_cls = last_cls;
-        st.waiting_on = missing_;
+        block(st, id, missing_);
         return;
       }
       const double end = r.time + plain_action_duration(opt_.costs, a);  // plain_: no container here
@@ -576,6 +893,9 @@ class AggregateRun {
     const ActionKind partner_kind =
         forward ? (is_send ? ActionKind::RecvF : ActionKind::SendF) : (is_send ? ActionKind::RecvB : ActionKind::SendB);
     const std::uint32_t other_rank = placement_[std::size_t(partner_stage)];
+    if (cross_ && (other_rank >= cross_->mid) != (half_ != 0))
+      return cross_pair(st, rank, static_cast<std::uint32_t>(s),
+                        static_cast<std::uint32_t>(is_send ? s : partner_stage), m, forward, is_send, other_rank);
     const std::uint32_t other_id = other_rank * kQueues + (opt_.blocking_comms ? 0 : 1);
     Stream& other = streams_[other_id];
     const bool paired = other.cursor != kNone && other.head == kPosted &&
@@ -785,6 +1105,20 @@ class AggregateRun {
   std::vector<double> act_, wgt_;
   std::uint8_t queue_of_[kActionKindCount] = {};
   std::vector<RankFold> folds_;
+  // Two threads (run_two_halves): the table shared with the other half, this half's ranks, and
+  // the streams that wait for the other half, with the cell each polls.
+  struct Poll {
+    std::uint32_t id;
+    const std::atomic<double>* cell;
+  };
+  CrossHalves* cross_ = nullptr;
+  std::uint32_t half_ = 0, own_begin_ = 0, own_end_ = 0;
+  std::vector<std::uint8_t> foreign_stage_;  ///< by stage: placed on the other half (its events come from cross_)
+  std::vector<Poll> polls_;
+  const std::atomic<double>* poll_cell_ = nullptr;
+  std::uint64_t written_ = 0;                 ///< cells written for the other half
+  std::size_t scan_mid_ = 0;                  ///< where the scan's second half began (rank_count(): one half)
+  std::vector<std::uint32_t> second_counts_;  ///< the scan's counts of that half, by microbatch
 };
 
 }  // namespace
@@ -803,15 +1137,23 @@ SimAnalysis timeline_path(const Schedule& s, const std::vector<std::uint32_t>& s
 
 namespace {
 
-// The ring run; nullopt when it cannot give the answer, with `st` saying why (stuck, or a case
-// it does not handle).
+// The ring run, split at rank `split_at` (AggregateRun::run); nullopt when it cannot give the
+// answer, with `st` saying why (stuck, or a case it does not handle). When two threads cannot
+// decide, one thread does.
 std::optional<SimAnalysis> ring_run(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                    const TimedOptions& opt, const MemoryModel& memory, AggregateStats& st) {
+                                    const TimedOptions& opt, const MemoryModel& memory, AggregateStats& st,
+                                    std::size_t split_at = AggregateRun::kSplitAsHalves) {
   st = AggregateStats{};
   try {
     AggregateRun run(s, stage_to_rank, opt, memory);
-    SimAnalysis a = run.run();
-    st.window = run.window();
+    if (std::optional<SimAnalysis> a = run.run(split_at)) {
+      st.window = run.window();
+      st.two_threads = run.two_threads();
+      return a;
+    }
+    AggregateRun alone(s, stage_to_rank, opt, memory);
+    std::optional<SimAnalysis> a = alone.run(0);
+    st.window = alone.window();
     return a;
   } catch (const Stuck&) {
     st.stuck = true;
@@ -828,6 +1170,16 @@ SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32
   AggregateStats& st = stats ? *stats : ignored;
   if (auto a = ring_run(s, stage_to_rank, opt, memory, st)) return *std::move(a);
   st.fell_back = true;  // when stuck, simulate_timed throws TimedDeadlock naming the stuck actions
+  return timeline_path(s, stage_to_rank, opt, memory);
+}
+
+SimAnalysis simulate_aggregates_split(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                      const TimedOptions& opt, const MemoryModel& memory, std::size_t mid,
+                                      AggregateStats* stats) {
+  AggregateStats ignored;
+  AggregateStats& st = stats ? *stats : ignored;
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, st, mid)) return *std::move(a);
+  st.fell_back = true;
   return timeline_path(s, stage_to_rank, opt, memory);
 }
 

@@ -26,6 +26,7 @@
 // for a RECV that never comes). The conformance test checks that on the corpus.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -40,13 +41,21 @@ namespace ppsched {
 /// How a run went, for tests and benchmarks: whether it fell back to the Timeline path, and the
 /// largest ring of event slots it used, in microbatches (a power of two).
 struct AggregateStats {
-  bool fell_back = false;  ///< the Timeline path gave the result
-  bool stuck = false;      ///< the ring run could not finish
-  std::uint32_t window = 0;
+  bool fell_back = false;    ///< the Timeline path gave the result
+  bool stuck = false;        ///< the ring run could not finish
+  bool two_threads = false;  ///< two threads gave the result, each running half of the ranks
+  std::uint32_t window = 0;  ///< the larger half's, with two threads
 };
 
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats = nullptr);
+
+/// simulate_aggregates with the ranks split between two threads at rank `mid` (the second
+/// thread runs ranks mid.. ), whatever the schedule's size or the machine's cores: for tests. A
+/// schedule the split run does not take (see above) or `mid` outside 1..ranks-1 runs on one thread.
+SimAnalysis simulate_aggregates_split(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                      const TimedOptions& opt, const MemoryModel& memory, std::size_t mid,
+                                      AggregateStats* stats = nullptr);
 
 /// The same, for searches that try many candidates: a schedule that cannot finish gives nullopt,
 /// without the second run that would name its stuck actions. For a schedule with a duplicated

@@ -154,7 +154,11 @@ bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::
       Timeline t = simulate_timed(s, placement, opt);
       CHECK(verdict.empty());
       AggregateStats stats;
-      CHECK(same_aggregates(analyze(s, t, memory), simulate_aggregates(s, placement, opt, memory, &stats)));
+      const SimAnalysis want = analyze(s, t, memory);
+      CHECK(same_aggregates(want, simulate_aggregates(s, placement, opt, memory, &stats)));
+      // Two threads, each with half of the ranks (the split a large schedule gets), agree too.
+      if (s.rank_count() > 1)
+        CHECK(same_aggregates(want, simulate_aggregates_split(s, placement, opt, memory, s.rank_count() / 2)));
       // The ring run never stops short of a schedule that finishes, unless an action is duplicated
       // (a second SEND finds its RECV long gone: simulate_timed pairs it with that RECV again).
       if (file.filename().string().find("duplicate") == std::string::npos) CHECK_FALSE(stats.stuck);
@@ -162,6 +166,8 @@ bool deadlock_verdicts_agree(const std::filesystem::path& file, const nlohmann::
       aggregate_fast_runs += !stats.fell_back;
     } catch (const TimedDeadlock& d) {
       CHECK_THROWS_AS(simulate_aggregates(s, placement, opt, memory), TimedDeadlock);
+      if (s.rank_count() > 1)
+        CHECK_THROWS_AS(simulate_aggregates_split(s, placement, opt, memory, s.rank_count() / 2), TimedDeadlock);
       CHECK_FALSE(try_simulate_aggregates(s, placement, opt, memory).has_value());
       REQUIRE(d.stuck().size() == verdict.size());
       for (std::size_t i = 0; i < verdict.size(); ++i) {

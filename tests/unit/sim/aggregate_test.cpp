@@ -245,3 +245,133 @@ TEST_CASE("a free transfer adds no transfer idle time: waiting for an unposted S
   CHECK(totals(costly).second > 0);
   CHECK(totals(costly).first > 0);
 }
+
+namespace {
+
+bool has_containers(const Schedule& s) {
+  for (const auto& r : s.ranks)
+    for (const Action& a : r.actions)
+      if (a.is_container()) return true;
+  return false;
+}
+
+// The run split between two threads at `mid` against the Timeline path. Two threads take the run
+// when it has no container and its comms are rendezvous and do not block; otherwise one thread
+// runs it, with the same answer.
+void compare_split(const Schedule& s, const Setup& setup, std::size_t mid) {
+  INFO("split at rank " << mid);
+  SimAnalysis want = analyze(s, simulate_timed(s, s.placement.stage_to_rank, setup.opt), setup.memory);
+  AggregateStats stats;
+  SimAnalysis got = simulate_aggregates_split(s, s.placement.stage_to_rank, setup.opt, setup.memory, mid, &stats);
+  CHECK_FALSE(stats.fell_back);
+  CHECK(stats.two_threads == (!has_containers(s) && !setup.opt.blocking_comms && !setup.opt.send.eager()));
+  require_same(want, got);
+}
+
+}  // namespace
+
+// Each half of the ranks on its own thread, meeting the other half at every SEND/RECV pair (or,
+// unlowered, at every compute whose neighbour stage is across) that crosses the split, at every
+// split point: the same numbers, bit for bit, as the Timeline path.
+TEST_CASE("aggregates on two threads equal analyze(simulate_timed) wherever the ranks split") {
+  test::for_each_family_schedule(4, {4u, 8u, 13u}, [](const Family& family, std::uint32_t m, const Schedule& s) {
+    for (int lowered = 0; lowered < 2; ++lowered) {
+      const Schedule& x = lowered ? lower_send_recv(s) : s;
+      Schedule keep = x;
+      INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
+      Setup unit;
+      unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
+      for (std::size_t mid = 1; mid < keep.rank_count(); ++mid) {
+        compare_split(keep, unit, mid);
+        compare_split(keep, uneven(keep, m * 5 + static_cast<unsigned>(mid), false), mid);
+      }
+      compare_split(keep, uneven(keep, m, true), 2);  // blocking comms: one thread
+      if (lowered) {
+        Setup eager = uneven(keep, m, false);
+        eager.opt.send = SendMode{SendMode::Kind::Eager};
+        compare_split(keep, eager, 2);  // eager sends: one thread
+      }
+    }
+  });
+}
+
+// Long schedules, so that the halves hand thousands of pairs back and forth while both run: the
+// order in which they meet varies from run to run, the numbers must not.
+TEST_CASE("aggregates on two threads: long schedules agree with one thread, run after run") {
+  for (const char* family : {"1F1B", "Interleaved1F1B", "ZBV", "ZB-H1"}) {
+    SynthParams p;
+    p.ranks = 8;
+    p.microbatches = 1024;
+    Schedule s;
+    try {
+      s = synthesize(family, p);
+    } catch (const SynthError&) {
+      FAIL("cannot synthesize " << family);
+    }
+    for (int lowered = 0; lowered < 2; ++lowered) {
+      Schedule x = lowered ? lower_send_recv(s) : s;
+      INFO(family << (lowered ? " lowered" : ""));
+      Setup setup = uneven(x, 17, false);
+      AggregateStats one;
+      SimAnalysis want = simulate_aggregates_split(x, x.placement.stage_to_rank, setup.opt, setup.memory, 0, &one);
+      CHECK_FALSE(one.two_threads);
+      for (int run = 0; run < 3; ++run) {
+        AggregateStats two;
+        SimAnalysis got = simulate_aggregates_split(x, x.placement.stage_to_rank, setup.opt, setup.memory, 4, &two);
+        CHECK(two.two_threads);
+        require_same(want, got);
+      }
+    }
+  }
+}
+
+// A half that cannot finish makes the one-thread run decide: a deadlock throws TimedDeadlock (it
+// names the stuck actions) wherever the split falls, and a duplicated action still falls back.
+TEST_CASE("aggregates on two threads: deadlocks and duplicated actions give the one-thread answers") {
+  SynthParams p;
+  p.ranks = 4;
+  p.microbatches = 8;
+  Schedule s = lower_send_recv(synthesize("1F1B", p));
+  auto& a = s.ranks[3].actions;  // the deferred receive of the test above
+  auto recv = std::find(a.begin(), a.end(), Action::make(ActionKind::RecvF, 3, 1));
+  auto send = std::find(a.begin(), a.end(), Action::make(ActionKind::SendB, 3, 0));
+  REQUIRE((recv != a.end() && send != a.end() && recv < send));
+  std::rotate(recv, recv + 1, send + 1);
+  Setup setup = uneven(s, 3, false);
+  for (std::size_t mid = 1; mid < 4; ++mid) {
+    INFO("split at rank " << mid);
+    CHECK_THROWS_AS(simulate_aggregates_split(s, s.placement.stage_to_rank, setup.opt, setup.memory, mid),
+                    TimedDeadlock);
+  }
+
+  Schedule dropped = lower_send_recv(synthesize("1F1B", p));
+  auto& r2 = dropped.ranks[2].actions;  // rank 2 never receives F3: ranks 0-1 and 2-3 both wait
+  r2.erase(std::find(r2.begin(), r2.end(), Action::make(ActionKind::RecvF, 2, 3)));
+  for (std::size_t mid = 1; mid < 4; ++mid) {
+    INFO("split at rank " << mid);
+    CHECK_THROWS_AS(simulate_aggregates_split(dropped, dropped.placement.stage_to_rank, setup.opt, setup.memory, mid),
+                    TimedDeadlock);
+  }
+
+  Schedule twice = lower_send_recv(synthesize("1F1B", p));
+  twice.ranks[1].actions.push_back(Action::make(ActionKind::SendF, 1, 7));  // a second SEND of F7 to rank 2
+  SimAnalysis want;
+  bool want_deadlock = false;
+  try {
+    want = analyze(twice, simulate_timed(twice, twice.placement.stage_to_rank, setup.opt), setup.memory);
+  } catch (const TimedDeadlock&) {
+    want_deadlock = true;
+  }
+  for (std::size_t mid = 1; mid < 4; ++mid) {
+    INFO("split at rank " << mid);
+    if (want_deadlock) {
+      CHECK_THROWS_AS(simulate_aggregates_split(twice, twice.placement.stage_to_rank, setup.opt, setup.memory, mid),
+                      TimedDeadlock);
+    } else {
+      AggregateStats stats;
+      require_same(
+          want, simulate_aggregates_split(twice, twice.placement.stage_to_rank, setup.opt, setup.memory, mid, &stats));
+      CHECK_FALSE(stats.two_threads);
+    }
+  }
+}
