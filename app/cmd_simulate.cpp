@@ -95,22 +95,7 @@ int run_simulate(SimulateOptions opt) {
   opt.source.memory_cap = opt.memory_cap;  // --schedule auto searches under the cap it is checked against
   opt.source.cap_liveness = opt.memory_model.liveness();
   opt.source.sim_inputs = &opt.inputs;
-  if (opt.simulator == "pytorch-steps" && opt.inputs.send().eager()) {
-    print_error(
-        "--send-mode applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run as "
-        "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
-    return kExitUsage;
-  }
-  if (opt.simulator == "pytorch-steps" && opt.inputs.queues() != P2pQueues::PerRank) {
-    print_error(
-        "--p2p-queues applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run, "
-        "which has no communicator queues");
-    return kExitUsage;
-  }
-  if (opt.simulator == "pytorch-steps" && opt.inputs.gpu_count > 0) {
-    print_error("--gpu-count applies to --simulator timed: PyTorch's dry run has no devices");
-    return kExitUsage;
-  }
+  if (opt.simulator == "pytorch-steps" && refuse_timed_only_flags(opt.inputs)) return kExitUsage;
   if (opt.simulator == "timed" && opt.format == "csv") {
     print_error("--format csv is the lock-step grid of --simulator pytorch-steps; use text or json");
     return kExitUsage;
@@ -121,11 +106,15 @@ int run_simulate(SimulateOptions opt) {
   if (!how) return kExitUsage;
   std::optional<GivenSchedule> given = read_source(opt.source, *how);
   if (!given) return kExitUsage;
-  if (refuse_invalid_schedule(opt.source, opt.force, given->schedule, given->source)) return kExitUsage;
+  // A clean schedule's census (sim/leaf_census.hpp) stands in for the simulator's own pass over the
+  // actions, when what runs is the schedule as given.
+  std::shared_ptr<const LeafCensus> census;
+  if (refuse_invalid_schedule(opt.source, opt.force, given->schedule, given->source, &census)) return kExitUsage;
   std::optional<RuntimeModel> runtime;
   if (!lock_step && !(runtime = load_runtime_model(opt.inputs))) return kExitUsage;
   std::optional<PreparedSchedule> prepared = prepare(std::move(*given), *how);
   if (!prepared) return kExitUsage;
+  if (prepared->lowered) census.reset();
   if (prepared->dropped_comms)
     print_note(
         "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are left out");
@@ -152,7 +141,7 @@ int run_simulate(SimulateOptions opt) {
   const std::vector<std::uint32_t>& stage_to_rank = placed.stage_to_rank;  // as placed, not padded
   set_doing("simulating");
   try {
-    a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr);
+    a = simulate_runtime(s, stage_to_rank, sim, memory, *runtime, opt.needs_timeline() ? &t : nullptr, census.get());
   } catch (const UserError& e) {  // a model that cannot take this schedule
     print_error(e.what());
     return kExitUsage;

@@ -231,12 +231,14 @@ std::optional<Preparation> preparation_for(const SourceOptions& opt, Runner runn
   return how;
 }
 
-bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source) {
+bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source,
+                             std::shared_ptr<const LeafCensus>* census) {
   const bool file = opt.schedule.empty();
   const std::string name = file ? display_name(opt.input) : "--schedule " + opt.schedule;
   const CheckContext ctx = resolve_context(as_given, file ? &source : nullptr, name, {}).context;
   DiagnosticSink first(1);
   const std::size_t n = check_structure(ctx, first);
+  if (census) *census = ctx.census;
   if (n == 0) return false;
   const std::string what = file ? name : "the synthesized " + opt.schedule + " schedule";
   const std::string count = fmt::format("{} structural error{}; the first: {}", n, n == 1 ? "" : "s",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -94,7 +95,9 @@ std::optional<PreparedSchedule> load_schedule(const SourceOptions& opt, Runner r
 
 /// Runs validate's structural rules on the schedule as given (before lowering; `source` locates a
 /// file's actions). On an error prints it with the count and the way out and returns true (the
-/// caller refuses the input), unless `force`: then a warning, and false.
-bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source);
+/// caller refuses the input), unless `force`: then a warning, and false. When the rules' proof
+/// finds it clean, `census` (if given) receives what the proof saw of every leaf.
+bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source,
+                             std::shared_ptr<const LeafCensus>* census = nullptr);
 
 }  // namespace ppsched::cli

@@ -187,6 +187,26 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt) {
   return model;
 }
 
+bool refuse_timed_only_flags(const SimInputOptions& opt) {
+  if (opt.send().eager()) {
+    print_error(
+        "--send-mode applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run as "
+        "PyTorch runs it, where a SEND never waits for its RECV (every send eager)");
+    return true;
+  }
+  if (opt.queues() != P2pQueues::PerRank) {
+    print_error(
+        "--p2p-queues applies to --simulator timed: --simulator pytorch-steps replays PyTorch's dry run, "
+        "which has no communicator queues");
+    return true;
+  }
+  if (opt.gpu_count > 0) {
+    print_error("--gpu-count applies to --simulator timed: PyTorch's dry run has no devices");
+    return true;
+  }
+  return false;
+}
+
 bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run) {
   if (opt.blocking_comms && opt.queues() != P2pQueues::PerRank) {
     print_error(

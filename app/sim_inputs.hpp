@@ -94,6 +94,10 @@ std::optional<RuntimeModel> load_runtime_model(const SimInputOptions& opt);
 /// implicit).
 bool refuse_inert_comm_flags(const SimInputOptions& opt, const Schedule& as_run);
 
+/// Prints why and returns true when a flag that only the timed simulator reads (--send-mode,
+/// --p2p-queues, --gpu-count) is given to PyTorch's lock-step dry run.
+bool refuse_timed_only_flags(const SimInputOptions& opt);
+
 /// "pytorch: ...; optimizer sync: ...": the time model of a report, for its header or summary.
 std::string time_model_description(const SimInputOptions& opt, const RuntimeModel& model);
 

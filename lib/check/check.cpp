@@ -258,6 +258,9 @@ void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
   // already runs every rule through it.
   const std::optional<check::CleanProof> proof =
       ctx.index ? std::nullopt : std::optional<check::CleanProof>(check::prove_clean(ctx));
+  // What the proof saw stands in for the simulation's own pass over the actions; a simulation
+  // already running on its thread reads the context, so it is left as it is.
+  if (proof && proof->census && !ctx.census && !simulation.joinable()) ctx.census = proof->census;
   for (const Rule& rule : kRules) {
     const RuleLevel level = level_of(rule);
     if (level == RuleLevel::Off || (proof && check::proven_silent(*proof, rule))) continue;
@@ -270,7 +273,11 @@ void run_checks(const CheckContext& ctx, DiagnosticSink& sink,
 }
 
 std::size_t check_structure(const CheckContext& ctx, DiagnosticSink& sink) {
-  if (check::provably_structurally_clean(ctx)) return 0;  // a few bytes per (stage, microbatch), not the index
+  // A few bytes per (stage, microbatch), not the index; what the proof saw is kept for the simulation.
+  if (check::CleanProof proof = check::prove_clean(ctx); proof.structural) {
+    if (proof.census && !ctx.census) ctx.census = std::move(proof.census);
+    return 0;
+  }
   std::size_t errors = 0;
   for (std::string_view id : kStructuralRules) errors += run_rule(*find_rule(id), RuleLevel::Error, ctx, sink);
   return errors;

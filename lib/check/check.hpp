@@ -25,6 +25,8 @@
 
 namespace ppsched {
 
+struct LeafCensus;
+
 namespace check {
 class ActionIndex;
 struct Simulation;
@@ -72,6 +74,9 @@ struct CheckContext {
   /// Built on first use and shared by the rules.
   mutable std::shared_ptr<const check::ActionIndex> index;
   mutable std::shared_ptr<const check::Simulation> simulation;
+  /// What the structure proof saw of every leaf, when it proved the schedule clean: the
+  /// simulation reads it instead of the actions (sim/leaf_census.hpp).
+  mutable std::shared_ptr<const LeafCensus> census;
   mutable std::shared_ptr<const check::Liveness> liveness;
 };
 
@@ -128,7 +133,8 @@ std::span<const std::string_view> structural_rule_ids();
 /// so the count is the one `ppsched validate` reports for the same context); returns how many
 /// errors they found, those the sink dropped included. One pass over the schedule builds the
 /// index the rules share; on a valid schedule each rule then proves it has nothing to say from
-/// the index, or walks the schedule once.
+/// the index, or walks the schedule once. A schedule proven clean leaves the proof's census in
+/// ctx.census, for a simulation of the same schedule to read.
 std::size_t check_structure(const CheckContext& ctx, DiagnosticSink& sink);
 
 }  // namespace ppsched

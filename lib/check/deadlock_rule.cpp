@@ -40,7 +40,8 @@ const Simulation& simulation_of(const CheckContext& ctx) {
     TimedOptions opt = comm_options(ctx);
     opt.costs = cost_model(ctx);
     try {
-      sim->analysis = simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx));
+      sim->analysis =
+          simulate_aggregates(*ctx.schedule, ctx.stage_to_rank, opt, memory_model(ctx), nullptr, ctx.census.get());
       sim->finished = true;
     } catch (const TimedDeadlock& d) {
       sim->stuck = d.stuck();

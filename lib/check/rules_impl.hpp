@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "passes/key_table.hpp"
 #include "sim/activation_liveness.hpp"
 #include "sim/analysis.hpp"
+#include "sim/leaf_census.hpp"
 #include "sim/timed.hpp"
 
 namespace ppsched::check {
@@ -133,6 +135,9 @@ struct CleanProof {
   bool structural = false;
   bool comms = false;
   std::uint32_t kinds = 0;
+  /// When both hold and every leaf that names a microbatch is one of the grid's kinds: what the
+  /// proof saw, for the simulation to skip its own pass (sim/leaf_census.hpp).
+  std::shared_ptr<const LeafCensus> census;
 };
 CleanProof prove_clean(const CheckContext& ctx);
 bool provably_structurally_clean(const CheckContext& ctx);

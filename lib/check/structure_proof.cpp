@@ -7,8 +7,10 @@
 // what is wrong (or, for an order it could not follow, that nothing is). So it may be stricter
 // than the rules, never looser; the check tests hold it to that on every family, the corpus and
 // its negatives.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "check/check_support.hpp"
@@ -23,6 +25,13 @@ namespace {
 // One bit per kind that carries a microbatch, as ActionIndex indexes them; 0 for the others.
 constexpr std::uint8_t kF = 1, kB = 2, kI = 4, kW = 8, kSendF = 16, kRecvF = 32, kSendB = 64, kRecvB = 128;
 constexpr std::uint8_t kComms = kSendF | kRecvF | kSendB | kRecvB;
+static_assert(kF == LeafCensus::kF && kB == LeafCensus::kB && kI == LeafCensus::kI && kW == LeafCensus::kW &&
+              kSendF == LeafCensus::kSendF && kRecvF == LeafCensus::kRecvF && kSendB == LeafCensus::kSendB &&
+              kRecvB == LeafCensus::kRecvB);
+// The kinds of CleanProof::kinds that are SENDs and RECVs.
+constexpr std::uint32_t kCommKinds =
+    (1u << static_cast<unsigned>(ActionKind::SendF)) | (1u << static_cast<unsigned>(ActionKind::RecvF)) |
+    (1u << static_cast<unsigned>(ActionKind::SendB)) | (1u << static_cast<unsigned>(ActionKind::RecvB));
 constexpr std::array<std::uint8_t, kActionKindCount> kBit = [] {
   std::array<std::uint8_t, kActionKindCount> t{};
   const ActionKind order[] = {ActionKind::F,     ActionKind::B,     ActionKind::I,     ActionKind::W,
@@ -31,8 +40,9 @@ constexpr std::array<std::uint8_t, kActionKindCount> kBit = [] {
   return t;
 }();
 
-// What a leaf does to the proof: nothing, breaks a send/recv rule only, or breaks the structure.
-enum Verdict : std::uint8_t { kClean = 0, kCommFault = 1, kBroken = 2 };
+// What a leaf does to the proof, as bits: nothing, breaks a send/recv rule only, breaks the
+// structure; and whether it names a microbatch the grid does not record (no census then).
+enum Verdict : std::uint8_t { kClean = 0, kCommFault = 1, kBroken = 2, kUncounted = 4 };
 
 struct Proof {
   const CheckContext& ctx;
@@ -67,7 +77,7 @@ struct Proof {
     if (!a.has_microbatch())  // a compute action of no microbatch
       return (bit & (kF | kB | kI | kW)) ? kBroken : comm_fault ? kCommFault : kClean;
     if (a.microbatch() >= ctx.microbatches) return kBroken;  // microbatch-out-of-range
-    if (bit == 0 || !a.has_stage()) return comm_fault ? kCommFault : kClean;
+    if (bit == 0 || !a.has_stage()) return comm_fault ? Verdict(kCommFault | kUncounted) : kUncounted;
     std::uint8_t& cell = seen[std::size_t{a.stage} * ctx.microbatches + a.microbatch()];
     const std::uint8_t before = cell;
     // duplicate-action; backward-before-forward (B or I before F); weight-before-input-grad.
@@ -123,37 +133,58 @@ CleanProof prove_clean(const CheckContext& ctx) {
   proof.place_comms();
   std::uint8_t verdicts[2] = {kClean, kClean};
   std::uint32_t kinds[2] = {0, 0};
+  std::uint32_t stages_named[2] = {0, 0};  // 1 + the highest stage a leaf names
+  bool containers[2] = {false, false};
   for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
     std::uint8_t verdict = kClean;
-    std::uint32_t seen_kinds = 0;
-    for (std::size_t r = begin; r < end && verdict < kBroken; ++r) {
+    std::uint32_t seen_kinds = 0, named = 0;
+    for (std::size_t r = begin; r < end && !(verdict & kBroken); ++r) {
       const auto rank = static_cast<std::uint32_t>(r);
       for (const Action& a : s.ranks[r].actions) {
         if (a.is_idle()) continue;
         if (a.is_container()) [[unlikely]] {
+          containers[half] = true;
           for (const Action& sub : s.subs(a)) {
             seen_kinds |= 1u << static_cast<unsigned>(sub.kind);
+            named = std::max(named, sub.has_stage() ? sub.stage + 1u : 0u);
             verdict |= proof.visit(rank, sub);
           }
         } else {
           seen_kinds |= 1u << static_cast<unsigned>(a.kind);
+          named = std::max(named, a.has_stage() ? a.stage + 1u : 0u);
           verdict |= proof.visit(rank, a);
         }
-        if (verdict >= kBroken) break;
+        if (verdict & kBroken) break;
       }
     }
     verdicts[half] = verdict;
     kinds[half] = seen_kinds;
+    stages_named[half] = named;
   });
-  if ((verdicts[0] | verdicts[1]) >= kBroken) return out;
+  const std::uint8_t verdict = verdicts[0] | verdicts[1];
+  if (verdict & kBroken) return out;
   // missing-forward, missing-backward, full-and-split-backward: F, then B alone or I and W.
   for (std::uint8_t cell : proof.seen) {
     const std::uint8_t compute = cell & (kF | kB | kI | kW);
     if (compute != (kF | kB) && compute != (kF | kI | kW)) return out;
   }
   out.structural = true;
-  out.comms = ((verdicts[0] | verdicts[1]) & kCommFault) == 0 && proof.comms_paired();
+  out.comms = (verdict & kCommFault) == 0 && proof.comms_paired();
   out.kinds = kinds[0] | kinds[1];
+  // Clean, with every leaf that names a microbatch in the grid: what the simulator would count.
+  if (out.comms && !(verdict & kUncounted)) {
+    auto census = std::make_shared<LeafCensus>();
+    census->stages = ctx.stages;
+    census->microbatches = ctx.microbatches;
+    census->kinds = std::move(proof.seen);
+    census->stage_rank = std::move(proof.stage_rank);
+    const std::uint32_t named = std::max(stages_named[0], stages_named[1]);
+    census->any_stage = named > 0;
+    census->max_stage = named > 0 ? named - 1 : 0;
+    census->explicit_comms = (out.kinds & kCommKinds) != 0;
+    census->containers = containers[0] || containers[1];
+    out.census = std::move(census);
+  }
   return out;
 }
 

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -149,11 +150,12 @@ struct RankFold {
 class AggregateRun {
  public:
   AggregateRun(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, const TimedOptions& opt,
-               const MemoryModel& memory)
-      : s_(s), placement_(stage_to_rank), opt_(opt), memory_(memory) {}
+               const MemoryModel& memory, const LeafCensus* census)
+      : s_(s), placement_(stage_to_rank), opt_(opt), memory_(memory), census_(census) {}
 
   std::uint32_t window() const { return window_; }
   bool two_threads() const { return cross_ != nullptr; }
+  bool read_census() const { return read_census_; }
 
   /// Split at the scan's rank halves (ir/rank_halves.hpp).
   static constexpr std::size_t kSplitAsHalves = ~std::size_t{0};
@@ -497,6 +499,37 @@ class AggregateRun {
     out.explicit_comms = comms;
   }
 
+  // What scan_ranks would find, read off a census instead of the actions (leaf_census.hpp): the
+  // counts of each half are those of the stages placed on it. False, having changed nothing, when
+  // the census cannot stand for this run (another placement, a grid past the limit).
+  bool scan_census(const LeafCensus& c, double limit, ScanHalf halves[2]) {
+    const std::size_t mbs = c.microbatches;
+    if (c.kinds.size() != std::size_t{c.stages} * mbs || c.stage_rank.size() < c.stages) return false;
+    if (placement_.size() < c.stages || double(mbs) > limit) return false;
+    for (std::uint32_t st = 0; st < c.stages; ++st)
+      if (placement_[st] != c.stage_rank[st]) return false;
+    const std::size_t mid = second_half_start(s_);
+    ScanHalf& first = halves[0];
+    ScanHalf& second = halves[1];
+    first.counts.assign(mbs, 0);
+    second.counts.assign(mid < s_.rank_count() ? mbs : 0, 0);
+    for (std::uint32_t st = 0; st < c.stages; ++st) {
+      const std::uint8_t* row = c.kinds.data() + std::size_t{st} * mbs;
+      if (c.stage_rank[st] >= s_.rank_count()) {  // a stage no rank runs has no leaf
+        if (std::any_of(row, row + mbs, [](std::uint8_t k) { return k != 0; })) return false;
+        continue;
+      }
+      std::uint32_t* counts = (c.stage_rank[st] >= mid ? second : first).counts.data();
+      for (std::size_t m = 0; m < mbs; ++m) counts[m] += static_cast<std::uint32_t>(std::popcount(row[m]));
+    }
+    first.any_stage = c.any_stage;
+    first.max_stage = c.max_stage;
+    first.explicit_comms = c.explicit_comms;
+    first.plain = !c.containers;
+    scan_mid_ = mid;
+    return true;
+  }
+
   // One pass over the leaves: sizes (as timed.cpp and compute_memory infer them), whether comms
   // are explicit, how many actions name each microbatch, and whether every action sits on the
   // rank its stage is placed on (the event producers and comm partners are found by placement).
@@ -504,10 +537,12 @@ class AggregateRun {
     const double limit = dense_grid_limit(s_.step_count());  // the bound of timed.cpp's dense event table
     // Each half of the ranks on its own thread (ir/rank_halves.hpp), its counts apart; summed after.
     ScanHalf halves[2];
-    for_rank_halves(s_, [&](std::size_t half, std::size_t begin, std::size_t end) {
-      scan_ranks(begin, end, limit, halves[half]);
-      if (half == 1) scan_mid_ = begin;
-    });
+    read_census_ = census_ && scan_census(*census_, limit, halves);
+    if (!read_census_)
+      for_rank_halves(s_, [&](std::size_t half, std::size_t begin, std::size_t end) {
+        scan_ranks(begin, end, limit, halves[half]);
+        if (half == 1) scan_mid_ = begin;
+      });
     ScanHalf& all = halves[0];
     const ScanHalf& other = halves[1];
     if (scan_mid_ < s_.rank_count()) second_counts_ = other.counts;
@@ -1087,6 +1122,8 @@ class AggregateRun {
   const std::vector<std::uint32_t>& placement_;
   const TimedOptions& opt_;
   const MemoryModel& memory_;
+  const LeafCensus* census_;  ///< what a pass before this one found, for scan(); may be null
+  bool read_census_ = false;  ///< scan() took census_
   std::uint32_t stages_ = 0, microbatches_ = 0;
   bool explicit_comms_ = false;
   bool plain_ = true;             ///< no container and non-blocking comms: advance_compute() serves queue 0
@@ -1142,18 +1179,20 @@ namespace {
 // decide, one thread does.
 std::optional<SimAnalysis> ring_run(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                     const TimedOptions& opt, const MemoryModel& memory, AggregateStats& st,
-                                    std::size_t split_at = AggregateRun::kSplitAsHalves) {
+                                    const LeafCensus* census, std::size_t split_at = AggregateRun::kSplitAsHalves) {
   st = AggregateStats{};
   try {
-    AggregateRun run(s, stage_to_rank, opt, memory);
+    AggregateRun run(s, stage_to_rank, opt, memory, census);
     if (std::optional<SimAnalysis> a = run.run(split_at)) {
       st.window = run.window();
       st.two_threads = run.two_threads();
+      st.census = run.read_census();
       return a;
     }
-    AggregateRun alone(s, stage_to_rank, opt, memory);
+    AggregateRun alone(s, stage_to_rank, opt, memory, census);
     std::optional<SimAnalysis> a = alone.run(0);
     st.window = alone.window();
+    st.census = alone.read_census();
     return a;
   } catch (const Stuck&) {
     st.stuck = true;
@@ -1165,20 +1204,21 @@ std::optional<SimAnalysis> ring_run(const Schedule& s, const std::vector<std::ui
 }  // namespace
 
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats) {
+                                const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats,
+                                const LeafCensus* census) {
   AggregateStats ignored;
   AggregateStats& st = stats ? *stats : ignored;
-  if (auto a = ring_run(s, stage_to_rank, opt, memory, st)) return *std::move(a);
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, st, census)) return *std::move(a);
   st.fell_back = true;  // when stuck, simulate_timed throws TimedDeadlock naming the stuck actions
   return timeline_path(s, stage_to_rank, opt, memory);
 }
 
 SimAnalysis simulate_aggregates_split(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                       const TimedOptions& opt, const MemoryModel& memory, std::size_t mid,
-                                      AggregateStats* stats) {
+                                      AggregateStats* stats, const LeafCensus* census) {
   AggregateStats ignored;
   AggregateStats& st = stats ? *stats : ignored;
-  if (auto a = ring_run(s, stage_to_rank, opt, memory, st, mid)) return *std::move(a);
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, st, census, mid)) return *std::move(a);
   st.fell_back = true;
   return timeline_path(s, stage_to_rank, opt, memory);
 }
@@ -1188,7 +1228,7 @@ std::optional<SimAnalysis> try_simulate_aggregates(const Schedule& s, const std:
                                                    AggregateStats* stats) {
   AggregateStats ignored;
   AggregateStats& st = stats ? *stats : ignored;
-  if (auto a = ring_run(s, stage_to_rank, opt, memory, st)) return a;
+  if (auto a = ring_run(s, stage_to_rank, opt, memory, st, nullptr)) return a;
   if (st.stuck) return std::nullopt;
   st.fell_back = true;
   try {

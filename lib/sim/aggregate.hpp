@@ -33,6 +33,7 @@
 
 #include "ir/schedule.hpp"
 #include "sim/analysis.hpp"
+#include "sim/leaf_census.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 
@@ -44,18 +45,23 @@ struct AggregateStats {
   bool fell_back = false;    ///< the Timeline path gave the result
   bool stuck = false;        ///< the ring run could not finish
   bool two_threads = false;  ///< two threads gave the result, each running half of the ranks
+  bool census = false;       ///< a census stood in for the run's pass over the actions
   std::uint32_t window = 0;  ///< the larger half's, with two threads
 };
 
+/// `census`, when given, is what a pass before this one found over every leaf of `s`
+/// (leaf_census.hpp): the run then skips its own pass over the actions. One that does not match
+/// the placement is ignored.
 SimAnalysis simulate_aggregates(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats = nullptr);
+                                const TimedOptions& opt, const MemoryModel& memory, AggregateStats* stats = nullptr,
+                                const LeafCensus* census = nullptr);
 
 /// simulate_aggregates with the ranks split between two threads at rank `mid` (the second
 /// thread runs ranks mid.. ), whatever the schedule's size or the machine's cores: for tests. A
 /// schedule the split run does not take (see above) or `mid` outside 1..ranks-1 runs on one thread.
 SimAnalysis simulate_aggregates_split(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                       const TimedOptions& opt, const MemoryModel& memory, std::size_t mid,
-                                      AggregateStats* stats = nullptr);
+                                      AggregateStats* stats = nullptr, const LeafCensus* census = nullptr);
 
 /// The same, for searches that try many candidates: a schedule that cannot finish gives nullopt,
 /// without the second run that would name its stuck actions. For a schedule with a duplicated

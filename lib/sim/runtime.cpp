@@ -92,7 +92,7 @@ Schedule schedule_as_run(const Schedule& s, Runtime r, const RuntimeLowering& ke
 
 SimAnalysis simulate_runtime(const Schedule& run, const std::vector<std::uint32_t>& stage_to_rank,
                              const TimedOptions& opt, const MemoryModel& memory, const RuntimeModel& model,
-                             Timeline* timeline) {
+                             Timeline* timeline, const LeafCensus* census) {
   if (model.runtime == Runtime::Megatron) {
     Timeline t = simulate_megatron(run, stage_to_rank, opt, model.params, model.optimizer);
     SimAnalysis a = analyze(run, t, memory);
@@ -100,7 +100,8 @@ SimAnalysis simulate_runtime(const Schedule& run, const std::vector<std::uint32_
     return a;
   }
   // The aggregate run has no shared devices: they need the timeline's order of events.
-  if (!timeline && !shares_devices(opt.device_of_rank)) return simulate_aggregates(run, stage_to_rank, opt, memory);
+  if (!timeline && !shares_devices(opt.device_of_rank))
+    return simulate_aggregates(run, stage_to_rank, opt, memory, nullptr, census);
   Timeline own;
   Timeline& t = timeline ? *timeline : own;
   t = simulate_timed(run, stage_to_rank, opt);

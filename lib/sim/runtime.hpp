@@ -33,6 +33,7 @@
 #include "model/runtime_params.hpp"
 #include "passes/passes.hpp"
 #include "sim/analysis.hpp"
+#include "sim/leaf_census.hpp"
 #include "sim/memory.hpp"
 #include "sim/timed.hpp"
 
@@ -80,9 +81,10 @@ struct RuntimeModel {
 
 /// Times `run` (schedule_as_run's result) under `model`. With `timeline` the timeline is built
 /// and returned through it; without, the run may skip it (simulate_aggregates) where the model
-/// allows. Throws TimedDeadlock when the schedule cannot finish.
+/// allows, and reads `census` (of `run`) where one is given. Throws TimedDeadlock when the
+/// schedule cannot finish.
 SimAnalysis simulate_runtime(const Schedule& run, const std::vector<std::uint32_t>& stage_to_rank,
                              const TimedOptions& opt, const MemoryModel& memory, const RuntimeModel& model,
-                             Timeline* timeline = nullptr);
+                             Timeline* timeline = nullptr, const LeafCensus* census = nullptr);
 
 }  // namespace ppsched

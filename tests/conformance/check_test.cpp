@@ -302,3 +302,36 @@ TEST_CASE("run_checks: the rules the proof skips would have said nothing, on the
             << comms_proven << " files with comms proven clean of send/recv findings\n";
   CHECK(comms_proven > 0);
 }
+
+// What validate hands the simulation: the proof's census instead of its own pass over the actions.
+// On every corpus file the proof finds clean, the numbers (or the deadlock) are the same.
+TEST_CASE("the proof's census stands in for the simulator's pass on the corpus, with the same numbers") {
+  std::size_t files = 0, read = 0;
+  for_each_corpus_schedule([&](const std::filesystem::path& file, const ParsedSchedule& parsed, const auto& context) {
+    const CheckContext ctx = context();
+    const check::CleanProof proof = check::prove_clean(ctx);
+    if (!proof.census) return;
+    INFO(file.filename().string());
+    ++files;
+    const Schedule& s = parsed.schedule;
+    TimedOptions opt;
+    opt.costs = CostModel::for_pipeline(ctx.ranks, ctx.stages);
+    const MemoryModel memory;
+    for (std::size_t mid : {std::size_t{0}, s.rank_count() / 2}) {
+      AggregateStats stats;
+      try {
+        const SimAnalysis want = simulate_aggregates_split(s, ctx.stage_to_rank, opt, memory, mid);
+        CHECK(same_aggregates(
+            want, simulate_aggregates_split(s, ctx.stage_to_rank, opt, memory, mid, &stats, proof.census.get())));
+        CHECK((stats.census || stats.fell_back));
+        read += stats.census;
+      } catch (const TimedDeadlock&) {
+        CHECK_THROWS_AS(simulate_aggregates_split(s, ctx.stage_to_rank, opt, memory, mid, &stats, proof.census.get()),
+                        TimedDeadlock);
+      }
+    }
+  });
+  std::cout << "conformance: the census stands in for the simulator's pass on " << files << " files (read " << read
+            << " times)\n";
+  CHECK(read > 0);
+}
