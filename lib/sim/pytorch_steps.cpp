@@ -10,6 +10,7 @@
 #include "ir/rank_halves.hpp"
 #include "ir/user_error.hpp"
 #include "passes/done_set.hpp"
+#include "sim/step_moments.hpp"
 
 namespace ppsched {
 
@@ -21,18 +22,29 @@ class StepSimulator {
       : s_(s),
         stage_to_rank_(stage_to_rank),
         last_stage_(static_cast<std::int64_t>(num_stages) - 1),
-        done_(stage_to_rank, microbatches_in_use(s), s.step_count()) {}
+        microbatches_(microbatches_in_use(s)),
+        done_(stage_to_rank, microbatches_, s.step_count()) {}
 
   // Simulates, then writes the timelines into `out` (which may be the input itself: each rank's
   // timeline replaces its program only once every rank has run, and is built from that program
   // and where the rank waited). The simulation keeps no timeline: only, per rank, the runs of
   // idle steps, so a dry run holds the schedule and its timelines at no time together, rather than
   // both whole (issue 48). On a throw `out` is unchanged.
-  void run(std::size_t max_cells, Schedule& out) {
+  void run(std::size_t max_cells, Schedule& out, bool lock_step_only = false) {
     const auto ranks = static_cast<std::uint32_t>(s_.rank_count());
     // Each step runs an action (else it is a deadlock), so no count of steps passes the input's.
     if (s_.step_count() > 0xFFFFFFFFu)
       throw std::length_error("PyTorch's lock-step simulation takes at most 2^32 - 1 steps of input");
+    // A well-formed schedule that finishes is placed action by action (step_moments.hpp); the
+    // lock-step loop below takes everything else, and says what PyTorch would.
+    if (std::optional<StepWaits> placed =
+            lock_step_only ? std::nullopt : step_waits_by_moments(s_, stage_to_rank_, last_stage_, microbatches_);
+        placed && total(placed->cells) <= max_cells) {
+      waits_ = std::move(placed->waits);
+      cells_ = std::move(placed->cells);
+      write_timelines(out);
+      return;
+    }
     waits_.assign(ranks, {});
     cells_.assign(ranks, 0);
     // Ranks with something left to run, ascending (PyTorch's dict, rebuilt in sorted order).
@@ -89,9 +101,13 @@ class StepSimulator {
         throw SimDeadlock(partial(active), std::move(stuck));
       }
     }
-    // Every rank ran all its actions: each timeline is its program, idle steps dropped, with the
-    // rank's waits put back; it replaces the program (or fills `out`) rank by rank, each half of
-    // the ranks on its own thread (ir/rank_halves.hpp): a third of a 6M-action dry run otherwise.
+    write_timelines(out);
+  }
+
+  // Every rank ran all its actions: each timeline is its program, idle steps dropped, with the
+  // rank's waits put back; it replaces the program (or fills `out`) rank by rank, each half of
+  // the ranks on its own thread (ir/rank_halves.hpp): a third of a 6M-action dry run otherwise.
+  void write_timelines(Schedule& out) const {
     for_rank_halves(s_, [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t r = begin; r < end; ++r) {
         const auto& p = s_.ranks[r].actions;
@@ -124,10 +140,12 @@ class StepSimulator {
   };
   // `count` idle steps before the action at input index `before`.
   // 32-bit, as run() checks: a wait per action at most, so 8 bytes each keeps them small.
-  struct Wait {
-    std::uint32_t before;
-    std::uint32_t count;
-  };
+  using Wait = StepWait;
+  static std::size_t total(const std::vector<std::size_t>& cells) {
+    std::size_t n = 0;
+    for (std::size_t c : cells) n += c;
+    return n;
+  }
 
   // Rank r's timeline up to (not including) input position `upto`, then `trailing` idle steps.
   std::vector<Action> timeline(std::uint32_t r, const Action* upto, std::size_t trailing) const {
@@ -280,6 +298,7 @@ class StepSimulator {
   const Schedule& s_;
   const std::vector<std::uint32_t>& stage_to_rank_;
   std::int64_t last_stage_;
+  std::uint32_t microbatches_;            // microbatches_in_use(s)
   DoneSet done_;                          // what each rank has run
   std::vector<std::vector<Wait>> waits_;  // per rank, where it waited, in order
   std::vector<std::size_t> cells_;        // per rank, its timeline's length so far
@@ -289,10 +308,10 @@ class StepSimulator {
 }  // namespace
 
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                std::uint32_t num_stages, std::size_t max_cells) {
+                                std::uint32_t num_stages, std::size_t max_cells, bool lock_step_only) {
   StepSimulator sim(s, stage_to_rank, num_stages);
   Schedule out = sim.empty_out();
-  sim.run(max_cells, out);
+  sim.run(max_cells, out, lock_step_only);
   return out;
 }
 

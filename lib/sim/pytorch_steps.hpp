@@ -117,9 +117,13 @@ class SimDeadlock : public std::runtime_error {
 /// when the grid passes `max_cells` cells (ranks x steps; 16M by default, 128 MiB of timelines;
 /// 1F1B over 64 ranks and 16384 microbatches lowered with comms needs 7.4M):
 /// a dependency chain across many ranks makes the lock-step grid grow quadratically.
+/// A schedule that finishes, every action on its stage's rank, is placed action by action
+/// (step_moments.hpp) rather than step by step, with the same result; `lock_step_only` runs the
+/// lock-step loop anyway (for tests that compare the two).
 inline constexpr std::size_t kDefaultMaxStepCells = std::size_t{16} << 20;
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells);
+                                std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells,
+                                bool lock_step_only = false);
 /// simulate_pytorch_steps, with the timelines written over `s` (its programs, and num_stages), rank
 /// by rank once the simulation is done: a long dry run never holds the schedule and its timelines
 /// whole at once. On a throw (the same as above) `s` is unchanged.
