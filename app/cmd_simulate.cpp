@@ -9,18 +9,16 @@
 #include "exit_codes.hpp"
 #include "ir/user_error.hpp"
 #include "model/recompute.hpp"
-#include "parse/pytorch_csv.hpp"
 #include "report/html_report.hpp"
 #include "report/liveness_view.hpp"
 #include "report/sim_views.hpp"
 #include "report/simulate_report.hpp"
-#include "report/steps_view.hpp"
 #include "report/svg_gantt.hpp"
 #include "report/trace_view.hpp"
 #include "schedule_source.hpp"
-#include "sim/pytorch_steps.hpp"
 #include "sim/timed.hpp"
 #include "sim_inputs.hpp"
+#include "simulate_dry_run.hpp"
 
 namespace ppsched::cli {
 
@@ -55,33 +53,6 @@ struct SimulateOptions {
            simulate_report_needs_timeline(report(), format == "json");
   }
 };
-
-// PyTorch's lock-step dry run of `s` (lowered with send/recv), as a grid, JSON or PyTorch's CSV.
-// The timelines are written over `s`, which a deadlock leaves as it was for its message.
-int run_pytorch_steps(const SimulateOptions& opt, Schedule& s) {
-  try {
-    simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));
-    const Schedule& timeline = s;
-    write_output(opt.output, [&](ByteSink& out) {
-      if (opt.format == "csv")
-        write_pytorch_csv(timeline, out);
-      else if (opt.format == "json")
-        out.write(pytorch_steps_json(opt.report().source, timeline));
-      else
-        write_steps_text(timeline, out);
-    });
-    return kExitOk;
-  } catch (const SimDeadlock& d) {
-    print_error(steps_deadlock_text(d, s));
-    return kExitFindings;
-  } catch (const UserError& e) {
-    print_error(e.what());
-    return kExitUsage;
-  } catch (const std::length_error& e) {
-    print_error(e.what());
-    return kExitUsage;
-  }
-}
 
 int run_simulate(SimulateOptions opt) {
   if (opt.views.empty()) opt.views = default_sim_views(opt.format == "json");
@@ -120,7 +91,7 @@ int run_simulate(SimulateOptions opt) {
         "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are left out");
   Schedule s = std::move(*prepared).take_as_run();
   prepared.reset();
-  if (lock_step) return run_pytorch_steps(opt, s);
+  if (lock_step) return run_dry_run(s, census.get(), opt.report().source, opt.format, opt.output);
   if (refuse_inert_comm_flags(opt.inputs, s)) return kExitUsage;
 
   // Both the placement and the map padded to every stage in use, from one inference.

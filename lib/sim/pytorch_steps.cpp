@@ -18,11 +18,12 @@ namespace {
 
 class StepSimulator {
  public:
-  StepSimulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages)
+  StepSimulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages,
+                std::uint32_t microbatches = 0)
       : s_(s),
         stage_to_rank_(stage_to_rank),
         last_stage_(static_cast<std::int64_t>(num_stages) - 1),
-        microbatches_(microbatches_in_use(s)),
+        microbatches_(microbatches ? microbatches : microbatches_in_use(s)),
         done_(stage_to_rank, microbatches_, s.step_count()) {}
 
   // Simulates, then writes the timelines into `out` (which may be the input itself: each rank's
@@ -316,8 +317,8 @@ Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32
 }
 
 void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                     std::uint32_t num_stages, std::size_t max_cells) {
-  StepSimulator(s, stage_to_rank, num_stages).run(max_cells, s);
+                                     std::uint32_t num_stages, std::size_t max_cells, std::uint32_t microbatches) {
+  StepSimulator(s, stage_to_rank, num_stages, microbatches).run(max_cells, s);
 }
 
 }  // namespace ppsched

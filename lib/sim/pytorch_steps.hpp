@@ -126,8 +126,10 @@ Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32
                                 bool lock_step_only = false);
 /// simulate_pytorch_steps, with the timelines written over `s` (its programs, and num_stages), rank
 /// by rank once the simulation is done: a long dry run never holds the schedule and its timelines
-/// whole at once. On a throw (the same as above) `s` is unchanged.
+/// whole at once. On a throw (the same as above) `s` is unchanged. `microbatches` is
+/// microbatches_in_use(s) where the caller knows it already (0: found here, a pass over `s`).
 void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                     std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells);
+                                     std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells,
+                                     std::uint32_t microbatches = 0);
 
 }  // namespace ppsched
