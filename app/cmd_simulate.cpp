@@ -91,11 +91,12 @@ int run_simulate(SimulateOptions opt) {
         "--runtime megatron issues its own sends and receives: the schedule's SEND and RECV actions are left out");
   Schedule s = std::move(*prepared).take_as_run();
   prepared.reset();
-  if (lock_step) return run_dry_run(s, census.get(), opt.report().source, opt.format, opt.output);
+  const std::optional<InferredShapeOf> known = shape_from_census(s, census.get());
+  if (lock_step) return run_dry_run(s, known, opt.report().source, opt.format, opt.output);
   if (refuse_inert_comm_flags(opt.inputs, s)) return kExitUsage;
 
-  // Both the placement and the map padded to every stage in use, from one inference.
-  const Placement placed = placement_of(s);
+  // Both the placement and the map padded to every stage in use, from one inference (or none).
+  const Placement placed = known ? known->placement : placement_of(s);
   auto inputs =
       load_sim_inputs(opt.inputs, static_cast<std::uint32_t>(s.rank_count()), stage_to_rank_in_use(s, placed), &s);
   if (!inputs) return kExitUsage;

@@ -254,6 +254,12 @@ bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedul
   return true;
 }
 
+std::optional<InferredShapeOf> shape_from_census(const Schedule& s, const LeafCensus* census) {
+  if (!census || s.placement.style != PlacementStyle::Unspecified || s.num_stages || s.num_microbatches)
+    return std::nullopt;
+  return InferredShapeOf{Placement::explicit_map(census->stage_rank), census->stages, census->microbatches};
+}
+
 std::optional<GivenSchedule> read_source(const SourceOptions& opt, const Preparation& how) {
   if (opt.input.empty() == opt.schedule.empty()) {
     print_error("give either a schedule FILE or --schedule NAME (see ppsched list)");

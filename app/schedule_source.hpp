@@ -100,4 +100,13 @@ std::optional<PreparedSchedule> load_schedule(const SourceOptions& opt, Runner r
 bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source,
                              std::shared_ptr<const LeafCensus>* census = nullptr);
 
+/// What refuse_invalid_schedule's census of `s` says where `s` leaves it to inference (its context
+/// is the schedule's own): PyTorch's placement, the stage and the microbatch counts, without a
+/// pass over the actions. Nullopt without a census, or when `s` states any of them.
+struct InferredShapeOf {
+  Placement placement;
+  std::uint32_t stages = 0, microbatches = 0;
+};
+std::optional<InferredShapeOf> shape_from_census(const Schedule& s, const LeafCensus* census);
+
 }  // namespace ppsched::cli

@@ -11,12 +11,12 @@
 
 namespace ppsched::cli {
 
-int run_dry_run(Schedule& s, const LeafCensus* census, const SimulateSource& source, const std::string& format,
-                const std::string& output) {
+int run_dry_run(Schedule& s, const std::optional<InferredShapeOf>& known, const SimulateSource& source,
+                const std::string& format, const std::string& output) {
   try {
-    if (census && s.placement.style == PlacementStyle::Unspecified && !s.num_stages && !s.num_microbatches)
-      simulate_pytorch_steps_in_place(s, census->stage_rank, census->stages, kDefaultMaxStepCells,
-                                      census->microbatches);
+    if (known)
+      simulate_pytorch_steps_in_place(s, known->placement.stage_to_rank, known->stages, kDefaultMaxStepCells,
+                                      known->microbatches);
     else
       simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));
     write_output(output, [&](ByteSink& out) {  // `s` holds the timelines now
