@@ -80,7 +80,7 @@ constexpr Rule kRules[] = {
      &check::comm_in_compute_only},
     {"idle-in-compute-comms", RuleLevel::Error, "a compute_comms schedule has an idle cell",
      "PyTorch's runtime asserts on idle steps in a lowered schedule: remove the empty cells",
-     &check::idle_in_compute_comms},
+     &check::idle_in_compute_comms, /*reads_simulation=*/false, ProvenBy::Structure, kind_bit(ActionKind::Idle)},
     {"deadlock", RuleLevel::Error, "the schedule cannot finish: every remaining action waits for another",
      "follow the wait-for notes: an action waits for one that comes later on its rank or never comes", &check::deadlock,
      /*reads_simulation=*/true},

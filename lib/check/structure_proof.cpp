@@ -141,7 +141,10 @@ CleanProof prove_clean(const CheckContext& ctx) {
     for (std::size_t r = begin; r < end && !(verdict & kBroken); ++r) {
       const auto rank = static_cast<std::uint32_t>(r);
       for (const Action& a : s.ranks[r].actions) {
-        if (a.is_idle()) continue;
+        if (a.is_idle()) {
+          seen_kinds |= 1u << static_cast<unsigned>(ActionKind::Idle);
+          continue;
+        }
         if (a.is_container()) [[unlikely]] {
           containers[half] = true;
           for (const Action& sub : s.subs(a)) {

@@ -178,3 +178,16 @@ TEST_CASE("check_structure proves every family's schedule clean in one pass") {
     CHECK(check_structure(ctx, sink) == 0);
   }
 }
+
+TEST_CASE("idle-in-compute-comms fires on a clean lowered schedule with one empty cell, and only then") {
+  // Clean and lowered: the proof speaks for the rule (no idle seen) and it says nothing.
+  const char* clean = "0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n";
+  CHECK(rules_on(clean, 2, 2, 1, {0, 1}).empty());
+  // The same with an empty cell: structurally as clean, but the proof saw an idle step.
+  std::vector<Diagnostic> found;
+  CHECK(rules_on("0F0,0SEND_F0,,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n", 2, 2, 1, {0, 1}, &found) ==
+        std::set<std::string>{"idle-in-compute-comms"});
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].loc.line == 1);
+  CHECK(found[0].loc.column == 14);  // the empty cell, after the comma that ends 0SEND_F0
+}
