@@ -32,10 +32,10 @@
 #include <exception>
 #include <limits>
 #include <memory>
-#include <thread>
 
 #include "ir/rank_halves.hpp"
 #include "passes/key_table.hpp"
+#include "sim/halves_meeting.hpp"
 #include "sim/timed_rules.hpp"
 
 namespace ppsched {
@@ -62,21 +62,14 @@ struct Stuck {};     // thrown at the end of the run: the schedule cannot finish
 //     for it directly; with explicit comms it waits for its own RECV instead);
 //   - posts: when a SEND, and its RECV, were posted, for each (SEND's stage, direction) whose
 //     partner stage sits on the other half. Each side pairs itself once it sees the other's post.
-// Writing a cell is a plain store: nothing else is shared while both halves run. A half whose
-// work runs out polls the cells it waits on; only when that fails does it take part in deciding
-// whether the run is stuck (run_half).
+// The halves wait for those cells, and decide whether they are stuck, as halves_meeting.hpp says.
 struct CrossHalves {
-  static constexpr std::uint64_t kNoRecord = ~std::uint64_t{0}, kFinished = kNoRecord - 1;
   std::uint32_t mid = 0;                 ///< the second half's first rank
   std::vector<std::int32_t> event_slot;  ///< by stage: its slot in `events`, or -1
   std::vector<std::int32_t> pair_slot;   ///< by SEND stage * 2 + forward: its slot in `posts`, or -1
   std::size_t event_slots = 0, pair_slots = 0;
   std::unique_ptr<std::atomic<double>[]> events, posts;
-  std::atomic<std::uint64_t> count[2] = {0, 0};  ///< each half's writes, as of its last idle moment
-  /// Each half's last vain poll: its own count then (high 32 bits) and the other's count it had read
-  /// before polling (low 32 bits); kFinished once every one of its streams is done.
-  std::atomic<std::uint64_t> record[2] = {kNoRecord, kNoRecord};
-  std::atomic<bool> abort{false};  ///< a half has failed: the other stops
+  HalvesMeeting meeting;
 
   std::atomic<double>& event(std::int32_t slot, bool backward, std::uint32_t mb) {
     return events[(std::size_t{mb} * event_slots + std::size_t(slot)) * 2 + backward];
@@ -85,14 +78,6 @@ struct CrossHalves {
     return posts[(std::size_t{mb} * pair_slots + std::size_t(slot)) * 2 + send_side];
   }
 };
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
 
 // Who released an action, as much of it as analyze() looks at (split_idle_gap). Two aligned 8-byte
 // words, written and read whole: a By is copied on every step, and field-wise stores followed by a
@@ -278,22 +263,7 @@ class AggregateRun {
     second.half_ = 1;
     start(0, c.mid);
     second.start(c.mid, R);
-    std::exception_ptr failed[2];
-    std::thread helper([&] {
-      try {
-        second.run_half();
-      } catch (...) {
-        failed[1] = std::current_exception();
-        c.abort.store(true);
-      }
-    });
-    try {
-      run_half();
-    } catch (...) {
-      failed[0] = std::current_exception();
-      c.abort.store(true);
-    }
-    helper.join();
+    const auto failed = c.meeting.run([&] { run_half(); }, [&] { second.run_half(); });
     bool decided = true;
     for (const std::exception_ptr& f : failed) {
       if (!f) continue;
@@ -322,13 +292,8 @@ class AggregateRun {
   }
 
   // One half's loop: its own work, then the streams that wait for the other half, polled until
-  // one can move. When a poll fails, the half states its count of writes, reads the other's and
-  // polls again, then records both counts. Stuck: the other half's record says it polled after
-  // reading our present count and wrote nothing since the count we polled after. Then each has
-  // seen every cell the other will ever write (a half idle in vain cannot wake, as nothing new
-  // comes), and neither can move. Both halves reach that verdict.
+  // one can move or the meeting says neither half can (halves_meeting.hpp).
   void run_half() {
-    const std::uint32_t other = 1 - half_;
     for (std::uint32_t idle = 0;;) {
       while (work_size_ > 0) {
         const std::uint32_t id = work_[--work_size_];
@@ -341,28 +306,19 @@ class AggregateRun {
       if (polls_.empty()) {  // nothing waits for the other half: done, or stuck on our own
         for (std::uint32_t id = own_begin_ * kQueues; id < own_end_ * kQueues; ++id)
           if (streams_[id].cursor != kNone) throw Stuck{};
-        cross_->count[half_].store(written_);
-        cross_->record[half_].store(CrossHalves::kFinished);
+        cross_->meeting.finished(half_, written_);
         return;
       }
-      if (cross_->abort.load()) throw Fallback{};
-      cross_->count[half_].store(written_);
-      const std::uint64_t theirs = cross_->count[other].load();
-      if (poll()) {
-        idle = 0;
-        continue;
+      if (cross_->meeting.failed()) throw Fallback{};
+      switch (cross_->meeting.after_vain_poll(half_, written_, [&] { return poll(); })) {
+        case HalvesMeeting::Verdict::Moved:
+          idle = 0;
+          break;
+        case HalvesMeeting::Verdict::Stuck:
+          throw Stuck{};
+        case HalvesMeeting::Verdict::Wait:
+          HalvesMeeting::relax(idle);
       }
-      if (written_ >= 0xFFFFFFFFu || theirs >= 0xFFFFFFFFu) throw Fallback{};  // too many to record
-      cross_->record[half_].store(written_ << 32 | theirs);
-      const std::uint64_t r = cross_->record[other].load();
-      if (r == CrossHalves::kFinished
-              ? cross_->count[other].load() == theirs
-              : r != CrossHalves::kNoRecord && r >> 32 == theirs && (r & 0xFFFFFFFFu) == written_)
-        throw Stuck{};
-      if (++idle < 1024)
-        cpu_relax();
-      else
-        std::this_thread::yield();
     }
   }
 

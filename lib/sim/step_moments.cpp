@@ -1,9 +1,16 @@
 // step_waits_by_moments (step_moments.hpp): each rank's actions placed in program order, a RECV
-// waiting until its SEND is placed.
+// waiting until its SEND is placed. A schedule of a million steps or more is placed by two
+// threads, each owning half of the ranks (ir/rank_halves.hpp); a RECV whose SEND is on the other
+// half polls for it (halves_meeting.hpp).
 #include "sim/step_moments.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <atomic>
+#include <exception>
+#include <memory>
+
+#include "ir/rank_halves.hpp"
+#include "sim/halves_meeting.hpp"
 
 namespace ppsched {
 
@@ -19,71 +26,162 @@ constexpr std::uint8_t bit(ActionKind kind) {
   return static_cast<std::uint8_t>(1u << (static_cast<unsigned>(kind) - 1));
 }
 
+struct Cannot {};  // thrown by a half: the fast way cannot go on (the lock-step loop decides)
+
 class MomentRun {
  public:
   MomentRun(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::int64_t last_stage,
             std::uint32_t microbatches)
       : s_(s), owner_(stage_to_rank), last_stage_(last_stage), mbs_(microbatches) {}
 
-  std::optional<StepWaits> run() {
+  std::optional<StepWaits> run(std::size_t split_at) {
     const std::size_t ranks = s_.rank_count(), stages = owner_.size();
     const std::size_t steps = s_.step_count();
     // Moments fit 32 bits (plus one for "not yet"), and the grids must be no larger than the schedule.
     if (ranks == 0 || steps >= (std::size_t{1} << 30) || double(stages) * double(mbs_) > double(steps) + 1024)
       return std::nullopt;
     done_.assign(stages * mbs_, 0);
-    sent_.assign(stages * mbs_ * 2, 0);
-    out_.waits.assign(ranks, {});
-    out_.cells.assign(ranks, 0);
-    first_pass_.assign(steps + 1, false);
+    sent_ = std::make_unique<std::atomic<std::uint32_t>[]>(stages * mbs_ * 2);
     lanes_.resize(ranks);
-    work_.reserve(ranks);
     bool any = false;
     for (std::uint32_t r = 0; r < ranks; ++r) {
       const auto& p = s_.ranks[r].actions;
-      lanes_[r] = {p.data(), p.data(), p.data() + p.size()};
+      lanes_[r].begin = lanes_[r].next = p.data();
+      lanes_[r].end = p.data() + p.size();
       any = any || std::any_of(p.begin(), p.end(), [](const Action& a) { return !a.is_idle(); });
-      work_.push_back(r);
     }
     if (!any) return std::nullopt;  // PyTorch: not progressing, with no rank stuck
-    while (!work_.empty()) {
-      const std::uint32_t r = work_.back();
-      work_.pop_back();
-      if (!advance(r)) return std::nullopt;
+    mid_ = static_cast<std::uint32_t>(split_at > 0 && split_at < ranks ? split_at : second_half_start(s_));
+    halves_[0].start(0, 0, mid_, steps);
+    halves_[1].start(1, mid_, static_cast<std::uint32_t>(ranks), steps);
+    if (mid_ == ranks) {
+      try {
+        run_half(halves_[0]);
+      } catch (const Cannot&) {
+        return std::nullopt;
+      }
+    } else {
+      for (const std::exception_ptr& failed :
+           meeting_.run([&] { run_half(halves_[0]); }, [&] { run_half(halves_[1]); })) {
+        if (!failed) continue;
+        try {
+          std::rethrow_exception(failed);
+        } catch (const Cannot&) {
+          return std::nullopt;
+        }
+      }
     }
     std::int64_t last = -1;
-    for (const Lane& lane : lanes_) {
-      if (lane.next != lane.end) return std::nullopt;  // a rank that never goes on: a deadlock
-      last = std::max(last, lane.prev_step);
-    }
-    // PyTorch stops at the first step in which no rank ran anything in its first pass.
+    for (const Lane& lane : lanes_) last = std::max(last, lane.prev_step);
+    // PyTorch stops at the first step in which no rank ran anything in its first pass. (Here that
+    // cannot happen: a SEND waits only on its own rank, so it runs in a first pass, and a RECV in
+    // the step of its SEND or the one after. It is checked all the same.)
     for (std::int64_t t = 0; t <= last; ++t)
-      if (!first_pass_[static_cast<std::size_t>(t)]) return std::nullopt;
-    return std::move(out_);
+      if (!halves_[0].first_pass[std::size_t(t)] && !halves_[1].first_pass[std::size_t(t)]) return std::nullopt;
+    StepWaits out;
+    out.waits.resize(ranks);
+    out.cells.resize(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      out.waits[r] = std::move(lanes_[r].waits);
+      out.cells[r] = lanes_[r].cells;
+    }
+    return out;
   }
 
  private:
-  struct Lane {
+  // A rank's progress and result so far. A cache line (or two) each, as a half's own: the two
+  // halves write their lanes at every action, and a line shared across the split would pass
+  // between the cores each time.
+  struct alignas(64) Lane {
     const Action* begin = nullptr;
     const Action* next = nullptr;
     const Action* end = nullptr;
     std::int64_t prev_step = -1;     ///< the step of its last action run
     std::uint64_t waiting = kNoKey;  ///< the SEND (sent_ index) its head waits for
+    std::size_t cells = 0;           ///< its timeline's length so far
+    std::vector<StepWait> waits;
+  };
+  struct Poll {
+    std::uint32_t rank;
+    std::uint64_t key;
+  };
+  // What one thread owns: its ranks, which of them to advance, those that wait for the other half
+  // (a cache line apart from the other's, as the lanes).
+  struct alignas(64) Half {
+    std::uint32_t index = 0;  ///< 0: the first half, on the calling thread
+    std::uint32_t begin = 0, end = 0;
+    std::vector<std::uint32_t> work;
+    std::vector<Poll> polls;
+    std::vector<bool> first_pass;  ///< per step: one of its ranks ran something in a first pass
+    std::uint64_t written = 0;     ///< SENDs placed for a RECV on the other half
+    void start(std::uint32_t i, std::uint32_t b, std::uint32_t e, std::size_t steps) {
+      index = i;
+      begin = b;
+      end = e;
+      first_pass.assign(steps + 1, false);
+      for (std::uint32_t r = b; r < e; ++r) work.push_back(r);
+    }
+    bool holds(std::uint32_t rank) const { return rank >= begin && rank < end; }
   };
 
   bool owns(std::int64_t stage, std::uint32_t rank) const {
     return stage >= 0 && static_cast<std::size_t>(stage) < owner_.size() && owner_[std::size_t(stage)] == rank;
   }
-  // Microbatch-major: a microbatch's cells of neighbouring stages, which the pipeline reads and
-  // writes close together in time, share cache lines.
-  std::size_t cell(std::int64_t stage, std::uint32_t m) const {
-    return std::size_t{m} * owner_.size() + std::size_t(stage);
-  }
+  // Stage-major: the cells a half writes (its ranks' stages) are apart from the other half's.
+  std::size_t cell(std::int64_t stage, std::uint32_t m) const { return std::size_t(stage) * mbs_ + m; }
   bool done(std::int64_t stage, std::uint32_t m, ActionKind kind) const { return done_[cell(stage, m)] & bit(kind); }
 
-  // Places rank r's actions until one waits for a SEND not placed yet (true) or the fast way
-  // cannot go on (false: the lock-step loop decides).
-  bool advance(std::uint32_t r) {
+  // Advances the half's ranks until none can move, then polls what it waits for on the other
+  // half until something comes or the meeting says neither half can move (Cannot).
+  void run_half(Half& h) {
+    for (std::uint32_t idle = 0;;) {
+      while (!h.work.empty()) {
+        const std::uint32_t r = h.work.back();
+        h.work.pop_back();
+        advance(h, r);
+      }
+      if (poll(h)) {
+        idle = 0;
+        continue;
+      }
+      if (h.polls.empty()) {  // nothing waits for the other half: done, or waits on its own rank
+        for (std::uint32_t r = h.begin; r < h.end; ++r)
+          if (lanes_[r].next != lanes_[r].end) throw Cannot{};
+        meeting_.finished(h.index, h.written);
+        return;
+      }
+      if (meeting_.failed()) throw Cannot{};
+      switch (meeting_.after_vain_poll(h.index, h.written, [&] { return poll(h); })) {
+        case HalvesMeeting::Verdict::Moved:
+          idle = 0;
+          break;
+        case HalvesMeeting::Verdict::Stuck:
+          throw Cannot{};
+        case HalvesMeeting::Verdict::Wait:
+          HalvesMeeting::relax(idle);
+      }
+    }
+  }
+
+  // Moves the ranks whose SEND the other half has placed to the work list.
+  bool poll(Half& h) {
+    bool moved = false;
+    for (std::size_t i = 0; i < h.polls.size();) {
+      if (sent_[h.polls[i].key].load(std::memory_order_acquire) == 0) {
+        ++i;
+        continue;
+      }
+      lanes_[h.polls[i].rank].waiting = kNoKey;
+      h.work.push_back(h.polls[i].rank);
+      h.polls[i] = h.polls.back();
+      h.polls.pop_back();
+      moved = true;
+    }
+    return moved;
+  }
+
+  // Places rank r's actions until one waits for a SEND not placed yet, or throws Cannot.
+  void advance(Half& h, std::uint32_t r) {
     Lane& lane = lanes_[r];
     while (lane.next != lane.end) {
       const Action a = *lane.next;
@@ -92,12 +190,11 @@ class MomentRun {
         continue;
       }
       // PyTorch first looks up the owner of the action's stage, whatever the kind.
-      if (a.is_container() || !owns(a.stage, r)) return false;
+      if (a.is_container() || !owns(a.stage, r)) throw Cannot{};
       const std::int64_t s = a.stage;
       const std::uint32_t m = a.index;
-      if (takes_microbatch(a.kind) && m >= mbs_) return false;
-      const std::int64_t t0 = lane.prev_step + 1;
-      Moment at = Moment(t0) * 2;
+      if (takes_microbatch(a.kind) && m >= mbs_) throw Cannot{};
+      Moment at = Moment(lane.prev_step + 1) * 2;
       bool ready = true;
       switch (a.kind) {
         case ActionKind::F:
@@ -119,18 +216,20 @@ class MomentRun {
           const bool forward = a.kind == ActionKind::RecvF;
           const std::int64_t peer = forward ? s - 1 : s + 1;
           if (peer < 0 || static_cast<std::size_t>(peer) >= owner_.size() || owner_[std::size_t(peer)] >= lanes_.size())
-            return false;  // PyTorch's KeyError
+            throw Cannot{};  // PyTorch's KeyError
           const std::uint32_t q = owner_[std::size_t(peer)];
           if (q == r) {
             ready = done(peer, m, forward ? ActionKind::SendF : ActionKind::SendB);
             break;
           }
           const std::uint64_t key = cell(peer, m) * 2 + !forward;
-          if (sent_[key] == 0) {
+          const std::uint32_t sent = sent_[key].load(std::memory_order_acquire);
+          if (sent == 0) {
             lane.waiting = key;
-            return true;
+            if (!h.holds(q)) h.polls.push_back({r, key});
+            return;
           }
-          at = std::max(at, seen_at(sent_[key] - 1, q, r));
+          at = std::max(at, seen_at(sent - 1, q, r));
           break;
         }
         case ActionKind::W:
@@ -139,42 +238,45 @@ class MomentRun {
         case ActionKind::ReduceGrad:
           break;
         default:
-          return false;
+          throw Cannot{};
       }
-      if (!ready) return false;  // waits on its own rank for what never comes: a deadlock
-      if ((at >> 1) >= first_pass_.size()) return false;
-      place(r, lane, a, at);
+      if (!ready) throw Cannot{};  // waits on its own rank for what never comes: a deadlock
+      if ((at >> 1) >= h.first_pass.size()) throw Cannot{};
+      place(h, lane, a, at);
     }
-    return true;
   }
 
-  // The first check of rank r that sees what rank q ran at moment x.
-  // Later in the same pass (q < r), else in the pass after: the step's second, or the next one's first.
+  // The first check of rank r that sees what rank q ran at moment x: later in the same pass
+  // (q < r), else in the pass after (the step's second, or the next step's first).
   static Moment seen_at(Moment x, std::uint32_t q, std::uint32_t r) { return q < r ? x : x + 1; }
 
-  void place(std::uint32_t r, Lane& lane, const Action& a, Moment at) {
+  void place(Half& h, Lane& lane, const Action& a, Moment at) {
     const std::int64_t t = static_cast<std::int64_t>(at >> 1);
     const std::int64_t idle = t - (lane.prev_step + 1);
     if (idle > 0)
-      out_.waits[r].push_back({static_cast<std::uint32_t>(lane.next - lane.begin), static_cast<std::uint32_t>(idle)});
-    out_.cells[r] += static_cast<std::size_t>(idle) + 1;
-    if ((at & 1) == 0) first_pass_[static_cast<std::size_t>(t)] = true;
+      lane.waits.push_back({static_cast<std::uint32_t>(lane.next - lane.begin), static_cast<std::uint32_t>(idle)});
+    lane.cells += static_cast<std::size_t>(idle) + 1;
+    if ((at & 1) == 0) h.first_pass[static_cast<std::size_t>(t)] = true;
     lane.prev_step = t;
     ++lane.next;
     if (a.kind >= ActionKind::F && a.kind <= ActionKind::RecvB) done_[cell(a.stage, a.index)] |= bit(a.kind);
-    if (a.kind == ActionKind::SendF || a.kind == ActionKind::SendB) {
-      const bool forward = a.kind == ActionKind::SendF;
-      const std::uint64_t key = cell(a.stage, a.index) * 2 + !forward;
-      if (sent_[key] != 0) return;  // a second SEND: its RECV took the first
-      sent_[key] = static_cast<std::uint32_t>(at + 1);
-      const std::int64_t peer = forward ? std::int64_t{a.stage} + 1 : std::int64_t{a.stage} - 1;
-      if (peer < 0 || static_cast<std::size_t>(peer) >= owner_.size()) return;
-      const std::uint32_t q = owner_[std::size_t(peer)];
-      if (q < lanes_.size() && lanes_[q].waiting == key) {
-        lanes_[q].waiting = kNoKey;
-        work_.push_back(q);
-        __builtin_prefetch(lanes_[q].next);  // its program is read next, after a while on other ranks
-      }
+    if (a.kind != ActionKind::SendF && a.kind != ActionKind::SendB) return;
+    const bool forward = a.kind == ActionKind::SendF;
+    const std::uint64_t key = cell(a.stage, a.index) * 2 + !forward;
+    if (sent_[key].load(std::memory_order_relaxed) != 0) return;  // a second SEND: its RECV took the first
+    sent_[key].store(static_cast<std::uint32_t>(at + 1), std::memory_order_release);
+    const std::int64_t peer = forward ? std::int64_t{a.stage} + 1 : std::int64_t{a.stage} - 1;
+    if (peer < 0 || static_cast<std::size_t>(peer) >= owner_.size()) return;
+    const std::uint32_t q = owner_[std::size_t(peer)];
+    if (q >= lanes_.size()) return;
+    if (!h.holds(q)) {
+      ++h.written;  // the other half polls for it
+      return;
+    }
+    if (lanes_[q].waiting == key) {
+      lanes_[q].waiting = kNoKey;
+      h.work.push_back(q);
+      __builtin_prefetch(lanes_[q].next);  // its program is read next, after a while on other ranks
     }
   }
 
@@ -182,19 +284,21 @@ class MomentRun {
   const std::vector<std::uint32_t>& owner_;
   std::int64_t last_stage_;
   std::uint32_t mbs_;
-  std::vector<std::uint8_t> done_;   ///< per (stage, microbatch): what the stage's owner ran
-  std::vector<std::uint32_t> sent_;  ///< per (stage, microbatch, direction): 1 + the moment of its first SEND
-  std::vector<bool> first_pass_;     ///< per step: some rank ran something in its first pass
+  std::vector<std::uint8_t> done_;  ///< per (stage, microbatch): what the stage's owner ran
+  /// Per (stage, microbatch, direction): 1 + the moment of its first SEND; 0: not yet.
+  std::unique_ptr<std::atomic<std::uint32_t>[]> sent_;
   std::vector<Lane> lanes_;
-  std::vector<std::uint32_t> work_;  ///< ranks to advance
-  StepWaits out_;
+  std::uint32_t mid_ = 0;  ///< the second half's first rank (the rank count: one half)
+  Half halves_[2];
+  HalvesMeeting meeting_;
 };
 
 }  // namespace
 
 std::optional<StepWaits> step_waits_by_moments(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                               std::int64_t last_stage, std::uint32_t microbatches) {
-  return MomentRun(s, stage_to_rank, last_stage, microbatches).run();
+                                               std::int64_t last_stage, std::uint32_t microbatches,
+                                               std::size_t split_at) {
+  return MomentRun(s, stage_to_rank, last_stage, microbatches).run(split_at);
 }
 
 }  // namespace ppsched

@@ -46,7 +46,13 @@ struct StepWaits {
 /// The lock-step dry run's waits for `s`, when it finishes and is well-formed as above; nullopt
 /// otherwise (the lock-step loop then runs, and says why). `microbatches` bounds every
 /// microbatch of `s` (microbatches_in_use); `last_stage` is the pipeline's last stage.
+///
+/// A schedule of a million steps or more is placed by two threads, each owning half of the ranks
+/// (ir/rank_halves.hpp): a RECV whose SEND is on the other half polls for it (halves_meeting.hpp).
+/// `split_at` (for tests) splits the ranks there instead, whatever the size: the second thread
+/// takes ranks split_at.. (0, or the rank count: as rank_halves decides).
 std::optional<StepWaits> step_waits_by_moments(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                               std::int64_t last_stage, std::uint32_t microbatches);
+                                               std::int64_t last_stage, std::uint32_t microbatches,
+                                               std::size_t split_at = 0);
 
 }  // namespace ppsched

@@ -9,6 +9,7 @@
 #include "parse/pytorch_csv.hpp"
 #include "passes/passes.hpp"
 #include "sim/pytorch_steps.hpp"
+#include "sim/step_moments.hpp"
 #include "support/catch.hpp"
 #include "support/family_schedules.hpp"
 #include "synth/synth.hpp"
@@ -100,4 +101,60 @@ TEST_CASE("placing actions by their moments agrees with the lock-step loop on da
   // Both kinds of outcome are exercised.
   CHECK(finished > 100);
   CHECK(failed > 100);
+}
+
+namespace {
+
+// Two threads, split at every rank, against one: the same waits and timeline lengths, or both none.
+void same_split_as_whole(const Schedule& s, const std::vector<std::uint32_t>& placement) {
+  const std::int64_t last = static_cast<std::int64_t>(stated_stages(s)) - 1;
+  const std::uint32_t mbs = microbatches_in_use(s);
+  const std::optional<StepWaits> whole = step_waits_by_moments(s, placement, last, mbs, s.rank_count());
+  for (std::size_t mid = 1; mid < s.rank_count(); ++mid) {
+    INFO("split at rank " << mid);
+    const std::optional<StepWaits> split = step_waits_by_moments(s, placement, last, mbs, mid);
+    REQUIRE(split.has_value() == whole.has_value());
+    if (!whole) continue;
+    CHECK(split->cells == whole->cells);
+    REQUIRE(split->waits.size() == whole->waits.size());
+    for (std::size_t r = 0; r < whole->waits.size(); ++r) {
+      REQUIRE(split->waits[r].size() == whole->waits[r].size());
+      for (std::size_t i = 0; i < whole->waits[r].size(); ++i) {
+        CHECK(split->waits[r][i].before == whole->waits[r][i].before);
+        CHECK(split->waits[r][i].count == whole->waits[r][i].count);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("placing actions by their moments on two threads, split at every rank, equals one thread") {
+  std::mt19937 rng(77);
+  test::for_each_family_schedule(4, {4u, 8u, 13u}, [&](const Family& family, std::uint32_t m, const Schedule& s) {
+    INFO(family.name << " m=" << m);
+    const Schedule x = lower_send_recv(s);
+    same_split_as_whole(x, placement_of(x).stage_to_rank);
+    // And damaged: a swap or a dropped action makes some runs stop short, on either half.
+    for (int trial = 0; trial < 20; ++trial) {
+      Schedule y = x;
+      auto& prog = y.ranks[rng() % y.ranks.size()].actions;
+      const std::size_t i = rng() % (prog.size() - 1);
+      if (trial % 2)
+        std::swap(prog[i], prog[i + 1]);
+      else
+        prog.erase(prog.begin() + static_cast<std::ptrdiff_t>(i));
+      INFO("trial " << trial);
+      same_split_as_whole(y, placement_of(y).stage_to_rank);
+    }
+  });
+  // Long enough for the halves to hand thousands of SENDs across while both run, run after run.
+  for (const char* family : {"1F1B", "Interleaved1F1B", "ZBV"}) {
+    SynthParams p;
+    p.ranks = 8;
+    p.microbatches = 512;
+    const Schedule x = lower_send_recv(synthesize(family, p));
+    INFO(family);
+    for (int run = 0; run < 3; ++run) same_split_as_whole(x, placement_of(x).stage_to_rank);
+  }
 }
