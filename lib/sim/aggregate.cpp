@@ -294,32 +294,21 @@ class AggregateRun {
   // One half's loop: its own work, then the streams that wait for the other half, polled until
   // one can move or the meeting says neither half can (halves_meeting.hpp).
   void run_half() {
-    for (std::uint32_t idle = 0;;) {
-      while (work_size_ > 0) {
-        const std::uint32_t id = work_[--work_size_];
-        advance(id);
-      }
-      if (poll()) {
-        idle = 0;
-        continue;
-      }
-      if (polls_.empty()) {  // nothing waits for the other half: done, or stuck on our own
-        for (std::uint32_t id = own_begin_ * kQueues; id < own_end_ * kQueues; ++id)
-          if (streams_[id].cursor != kNone) throw Stuck{};
-        cross_->meeting.finished(half_, written_);
-        return;
-      }
-      if (cross_->meeting.failed()) throw Fallback{};
-      switch (cross_->meeting.after_vain_poll(half_, written_, [&] { return poll(); })) {
-        case HalvesMeeting::Verdict::Moved:
-          idle = 0;
-          break;
-        case HalvesMeeting::Verdict::Stuck:
-          throw Stuck{};
-        case HalvesMeeting::Verdict::Wait:
-          HalvesMeeting::relax(idle);
-      }
-    }
+    const bool finished = cross_->meeting.run_half(
+        half_, written_,
+        [&] {
+          while (work_size_ > 0) {
+            const std::uint32_t id = work_[--work_size_];
+            advance(id);
+          }
+        },
+        [&] { return poll(); }, [&] { return !polls_.empty(); },
+        [&] {
+          for (std::uint32_t id = own_begin_ * kQueues; id < own_end_ * kQueues; ++id)
+            if (streams_[id].cursor != kNone) return false;
+          return true;
+        });
+    if (!finished) throw Stuck{};  // or the other half failed: either way the one-thread run decides
   }
 
   // A cell for the other half: released with its value; counted for run_half's verdict.

@@ -24,6 +24,38 @@ class HalvesMeeting {
  public:
   enum class Verdict : std::uint8_t { Moved, Wait, Stuck };
 
+  /// A half's whole loop. work() runs its own work until none is left (the half's count of writes,
+  /// `written`, may grow meanwhile); poll() moves what the other half has written to its work (true
+  /// if anything moved); waiting() says whether anything still waits for the other half; done()
+  /// whether all its ranks finished. True: the half finished. False: it cannot (its own ranks wait
+  /// for what never comes, the other half failed, or neither half can move).
+  template <class Work, class Poll, class Waiting, class Done>
+  bool run_half(std::uint32_t half, const std::uint64_t& written, Work&& work, Poll&& poll, Waiting&& waiting,
+                Done&& done) {
+    for (std::uint32_t idle = 0;;) {
+      work();
+      if (poll()) {
+        idle = 0;
+        continue;
+      }
+      if (!waiting()) {  // nothing waits for the other half: finished, or stuck on its own
+        if (!done()) return false;
+        finished(half, written);
+        return true;
+      }
+      if (failed()) return false;
+      switch (after_vain_poll(half, written, poll)) {
+        case Verdict::Moved:
+          idle = 0;
+          break;
+        case Verdict::Stuck:
+          return false;
+        case Verdict::Wait:
+          relax(idle);
+      }
+    }
+  }
+
   /// For `half` (0 or 1) whose own work ran out and whose poll found nothing, having written
   /// `written` cells for the other half: Moved when a second poll (poll() says whether anything
   /// moved) found something, Stuck when neither half can ever move (or, past 2^32 writes, when

@@ -134,33 +134,22 @@ class MomentRun {
   // Advances the half's ranks until none can move, then polls what it waits for on the other
   // half until something comes or the meeting says neither half can move (Cannot).
   void run_half(Half& h) {
-    for (std::uint32_t idle = 0;;) {
-      while (!h.work.empty()) {
-        const std::uint32_t r = h.work.back();
-        h.work.pop_back();
-        advance(h, r);
-      }
-      if (poll(h)) {
-        idle = 0;
-        continue;
-      }
-      if (h.polls.empty()) {  // nothing waits for the other half: done, or waits on its own rank
-        for (std::uint32_t r = h.begin; r < h.end; ++r)
-          if (lanes_[r].next != lanes_[r].end) throw Cannot{};
-        meeting_.finished(h.index, h.written);
-        return;
-      }
-      if (meeting_.failed()) throw Cannot{};
-      switch (meeting_.after_vain_poll(h.index, h.written, [&] { return poll(h); })) {
-        case HalvesMeeting::Verdict::Moved:
-          idle = 0;
-          break;
-        case HalvesMeeting::Verdict::Stuck:
-          throw Cannot{};
-        case HalvesMeeting::Verdict::Wait:
-          HalvesMeeting::relax(idle);
-      }
-    }
+    const bool finished = meeting_.run_half(
+        h.index, h.written,
+        [&] {
+          while (!h.work.empty()) {
+            const std::uint32_t r = h.work.back();
+            h.work.pop_back();
+            advance(h, r);
+          }
+        },
+        [&] { return poll(h); }, [&] { return !h.polls.empty(); },
+        [&] {
+          for (std::uint32_t r = h.begin; r < h.end; ++r)
+            if (lanes_[r].next != lanes_[r].end) return false;
+          return true;
+        });
+    if (!finished) throw Cannot{};
   }
 
   // Moves the ranks whose SEND the other half has placed to the work list.

@@ -88,21 +88,29 @@ void compare(const Schedule& s, const Setup& setup) {
   CHECK(got.memory.per_rank.size() == s.rank_count());
 }
 
-}  // namespace
-
-TEST_CASE("aggregates equal analyze(simulate_timed) on every family, with unit and uneven inputs") {
-  test::for_each_family_schedule(4, {4u, 8u, 13u}, [](const Family& family, std::uint32_t m, const Schedule& s) {
+// f(schedule, unit costs, m, lowered) for every family at 4 ranks and 4, 8 and 13 microbatches, as
+// synthesized and lowered with send/recv.
+template <class F>
+void for_each_family_both_ways(F&& f) {
+  test::for_each_family_schedule(4, {4u, 8u, 13u}, [&](const Family& family, std::uint32_t m, const Schedule& s) {
     for (int lowered = 0; lowered < 2; ++lowered) {
-      const Schedule& x = lowered ? lower_send_recv(s) : s;
-      Schedule keep = x;
+      const Schedule keep = lowered ? lower_send_recv(s) : s;
       INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
       Setup unit;
       unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
-      compare(keep, unit);
-      for (bool blocking : {false, true}) {
-        INFO("blocking " << blocking);
-        compare(keep, uneven(keep, m * 7 + static_cast<unsigned>(lowered), blocking));
-      }
+      f(keep, unit, m, lowered != 0);
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("aggregates equal analyze(simulate_timed) on every family, with unit and uneven inputs") {
+  for_each_family_both_ways([](const Schedule& keep, const Setup& unit, std::uint32_t m, bool lowered) {
+    compare(keep, unit);
+    for (bool blocking : {false, true}) {
+      INFO("blocking " << blocking);
+      compare(keep, uneven(keep, m * 7 + static_cast<unsigned>(lowered), blocking));
     }
   });
 }
@@ -134,18 +142,28 @@ TEST_CASE("aggregates equal analyze(simulate_timed) under eager sends, on every 
 // A RECV that a rank posts only after a SEND it depends on (defer_pp_recv's order in
 // pytorch/pytorch#172668): both runs deadlock under rendezvous and finish, with the same numbers,
 // once the sends are eager.
-TEST_CASE("aggregates: a deferred receive deadlocks under rendezvous and agrees under eager") {
+namespace {
+
+// 1F1B over 4 ranks and 8 microbatches, lowered, with the last rank's receive of F1 moved behind its
+// send of B0's gradient (that rank's F1 comes after its B0); rank 2 sends F1 before it receives
+// that gradient.
+Schedule deferred_receive() {
   SynthParams p;
   p.ranks = 4;
   p.microbatches = 8;
   Schedule s = lower_send_recv(synthesize("1F1B", p));
-  // On the last rank, whose F1 comes after its B0, move the receive of F1 behind the send of B0's
-  // gradient; rank 2 sends F1 before it receives that gradient.
   auto& a = s.ranks[3].actions;
   auto recv = std::find(a.begin(), a.end(), Action::make(ActionKind::RecvF, 3, 1));
   auto send = std::find(a.begin(), a.end(), Action::make(ActionKind::SendB, 3, 0));
   REQUIRE((recv != a.end() && send != a.end() && recv < send));
   std::rotate(recv, recv + 1, send + 1);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("aggregates: a deferred receive deadlocks under rendezvous and agrees under eager") {
+  Schedule s = deferred_receive();
   Setup setup = uneven(s, 3, false);
   CHECK_THROWS_AS(simulate_aggregates(s, s.placement.stage_to_rank, setup.opt, setup.memory), TimedDeadlock);
   setup.opt.send = SendMode{SendMode::Kind::Eager};
@@ -274,23 +292,16 @@ void compare_split(const Schedule& s, const Setup& setup, std::size_t mid) {
 // unlowered, at every compute whose neighbour stage is across) that crosses the split, at every
 // split point: the same numbers, bit for bit, as the Timeline path.
 TEST_CASE("aggregates on two threads equal analyze(simulate_timed) wherever the ranks split") {
-  test::for_each_family_schedule(4, {4u, 8u, 13u}, [](const Family& family, std::uint32_t m, const Schedule& s) {
-    for (int lowered = 0; lowered < 2; ++lowered) {
-      const Schedule& x = lowered ? lower_send_recv(s) : s;
-      Schedule keep = x;
-      INFO(family.name << " m=" << m << (lowered ? " lowered" : ""));
-      Setup unit;
-      unit.opt.costs = CostModel::uniform(keep.num_stages, keep.num_stages / 4, unit_costs());
-      for (std::size_t mid = 1; mid < keep.rank_count(); ++mid) {
-        compare_split(keep, unit, mid);
-        compare_split(keep, uneven(keep, m * 5 + static_cast<unsigned>(mid), false), mid);
-      }
-      compare_split(keep, uneven(keep, m, true), 2);  // blocking comms: one thread
-      if (lowered) {
-        Setup eager = uneven(keep, m, false);
-        eager.opt.send = SendMode{SendMode::Kind::Eager};
-        compare_split(keep, eager, 2);  // eager sends: one thread
-      }
+  for_each_family_both_ways([](const Schedule& keep, const Setup& unit, std::uint32_t m, bool lowered) {
+    for (std::size_t mid = 1; mid < keep.rank_count(); ++mid) {
+      compare_split(keep, unit, mid);
+      compare_split(keep, uneven(keep, m * 5 + static_cast<unsigned>(mid), false), mid);
+    }
+    compare_split(keep, uneven(keep, m, true), 2);  // blocking comms: one thread
+    if (lowered) {
+      Setup eager = uneven(keep, m, false);
+      eager.opt.send = SendMode{SendMode::Kind::Eager};
+      compare_split(keep, eager, 2);  // eager sends: one thread
     }
   });
 }
@@ -328,15 +339,7 @@ TEST_CASE("aggregates on two threads: long schedules agree with one thread, run 
 // A half that cannot finish makes the one-thread run decide: a deadlock throws TimedDeadlock (it
 // names the stuck actions) wherever the split falls, and a duplicated action still falls back.
 TEST_CASE("aggregates on two threads: deadlocks and duplicated actions give the one-thread answers") {
-  SynthParams p;
-  p.ranks = 4;
-  p.microbatches = 8;
-  Schedule s = lower_send_recv(synthesize("1F1B", p));
-  auto& a = s.ranks[3].actions;  // the deferred receive of the test above
-  auto recv = std::find(a.begin(), a.end(), Action::make(ActionKind::RecvF, 3, 1));
-  auto send = std::find(a.begin(), a.end(), Action::make(ActionKind::SendB, 3, 0));
-  REQUIRE((recv != a.end() && send != a.end() && recv < send));
-  std::rotate(recv, recv + 1, send + 1);
+  const Schedule s = deferred_receive();
   Setup setup = uneven(s, 3, false);
   for (std::size_t mid = 1; mid < 4; ++mid) {
     INFO("split at rank " << mid);
@@ -344,6 +347,9 @@ TEST_CASE("aggregates on two threads: deadlocks and duplicated actions give the 
                     TimedDeadlock);
   }
 
+  SynthParams p;
+  p.ranks = 4;
+  p.microbatches = 8;
   Schedule dropped = lower_send_recv(synthesize("1F1B", p));
   auto& r2 = dropped.ranks[2].actions;  // rank 2 never receives F3: ranks 0-1 and 2-3 both wait
   r2.erase(std::find(r2.begin(), r2.end(), Action::make(ActionKind::RecvF, 2, 3)));
