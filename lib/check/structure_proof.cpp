@@ -40,6 +40,21 @@ constexpr std::array<std::uint8_t, kActionKindCount> kBit = [] {
   return t;
 }();
 
+// Per kind: what must be in its cell before it (B and I need their F, W its I), and for a SEND the
+// compute that must come before it on its rank (send-before-compute): Proof::visit's rules.
+constexpr std::array<std::uint8_t, kActionKindCount> kNeeds = [] {
+  std::array<std::uint8_t, kActionKindCount> t{};
+  t[static_cast<std::size_t>(ActionKind::B)] = t[static_cast<std::size_t>(ActionKind::I)] = kF;
+  t[static_cast<std::size_t>(ActionKind::W)] = kI;
+  return t;
+}();
+constexpr std::array<std::uint8_t, kActionKindCount> kSentAfter = [] {
+  std::array<std::uint8_t, kActionKindCount> t{};
+  t[static_cast<std::size_t>(ActionKind::SendF)] = kF;
+  t[static_cast<std::size_t>(ActionKind::SendB)] = kI | kB;
+  return t;
+}();
+
 // What a leaf does to the proof, as bits: nothing, breaks a send/recv rule only, breaks the
 // structure; and whether it names a microbatch the grid does not record (no census then).
 enum Verdict : std::uint8_t { kClean = 0, kCommFault = 1, kBroken = 2, kUncounted = 4 };
@@ -81,12 +96,13 @@ struct Proof {
     std::uint8_t& cell = seen[std::size_t{a.stage} * ctx.microbatches + a.microbatch()];
     const std::uint8_t before = cell;
     // duplicate-action; backward-before-forward (B or I before F); weight-before-input-grad.
-    const std::uint8_t needs = (bit & (kB | kI)) ? kF : bit == kW ? kI : 0;
+    const std::uint8_t needs = kNeeds[static_cast<std::size_t>(a.kind)];
     if ((before & bit) || (before & needs) != needs) return kBroken;
     cell = before | bit;
     // send-before-compute: SEND_F after its F, SEND_B after its I or B (earlier on this rank, the
     // only one that writes the stage's cells).
-    if ((bit == kSendF && !(before & kF)) || (bit == kSendB && !(before & (kI | kB)))) comm_fault = 1;
+    const std::uint8_t sent_after = kSentAfter[static_cast<std::size_t>(a.kind)];
+    if (sent_after && !(before & sent_after)) comm_fault = 1;
     return comm_fault ? kCommFault : kClean;
   }
 
@@ -140,7 +156,29 @@ CleanProof prove_clean(const CheckContext& ctx) {
     std::uint32_t seen_kinds = 0, named = 0;
     for (std::size_t r = begin; r < end && !(verdict & kBroken); ++r) {
       const auto rank = static_cast<std::uint32_t>(r);
+      // The stage of the action before, already checked (in range, on this rank): an action of the
+      // same stage with a microbatch in range takes the short way (Proof::visit's rules, in tables).
+      std::uint32_t checked = ~0u;
+      std::uint8_t* row = nullptr;
+      std::uint8_t misplaced = 0;
       for (const Action& a : s.ranks[r].actions) {
+        if (a.stage == checked && a.index < ctx.microbatches && !a.is_container()) [[likely]] {
+          const auto k = static_cast<unsigned>(a.kind);
+          seen_kinds |= 1u << k;
+          const std::uint8_t bit = kBit[k];
+          if (bit == 0) {
+            verdict |= kUncounted;
+            continue;
+          }
+          const std::uint8_t before = row[a.index], needs = kNeeds[k], sent_after = kSentAfter[k];
+          if ((before & bit) || (before & needs) != needs) {
+            verdict |= kBroken;
+            break;
+          }
+          row[a.index] = before | bit;
+          if ((misplaced & bit) || (sent_after && !(before & sent_after))) verdict |= kCommFault;
+          continue;
+        }
         if (a.is_idle()) {
           seen_kinds |= 1u << static_cast<unsigned>(ActionKind::Idle);
           continue;
@@ -156,6 +194,11 @@ CleanProof prove_clean(const CheckContext& ctx) {
           seen_kinds |= 1u << static_cast<unsigned>(a.kind);
           named = std::max(named, a.has_stage() ? a.stage + 1u : 0u);
           verdict |= proof.visit(rank, a);
+          if (a.has_stage() && a.stage < ctx.stages && proof.stage_rank[a.stage] == rank) {
+            checked = a.stage;
+            row = proof.seen.data() + std::size_t{a.stage} * ctx.microbatches;
+            misplaced = proof.misplaced[a.stage];
+          }
         }
         if (verdict & kBroken) break;
       }
