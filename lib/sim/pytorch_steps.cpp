@@ -105,6 +105,17 @@ class StepSimulator {
     write_timelines(out);
   }
 
+  /// The empty schedule `run` fills: s's ranks, sub-action table, sizes and placement.
+  Schedule empty_out() const {
+    Schedule out;
+    out.ranks.resize(s_.rank_count());
+    out.sub_actions = s_.sub_actions;
+    out.placement = s_.placement;
+    out.num_microbatches = s_.num_microbatches;
+    return out;
+  }
+
+ private:
   // Every rank ran all its actions: each timeline is its program, idle steps dropped, with the
   // rank's waits put back; it replaces the program (or fills `out`) rank by rank, each half of
   // the ranks on its own thread (ir/rank_halves.hpp): a third of a 6M-action dry run otherwise.
@@ -119,17 +130,6 @@ class StepSimulator {
     out.num_stages = last_stage_ >= 0 ? static_cast<std::uint32_t>(last_stage_ + 1) : 0;
   }
 
-  /// The empty schedule `run` fills: s's ranks, sub-action table, sizes and placement.
-  Schedule empty_out() const {
-    Schedule out;
-    out.ranks.resize(s_.rank_count());
-    out.sub_actions = s_.sub_actions;
-    out.placement = s_.placement;
-    out.num_microbatches = s_.num_microbatches;
-    return out;
-  }
-
- private:
   // One rank's progress: its input program, where it stands in it, and how long it has waited.
   struct Lane {
     const Action* begin;
