@@ -21,8 +21,24 @@ namespace ppsched {
 inline constexpr std::size_t kRankHalvesFromSteps = std::size_t{1} << 20;
 
 /// Where the second half starts: the rank that splits the steps most evenly; rank_count() when the
-/// schedule is too small to split, has one rank, or the machine one core.
+/// schedule is too small to split, has one rank, the machine one core, or the calling thread is
+/// inside a OneThreadHere. The simulations that split their ranks between two threads
+/// (sim/halves_meeting.hpp) split here too.
 std::size_t second_half_start(const Schedule& s);
+
+/// While one is alive on a thread, second_half_start answers "one half" there: for a caller that
+/// already keeps every core busy with threads of its own (tune's trials), where a second thread per
+/// pass or simulation would only take turns with them, and a half that waits for the other would spin.
+class OneThreadHere {
+ public:
+  OneThreadHere();
+  ~OneThreadHere();
+  OneThreadHere(const OneThreadHere&) = delete;
+  OneThreadHere& operator=(const OneThreadHere&) = delete;
+
+ private:
+  bool before_;
+};
 
 /// Calls f(0, 0, mid) and f(1, mid, rank_count()) for mid = second_half_start(s): the second on a
 /// thread of its own when mid < rank_count() (f(1, n, n) otherwise, an empty half). f may read `s`

@@ -7,12 +7,14 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
 
 #include "auto/auto_schedule.hpp"
 #include "ir/action.hpp"
+#include "ir/rank_halves.hpp"
 #include "ir/user_error.hpp"
 #include "sim/runtime_cost.hpp"
 #include "synth/size_estimate.hpp"
@@ -273,7 +275,11 @@ std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector
   std::atomic<std::size_t> next{0};
   std::mutex failed_mutex;
   std::exception_ptr failed;
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), trials.size()));
   auto work = [&]() noexcept {
+    // With a trial on every core, a trial's passes and simulation stay on its thread (rank_halves.hpp).
+    std::optional<OneThreadHere> alone;
+    if (threads > 1) alone.emplace();
     try {
       for (std::size_t i; (i = next.fetch_add(1)) < trials.size();)
         evaluate(request, search_s, trials[i], *of_trial[i]);
@@ -283,7 +289,6 @@ std::optional<TuneResult> tune_schedules(const TuneRequest& request, std::vector
       if (!failed) failed = std::current_exception();
     }
   };
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), trials.size()));
   std::vector<std::thread> pool;
   try {
     for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <random>
+#include <thread>
 
 #include "ir/action_text.hpp"
+#include "ir/rank_halves.hpp"
 #include "support/catch.hpp"
 
 using namespace ppsched;
@@ -121,4 +123,27 @@ TEST_CASE("inferred sizes and placement: one pass or two threads, the answer of 
   const InferredShape small = infer_shape(two_ranks());
   CHECK(small.placement == infer_placement(two_ranks()));
   CHECK(small.microbatches == 5);
+}
+
+TEST_CASE("a thread inside OneThreadHere reads every rank itself, and only while it lasts") {
+  // Four ranks of 300k steps: above the million steps from which the ranks are split.
+  Schedule s;
+  s.ranks.resize(4);
+  for (auto& rank : s.ranks) rank.actions.assign(300000, Action::make(ActionKind::F, 0, 0));
+  const std::size_t split = std::thread::hardware_concurrency() > 1 ? 2 : 4;
+  CHECK(second_half_start(s) == split);
+  {
+    OneThreadHere alone;
+    CHECK(second_half_start(s) == 4);
+    {
+      OneThreadHere nested;
+      CHECK(second_half_start(s) == 4);
+    }
+    CHECK(second_half_start(s) == 4);  // the outer one still holds
+    // Another thread is not inside it.
+    std::size_t elsewhere = 0;
+    std::thread([&] { elsewhere = second_half_start(s); }).join();
+    CHECK(elsewhere == split);
+  }
+  CHECK(second_half_start(s) == split);
 }
