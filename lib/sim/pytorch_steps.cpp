@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -23,8 +24,7 @@ class StepSimulator {
       : s_(s),
         stage_to_rank_(stage_to_rank),
         last_stage_(static_cast<std::int64_t>(num_stages) - 1),
-        microbatches_(microbatches ? microbatches : microbatches_in_use(s)),
-        done_(stage_to_rank, microbatches_, s.step_count()) {}
+        microbatches_(microbatches ? microbatches : microbatches_in_use(s)) {}
 
   // Simulates, then writes the timelines into `out` (which may be the input itself: each rank's
   // timeline replaces its program only once every rank has run, and is built from that program
@@ -46,6 +46,7 @@ class StepSimulator {
       write_timelines(out);
       return;
     }
+    done_.emplace(stage_to_rank_, microbatches_, s_.step_count());
     waits_.assign(ranks, {});
     cells_.assign(ranks, 0);
     // Ranks with something left to run, ascending (PyTorch's dict, rebuilt in sorted order).
@@ -205,12 +206,12 @@ class StepSimulator {
   }
 
   void mark_done(std::uint32_t rank, const Action& a) {
-    if (DoneSet::recorded(a.kind)) done_.insert(rank, a.stage, a.kind, a.index);
+    if (DoneSet::recorded(a.kind)) done_->insert(rank, a.stage, a.kind, a.index);
   }
   bool done(std::uint32_t rank, std::int64_t stage, ActionKind kind, std::uint32_t microbatch) const {
     // No action of the IR has a stage outside 0..kMaxStage, so such a query finds nothing.
     if (stage < 0 || stage > Action::kMaxStage) return false;
-    return done_.contains(rank, static_cast<std::uint16_t>(stage), kind, microbatch);
+    return done_->contains(rank, static_cast<std::uint16_t>(stage), kind, microbatch);
   }
 
   // PyTorch's `_ready_to_schedule` for the lane's next action `a` (the lane only names it in errors).
@@ -300,7 +301,7 @@ class StepSimulator {
   const std::vector<std::uint32_t>& stage_to_rank_;
   std::int64_t last_stage_;
   std::uint32_t microbatches_;            // microbatches_in_use(s)
-  DoneSet done_;                          // what each rank has run
+  std::optional<DoneSet> done_;           // what each rank has run (the lock-step loop only)
   std::vector<std::vector<Wait>> waits_;  // per rank, where it waited, in order
   std::vector<std::size_t> cells_;        // per rank, its timeline's length so far
   bool finished_any_ = false;             // a rank ran its last action in this step
