@@ -28,6 +28,11 @@ class DoneSet {
   static constexpr bool recorded(ActionKind k) {
     return k >= ActionKind::F && k <= ActionKind::RecvB && k != ActionKind::W;
   }
+  /// A kind's bit in a (stage, microbatch) cell: F..RECV_B are kinds 1..8, one bit each (the dry
+  /// run's placing by moments, sim/step_moments.cpp, keeps the same cells).
+  static constexpr std::uint8_t bit(ActionKind kind) {
+    return static_cast<std::uint8_t>(1u << (static_cast<unsigned>(kind) - 1));
+  }
 
   /// Records that `rank` ran (kind, stage, microbatch); `kind` must be recorded().
   void insert(std::uint32_t rank, std::uint16_t stage, ActionKind kind, std::uint32_t microbatch) {
@@ -47,10 +52,6 @@ class DoneSet {
 
  private:
   bool owns(std::uint32_t rank, std::uint16_t stage) const { return stage < owner_.size() && owner_[stage] == rank; }
-  // F..RECV_B are kinds 1..8: one bit each of a cell.
-  static std::uint8_t bit(ActionKind kind) {
-    return static_cast<std::uint8_t>(1u << (static_cast<unsigned>(kind) - 1));
-  }
   static std::uint64_t name(std::uint32_t rank, std::uint16_t stage, ActionKind kind) {
     return std::uint64_t{rank} << 32 | std::uint64_t{stage} << 8 | static_cast<std::uint64_t>(kind);
   }

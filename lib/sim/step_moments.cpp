@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "ir/rank_halves.hpp"
+#include "passes/done_set.hpp"
 #include "sim/halves_meeting.hpp"
 
 namespace ppsched {
@@ -21,10 +22,8 @@ constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
 // A moment of the loop: step * 2 + pass.
 using Moment = std::uint64_t;
 
-// The bits of a (stage, microbatch) cell: what its owner has run, F..RECV_B (kinds 1..8).
-constexpr std::uint8_t bit(ActionKind kind) {
-  return static_cast<std::uint8_t>(1u << (static_cast<unsigned>(kind) - 1));
-}
+// The bits of a (stage, microbatch) cell: what its owner has run, as the lock-step loop's done-set.
+constexpr std::uint8_t bit(ActionKind kind) { return DoneSet::bit(kind); }
 
 struct Cannot {};  // thrown by a half: the fast way cannot go on (the lock-step loop decides)
 
