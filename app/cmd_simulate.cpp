@@ -80,7 +80,7 @@ int run_simulate(SimulateOptions opt) {
   // A clean schedule's census (sim/leaf_census.hpp) stands in for the simulator's own pass over the
   // actions, when what runs is the schedule as given.
   std::shared_ptr<const LeafCensus> census;
-  if (refuse_invalid_schedule(opt.source, opt.force, given->schedule, given->source, &census)) return kExitUsage;
+  if (refuse_invalid_schedule(opt.source, opt.force, *given, &census)) return kExitUsage;
   std::optional<RuntimeModel> runtime;
   if (!lock_step && !(runtime = load_runtime_model(opt.inputs))) return kExitUsage;
   std::optional<PreparedSchedule> prepared = prepare(std::move(*given), *how);

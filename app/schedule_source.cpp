@@ -166,7 +166,8 @@ std::optional<Schedule> auto_source(const SourceOptions& opt) {
   }
 }
 
-std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparation& how, SourceMap& source) {
+std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparation& how, SourceMap& source,
+                                        std::optional<InferredShape>& shape) {
   if (!opt.schedule.empty()) {
     const Family* f = find_family(opt.schedule);
     std::uint32_t v = opt.stages_per_rank ? opt.stages_per_rank : f ? f->default_stages_per_rank : 1;
@@ -209,6 +210,7 @@ std::optional<Schedule> source_schedule(const SourceOptions& opt, const Preparat
   print_diagnostics(sink);
   if (!parsed) return std::nullopt;
   source = std::move(parsed->source);
+  shape = std::move(parsed->shape);
   return std::move(parsed->schedule);
 }
 
@@ -231,11 +233,12 @@ std::optional<Preparation> preparation_for(const SourceOptions& opt, Runner runn
   return how;
 }
 
-bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source,
+bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const GivenSchedule& as_given,
                              std::shared_ptr<const LeafCensus>* census) {
   const bool file = opt.schedule.empty();
   const std::string name = file ? display_name(opt.input) : "--schedule " + opt.schedule;
-  const CheckContext ctx = resolve_context(as_given, file ? &source : nullptr, name, {}).context;
+  const CheckContext ctx =
+      resolve_context(as_given.schedule, file ? &as_given.source : nullptr, name, {}, as_given.shape).context;
   DiagnosticSink first(1);
   const std::size_t n = check_structure(ctx, first);
   if (census) *census = ctx.census;
@@ -270,7 +273,7 @@ std::optional<GivenSchedule> read_source(const SourceOptions& opt, const Prepara
     return std::nullopt;
   }
   GivenSchedule given;
-  std::optional<Schedule> s = source_schedule(opt, how, given.source);
+  std::optional<Schedule> s = source_schedule(opt, how, given.source, given.shape);
   if (!s) return std::nullopt;
   given.schedule = std::move(*s);
   return given;

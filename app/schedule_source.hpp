@@ -79,6 +79,7 @@ std::optional<Preparation> preparation_for(const SourceOptions& opt, Runner runn
 struct GivenSchedule {
   Schedule schedule;
   SourceMap source;
+  std::optional<InferredShape> shape;  ///< infer_shape(schedule), where the reader gathered it
 };
 
 /// Reads the file or synthesizes the family (a synthesis's size budget counts the lowering `how`
@@ -93,11 +94,11 @@ std::optional<PreparedSchedule> prepare(GivenSchedule given, const Preparation& 
 std::optional<PreparedSchedule> load_schedule(const SourceOptions& opt, Runner runner = Runner::AsLowered,
                                               Runtime runtime = Runtime::PyTorch);
 
-/// Runs validate's structural rules on the schedule as given (before lowering; `source` locates a
-/// file's actions). On an error prints it with the count and the way out and returns true (the
+/// Runs validate's structural rules on the schedule as given (before lowering; its source map
+/// locates a file's actions). On an error prints it with the count and the way out and returns true (the
 /// caller refuses the input), unless `force`: then a warning, and false. When the rules' proof
 /// finds it clean, `census` (if given) receives what the proof saw of every leaf.
-bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const Schedule& as_given, const SourceMap& source,
+bool refuse_invalid_schedule(const SourceOptions& opt, bool force, const GivenSchedule& as_given,
                              std::shared_ptr<const LeafCensus>* census = nullptr);
 
 /// What refuse_invalid_schedule's census of `s` says where `s` leaves it to inference (its context

@@ -37,7 +37,7 @@ std::optional<CheckContext> make_context(const ValidateOptions& opt, const Parse
   }
   try {
     parse_placement(opt.placement, want);
-    ResolvedContext resolved = resolve_context(p.schedule, &p.source, name, want);
+    ResolvedContext resolved = resolve_context(p.schedule, &p.source, name, want, p.shape);
     inferred = std::move(resolved.inferred);
     return std::move(resolved.context);
   } catch (const UserError& e) {  // not a placement, or a v placement the stages do not allow

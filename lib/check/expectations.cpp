@@ -27,8 +27,8 @@ void parse_placement(const std::string& text, Expectations& want) {
   }
 }
 
-ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file,
-                                const Expectations& want) {
+ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file, const Expectations& want,
+                                const std::optional<InferredShape>& known) {
   ResolvedContext out;
   CheckContext& ctx = out.context;
   ctx.schedule = &s;
@@ -36,9 +36,10 @@ ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std:
   ctx.file = std::move(file);
   ctx.ranks = want.ranks ? want.ranks : static_cast<std::uint32_t>(s.rank_count());
   if (!want.ranks) out.inferred.push_back({fmt::format("{} ranks (the row count)", ctx.ranks), {"--ranks"}});
-  // PyTorch's placement inference and the microbatch count, in one pass run at most once: the
-  // map ends at the highest stage used, so it also gives the inferred stage count.
-  std::optional<InferredShape> inferred;
+  // PyTorch's placement inference and the microbatch count, in one pass run at most once (none
+  // when the reader gathered them): the map ends at the highest stage used, so it also gives the
+  // inferred stage count.
+  std::optional<InferredShape> inferred = known;
   auto inferred_shape = [&]() -> const InferredShape& {
     if (!inferred) inferred = infer_shape(s);
     return *inferred;

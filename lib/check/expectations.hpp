@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,8 @@ struct ResolvedContext {
 /// The context for checking `s` (read from `file`; `source` may be null) against `want`.
 /// Throws UserError when `want` cannot hold: a v placement of a stage count that is
 /// not a multiple of the ranks. The context points at `s` and `source`, which must outlive it.
-ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file, const Expectations& want);
+/// `known`: infer_shape(s), where the caller has it (the reader gathers it), saving a pass.
+ResolvedContext resolve_context(const Schedule& s, const SourceMap* source, std::string file, const Expectations& want,
+                                const std::optional<InferredShape>& known = std::nullopt);
 
 }  // namespace ppsched

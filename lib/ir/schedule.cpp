@@ -98,56 +98,49 @@ std::uint32_t infer_microbatch_count(const Schedule& s) {
   return largest_plus_one(s, [](const Action& a) -> std::uint32_t { return a.index + 1u; });
 }
 
-namespace {
-
-// Each half of the ranks maps the stages it meets to the first of its ranks that runs them (and,
-// when asked, finds 1 + its largest microbatch); a stage goes to the first half's rank if it has
-// one. A rank's program runs the same stage for long stretches (all of it with one stage per
-// rank): an action whose stage is the one before it was placed already, which one compare tells.
-template <bool kMicrobatches>
-InferredShape infer_in_halves(const Schedule& s) {
-  std::vector<std::uint32_t> maps[2];
-  std::uint32_t largest[2] = {0, 0};
-  for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
-    std::vector<std::uint32_t>& map = maps[half];
-    std::uint32_t mb = 0;
-    auto place = [&](std::size_t r, std::uint16_t stage) {
-      if (stage >= map.size()) map.resize(stage + std::size_t{1}, kUnplaced);
-      if (map[stage] == kUnplaced) map[stage] = static_cast<std::uint32_t>(r);
-    };
-    for (std::size_t r = begin; r < end; ++r) {
-      std::uint16_t last = Action::kNoStage;
-      for (const Action& a : s.ranks[r].actions) {
-        if (a.is_container()) [[unlikely]] {
-          for (const Action& sub : s.subs(a)) {
-            if (sub.has_stage()) place(r, sub.stage);
-            if (kMicrobatches && !sub.is_container()) mb = std::max(mb, sub.index + 1u);
-          }
-          continue;
-        }
-        if (kMicrobatches) mb = std::max(mb, a.index + 1u);  // idle: kNoMicrobatch + 1 wraps to 0
-        if (a.stage == last) continue;                       // idle steps have no stage either
-        if (a.has_stage()) {
-          place(r, a.stage);
-          last = a.stage;
-        }
+// A rank's program runs the same stage for long stretches (all of it with one stage per rank): an
+// action whose stage is the one before it was placed already, which one compare tells.
+void ShapeGatherer::add_rank(std::uint32_t rank, std::span<const Action> program, const SubActionTable& subs) {
+  std::uint32_t mb = microbatches_;
+  std::uint16_t last = Action::kNoStage;
+  for (const Action& a : program) {
+    if (a.is_container()) [[unlikely]] {
+      for (const Action& sub : subs.group(a.group())) {
+        if (sub.has_stage()) place(sub.stage, rank);
+        if (!sub.is_container()) mb = std::max(mb, sub.index + 1u);
       }
+      continue;
     }
-    largest[half] = mb;
-  });
-  std::vector<std::uint32_t>& map = maps[0];
-  if (maps[1].size() > map.size()) map.resize(maps[1].size(), kUnplaced);
-  for (std::size_t st = 0; st < maps[1].size(); ++st)
-    if (map[st] == kUnplaced) map[st] = maps[1][st];
-  return {Placement::explicit_map(std::move(map)), std::max(largest[0], largest[1])};
+    mb = std::max(mb, a.index + 1u);  // idle: kNoMicrobatch + 1 wraps to 0
+    if (a.stage == last) continue;    // idle steps have no stage either
+    if (a.has_stage()) {
+      place(a.stage, rank);
+      last = a.stage;
+    }
+  }
+  microbatches_ = mb;
 }
 
-}  // namespace
+void ShapeGatherer::merge(const ShapeGatherer& other, std::uint32_t first_rank) {
+  for (std::size_t st = 0; st < other.rank_of_.size(); ++st)
+    if (other.rank_of_[st] != kUnplaced) place(static_cast<std::uint16_t>(st), other.rank_of_[st] + first_rank);
+  microbatches_ = std::max(microbatches_, other.microbatches_);
+}
 
-// One pass: the map grows to the highest stage as it is met, so it ends infer_stage_count long.
-Placement infer_placement(const Schedule& s) { return infer_in_halves<false>(s).placement; }
+InferredShape ShapeGatherer::result() const { return {Placement::explicit_map(rank_of_), microbatches_}; }
 
-InferredShape infer_shape(const Schedule& s) { return infer_in_halves<true>(s); }
+// Each half of the ranks on its own thread (ir/rank_halves.hpp).
+Placement infer_placement(const Schedule& s) { return infer_shape(s).placement; }
+
+InferredShape infer_shape(const Schedule& s) {
+  ShapeGatherer halves[2];
+  for_rank_halves(s, [&](std::size_t half, std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r)
+      halves[half].add_rank(static_cast<std::uint32_t>(r), s.ranks[r].actions, s.sub_actions);
+  });
+  halves[0].merge(halves[1], 0);
+  return halves[0].result();
+}
 
 bool has_comms(const Schedule& s) {
   for (const auto& r : s.ranks)

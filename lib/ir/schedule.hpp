@@ -95,6 +95,26 @@ struct InferredShape {
   std::uint32_t microbatches = 0;
 };
 InferredShape infer_shape(const Schedule& s);
+/// infer_shape's answer gathered a rank at a time, in any order (each stage keeps the lowest rank
+/// that runs it): what a reader learns of the schedule while each row is at hand, each half of the
+/// rows on its own thread, instead of a pass over every action afterwards.
+class ShapeGatherer {
+ public:
+  /// Rank `rank`'s program; `subs` holds its containers' sub-actions.
+  void add_rank(std::uint32_t rank, std::span<const Action> program, const SubActionTable& subs);
+  /// Adds what `other` gathered, its ranks numbered from `first_rank` on.
+  void merge(const ShapeGatherer& other, std::uint32_t first_rank);
+  /// infer_shape of a schedule whose every rank was added (and no other).
+  InferredShape result() const;
+
+ private:
+  void place(std::uint16_t stage, std::uint32_t rank) {
+    if (stage >= rank_of_.size()) rank_of_.resize(stage + std::size_t{1}, kUnplaced);
+    if (rank < rank_of_[stage]) rank_of_[stage] = rank;
+  }
+  std::vector<std::uint32_t> rank_of_;  ///< per stage: the lowest rank that runs it, or kUnplaced
+  std::uint32_t microbatches_ = 0;      ///< 1 + the largest microbatch
+};
 /// The placement the schedule states, else infer_placement's: where PyTorch runs each stage.
 Placement placement_of(const Schedule& s);
 /// placement_of's stage -> rank map, long enough for stages_in_use: a stage beyond it goes to

@@ -48,6 +48,9 @@ struct CsvReadOptions {
 struct ParsedSchedule {
   Schedule schedule;
   SourceMap source;
+  /// infer_shape(schedule), gathered row by row as the reader read them; nullopt when the reader
+  /// did not (then infer_shape finds it).
+  std::optional<InferredShape> shape;
 };
 
 /// Reads a CSV file ("-" for standard input). Problems go to `sink`; nullopt if any is an error.

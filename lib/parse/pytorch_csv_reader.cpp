@@ -36,6 +36,8 @@ namespace ppsched {
 namespace {
 
 constexpr std::size_t kRowDone = std::string_view::npos;
+// A row parsed from canonical cells alone holds no container, so no sub-action.
+const SubActionTable kNoSubActions;
 
 // An action as today's names say it: under Pre26 a B is the input-gradient backward.
 Action in_dialect(ActionDialect dialect, Action a) {
@@ -106,6 +108,7 @@ struct SecondHalf {
   std::vector<std::vector<Action>> programs;  ///< by row; empty for a row that is not clean
   std::vector<StepColumns> columns;           ///< by row, as programs
   std::uint32_t kinds = 0;                    ///< of the clean rows' actions
+  ShapeGatherer shape;                        ///< of the clean rows, numbered from 0
   bool too_long = false;                      ///< the rows stop at a line over the limit
   std::exception_ptr error;                   ///< a failed read
 
@@ -131,6 +134,7 @@ struct SecondHalf {
         }
         if (row.clean) {
           kinds |= row_kinds;
+          shape.add_rank(static_cast<std::uint32_t>(rows.size()), program, kNoSubActions);
         } else {
           program = {};
           cols = {};
@@ -190,6 +194,7 @@ class CsvScheduleReader {
     if (second.error) std::rethrow_exception(second.error);
     if (flow == Flow::Go && split < size) flow = take_second_half(second);
     if (flow == Flow::Fail) return std::nullopt;
+    if (flow == Flow::Go) out_.shape = shape_.result();  // every row was gathered
     if (suppressed_warnings_) {
       Diagnostic d;
       d.severity = Severity::Warning;
@@ -229,6 +234,7 @@ class CsvScheduleReader {
   // The second thread's rows, in order: a clean one as it parsed it, any other read here in full.
   Flow take_second_half(SecondHalf& second) {
     kinds_ |= second.kinds;
+    shape_.merge(second.shape, static_cast<std::uint32_t>(out_.schedule.ranks.size()));
     std::string line;
     for (std::size_t i = 0; i < second.rows.size(); ++i) {
       const SecondHalf::Row& row = second.rows[i];
@@ -264,6 +270,7 @@ class CsvScheduleReader {
     const auto line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
     if (out_.schedule.ranks.size() == kMaxCsvRanks) return too_many_rows(line_no, raw);
     if (!read_row(line_no, raw)) return Flow::Fail;
+    shape_.add_rank(line_no - 1, out_.schedule.ranks.back().actions, out_.schedule.sub_actions);
     if (sink_.full()) {
       Diagnostic d;
       d.severity = Severity::Note;
@@ -482,6 +489,7 @@ class CsvScheduleReader {
   std::string unquoted_;
   std::size_t warnings_ = 0, suppressed_warnings_ = 0;
   std::uint32_t kinds_ = 0;  ///< bit 1 << kind for every kind read (containers' sub-actions aside)
+  ShapeGatherer shape_;      ///< of every row read so far
   struct OldCell {
     unsigned line;
     std::uint32_t column;

@@ -18,6 +18,9 @@ struct Reading {
   bool ok = false;
   std::string csv, rendered;
   std::vector<std::uint32_t> lines, columns;
+  /// What the reader gathered of infer_shape (placement, microbatches), and whether it is right.
+  std::optional<std::pair<std::vector<std::uint32_t>, std::uint32_t>> shape;
+  bool shape_right = true;
 };
 
 Reading summarize(const std::optional<ParsedSchedule>& p, const DiagnosticSink& sink) {
@@ -30,6 +33,11 @@ Reading summarize(const std::optional<ParsedSchedule>& p, const DiagnosticSink& 
   if (!p) return r;
   r.csv = to_pytorch_csv(p->schedule);
   r.lines = p->source.rank_line;
+  if (p->shape) {
+    r.shape.emplace(p->shape->placement.stage_to_rank, p->shape->microbatches);
+    const InferredShape want = infer_shape(p->schedule);
+    r.shape_right = p->shape->placement == want.placement && p->shape->microbatches == want.microbatches;
+  }
   for (std::size_t rank = 0; rank < p->schedule.rank_count(); ++rank)
     for (std::size_t step = 0; step < p->schedule.ranks[rank].actions.size(); ++step)
       r.columns.push_back(p->source.column(rank, step));
@@ -54,11 +62,15 @@ void check_equal(const Reading& got, const Reading& expected) {
   CHECK(got.csv == expected.csv);
   CHECK(got.lines == expected.lines);
   CHECK(got.columns == expected.columns);
+  CHECK(got.shape == expected.shape);
+  CHECK(got.shape_right);
+  CHECK(expected.shape_right);
 }
 
-// Reads `text` from memory and from a file, by one thread and by two, and checks all four agree.
-void check_same(const std::string& text, bool lenient = false, ActionDialect dialect = ActionDialect::Current,
-                std::size_t cap = 1000) {
+// Reads `text` from memory and from a file, by one thread and by two, and checks all four agree;
+// returns the one-thread reading.
+Reading check_same(const std::string& text, bool lenient = false, ActionDialect dialect = ActionDialect::Current,
+                   std::size_t cap = 1000) {
   CsvReadOptions one{lenient};
   one.dialect = dialect;
   one.split_from_bytes = ~std::uint64_t{0};
@@ -71,6 +83,7 @@ void check_same(const std::string& text, bool lenient = false, ActionDialect dia
   std::ofstream(path, std::ios::binary) << text;
   for (const CsvReadOptions& opt : {one, two}) check_equal(read_file(path, opt, cap), expected);
   std::filesystem::remove(path);
+  return expected;
 }
 
 // Rows of canonical cells: `rows` ranks of `cells` actions each.
@@ -108,6 +121,27 @@ TEST_CASE("two threads: what the second half holds is reported where one thread 
   check_same(rows + rows + "1B0,1BW3\n", false, ActionDialect::Pre26);
   check_same(rows + "0X0,0X1\n" + rows + "0X2,0X3,0X4\n" + rows, false, ActionDialect::Current, 3);  // a full sink
   check_same(rows + rows + std::string(kMaxCsvRanks, '\n'));  // more rows than the limit
+}
+
+TEST_CASE("the reader gathers infer_shape's answer, by one thread and by two") {
+  const std::string rows = clean_rows(6, 12);
+  auto gathered = [](const Reading& r) {
+    REQUIRE(r.ok);
+    REQUIRE(r.shape);
+    return *r.shape;
+  };
+  // Ranks 0-5 run stages 0-5; a later row runs stage 2 again (it stays on rank 2), and stage 9
+  // (first met on that row), and microbatch 40.
+  auto shape = gathered(check_same(rows + "2F0,,9F40,9B40\n" + rows));
+  CHECK(shape.first == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, kUnplaced, kUnplaced, kUnplaced, 6});
+  CHECK(shape.second == 41);
+  // A stage met only inside a container, past the middle and before it; idle rows.
+  shape = gathered(check_same(rows + "\n,,\n" + rows + "0F0,(7F1;7B50)OVERLAP_F_B\n"));
+  CHECK(shape.first == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, kUnplaced, 14});
+  CHECK(shape.second == 51);
+  gathered(check_same("0F0,(7F1;7B50)OVERLAP_F_B\n" + rows + rows));
+  gathered(check_same(rows + "0F0, 0B0 ,1F1\n" + rows, /*lenient=*/true));  // a non-canonical cell
+  gathered(check_same(rows + rows + "1B0,1BW3\n", false, ActionDialect::Pre26));
 }
 
 TEST_CASE("two threads: a line over the limit in either half") {
