@@ -4,6 +4,7 @@
 // not fit the placement is left alone.
 #include "check/check.hpp"
 #include "check/rules_impl.hpp"
+#include "ir/action_text.hpp"
 #include "passes/passes.hpp"
 #include "sim/aggregate.hpp"
 #include "support/catch.hpp"
@@ -71,4 +72,27 @@ TEST_CASE("no census when a leaf names a microbatch the proof's grid does not re
   const check::CleanProof proof = check::prove_clean(ctx);
   CHECK(proof.structural);
   CHECK_FALSE(proof.census);
+}
+
+TEST_CASE("the proof sees every SEND and RECV whose other half is missing") {
+  std::size_t dropped[kActionKindCount] = {};
+  test::for_each_family_schedule(4, {4u}, [&](const Family& family, std::uint32_t, const Schedule& s) {
+    const Schedule x = lower_send_recv(s);
+    const std::vector<std::uint32_t> placement = placement_of(x).stage_to_rank;
+    REQUIRE(check::prove_clean(context_for(x, placement, "s")).comms);
+    for (std::size_t r = 0; r < x.rank_count(); ++r)
+      for (std::size_t i = 0; i < x.ranks[r].actions.size(); ++i) {
+        const Action a = x.ranks[r].actions[i];
+        if (!is_send_recv(a.kind)) continue;
+        INFO(family.name << ": without rank " << r << "'s " << action_text(a, x.sub_actions));
+        Schedule y = x;
+        y.ranks[r].actions.erase(y.ranks[r].actions.begin() + static_cast<std::ptrdiff_t>(i));
+        const check::CleanProof proof = check::prove_clean(context_for(y, placement, "s"));
+        CHECK_FALSE(proof.comms);
+        CHECK_FALSE(proof.census);
+        ++dropped[static_cast<std::size_t>(a.kind)];
+      }
+  });
+  for (ActionKind k : {ActionKind::SendF, ActionKind::RecvF, ActionKind::SendB, ActionKind::RecvB})
+    CHECK(dropped[static_cast<std::size_t>(k)] > 0);
 }
