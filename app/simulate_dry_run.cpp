@@ -14,14 +14,18 @@ namespace ppsched::cli {
 int run_dry_run(Schedule& s, const std::optional<InferredShapeOf>& known, const SimulateSource& source,
                 const std::string& format, const std::string& output) {
   try {
-    if (known)
-      simulate_pytorch_steps_in_place(s, known->placement.stage_to_rank, known->stages, kDefaultMaxStepCells,
-                                      known->microbatches);
-    else
-      simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));
-    write_output(output, [&](ByteSink& out) {  // `s` holds the timelines now
+    const std::uint32_t stages = known ? known->stages : stated_stages(s);
+    const StepWaits waits =
+        known ? pytorch_step_waits(s, known->placement.stage_to_rank, stages, kDefaultMaxStepCells, known->microbatches)
+              : pytorch_step_waits(s, placement_of(s).stage_to_rank, stages);
+    // The CSV is written off the programs and the waits; the other faces read the timelines.
+    if (format != "csv") {
+      put_step_timelines(s, waits, s);
+      s.num_stages = stages;
+    }
+    write_output(output, [&](ByteSink& out) {
       if (format == "csv")
-        write_pytorch_csv(s, out);
+        write_pytorch_csv(s, waits, out);
       else if (format == "json")
         out.write(pytorch_steps_json(source, s));
       else

@@ -23,6 +23,7 @@
 #include "diag/diagnostic.hpp"
 #include "io/byte_sink.hpp"
 #include "ir/schedule.hpp"
+#include "ir/step_timelines.hpp"
 
 namespace ppsched {
 
@@ -68,5 +69,9 @@ struct CsvWriteOptions {
 
 void write_pytorch_csv(const Schedule& s, ByteSink& out, const CsvWriteOptions& opt = {});
 std::string to_pytorch_csv(const Schedule& s, const CsvWriteOptions& opt = {});
+/// The CSV of the timelines that `waits` puts on the ranks of `programs` (a dry run's,
+/// ir/step_timelines.hpp): byte for byte write_pytorch_csv of those timelines, without building them.
+void write_pytorch_csv(const Schedule& programs, const StepWaits& waits, ByteSink& out,
+                       const CsvWriteOptions& opt = {});
 
 }  // namespace ppsched

@@ -17,6 +17,24 @@ namespace ppsched {
 
 namespace {
 
+// A rank's timeline up to (not including) input position `upto` of its program, then `trailing`
+// idle steps: the program, idle steps dropped, with the rank's waits put back (`cells` long).
+std::vector<Action> timeline_of(const std::vector<Action>& program, const std::vector<StepWait>& waits,
+                                std::size_t cells, const Action* upto, std::size_t trailing) {
+  const Action* begin = program.data();
+  std::vector<Action> row;
+  row.reserve(cells + trailing);
+  auto wait = waits.begin();
+  for (const Action* a = begin; a != upto; ++a) {
+    if (a->is_idle()) continue;
+    if (wait != waits.end() && wait->before == static_cast<std::size_t>(a - begin))
+      row.insert(row.end(), (wait++)->count, Action::idle());
+    row.push_back(*a);
+  }
+  row.insert(row.end(), trailing, Action::idle());
+  return row;
+}
+
 class StepSimulator {
  public:
   StepSimulator(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages,
@@ -31,7 +49,7 @@ class StepSimulator {
   // and where the rank waited). The simulation keeps no timeline: only, per rank, the runs of
   // idle steps, so a dry run holds the schedule and its timelines at no time together, rather than
   // both whole (issue 48). On a throw `out` is unchanged.
-  void run(std::size_t max_cells, Schedule& out, bool lock_step_only = false) {
+  StepWaits run(std::size_t max_cells, bool lock_step_only = false) {
     const auto ranks = static_cast<std::uint32_t>(s_.rank_count());
     // Each step runs an action (else it is a deadlock), so no count of steps passes the input's.
     if (s_.step_count() > 0xFFFFFFFFu)
@@ -40,12 +58,8 @@ class StepSimulator {
     // lock-step loop below takes everything else, and says what PyTorch would.
     if (std::optional<StepWaits> placed =
             lock_step_only ? std::nullopt : step_waits_by_moments(s_, stage_to_rank_, last_stage_, microbatches_);
-        placed && total(placed->cells) <= max_cells) {
-      waits_ = std::move(placed->waits);
-      cells_ = std::move(placed->cells);
-      write_timelines(out);
-      return;
-    }
+        placed && total(placed->cells) <= max_cells)
+      return std::move(*placed);
     done_.emplace(stage_to_rank_, microbatches_, s_.step_count());
     waits_.assign(ranks, {});
     cells_.assign(ranks, 0);
@@ -103,7 +117,7 @@ class StepSimulator {
         throw SimDeadlock(partial(active), std::move(stuck));
       }
     }
-    write_timelines(out);
+    return {std::move(waits_), std::move(cells_)};
   }
 
   /// The empty schedule `run` fills: s's ranks, sub-action table, sizes and placement.
@@ -117,20 +131,6 @@ class StepSimulator {
   }
 
  private:
-  // Every rank ran all its actions: each timeline is its program, idle steps dropped, with the
-  // rank's waits put back; it replaces the program (or fills `out`) rank by rank, each half of
-  // the ranks on its own thread (ir/rank_halves.hpp): a third of a 6M-action dry run otherwise.
-  void write_timelines(Schedule& out) const {
-    for_rank_halves(s_, [&](std::size_t, std::size_t begin, std::size_t end) {
-      for (std::size_t r = begin; r < end; ++r) {
-        const auto& p = s_.ranks[r].actions;
-        std::vector<Action> timeline = this->timeline(static_cast<std::uint32_t>(r), p.data() + p.size(), 0);
-        out.ranks[r].actions = std::move(timeline);
-      }
-    });
-    out.num_stages = last_stage_ >= 0 ? static_cast<std::uint32_t>(last_stage_ + 1) : 0;
-  }
-
   // One rank's progress: its input program, where it stands in it, and how long it has waited.
   struct Lane {
     const Action* begin;
@@ -151,18 +151,7 @@ class StepSimulator {
 
   // Rank r's timeline up to (not including) input position `upto`, then `trailing` idle steps.
   std::vector<Action> timeline(std::uint32_t r, const Action* upto, std::size_t trailing) const {
-    const Action* begin = s_.ranks[r].actions.data();
-    std::vector<Action> row;
-    row.reserve(cells_[r] + trailing);
-    auto wait = waits_[r].begin();
-    for (const Action* a = begin; a != upto; ++a) {
-      if (a->is_idle()) continue;
-      if (wait != waits_[r].end() && wait->before == static_cast<std::size_t>(a - begin))
-        row.insert(row.end(), (wait++)->count, Action::idle());
-      row.push_back(*a);
-    }
-    row.insert(row.end(), trailing, Action::idle());
-    return row;
+    return timeline_of(s_.ranks[r].actions, waits_[r], cells_[r], upto, trailing);
   }
 
   // PyTorch's "WIP comms schedule": what ran, each stuck rank with this step's idle included.
@@ -309,17 +298,39 @@ class StepSimulator {
 
 }  // namespace
 
+StepWaits pytorch_step_waits(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                             std::uint32_t num_stages, std::size_t max_cells, std::uint32_t microbatches,
+                             bool lock_step_only) {
+  return StepSimulator(s, stage_to_rank, num_stages, microbatches).run(max_cells, lock_step_only);
+}
+
+// Rank by rank, each half of the ranks on its own thread (ir/rank_halves.hpp): a rank reads only
+// its own program, which its timeline then replaces when `out` is `programs`.
+void put_step_timelines(const Schedule& programs, const StepWaits& waits, Schedule& out) {
+  for_rank_halves(programs, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r) {
+      const auto& p = programs.ranks[r].actions;
+      std::vector<Action> timeline = timeline_of(p, waits.waits[r], waits.cells[r], p.data() + p.size(), 0);
+      out.ranks[r].actions = std::move(timeline);
+    }
+  });
+}
+
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 std::uint32_t num_stages, std::size_t max_cells, bool lock_step_only) {
   StepSimulator sim(s, stage_to_rank, num_stages);
+  const StepWaits waits = sim.run(max_cells, lock_step_only);
   Schedule out = sim.empty_out();
-  sim.run(max_cells, out, lock_step_only);
+  put_step_timelines(s, waits, out);
+  out.num_stages = num_stages;
   return out;
 }
 
 void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                      std::uint32_t num_stages, std::size_t max_cells, std::uint32_t microbatches) {
-  StepSimulator(s, stage_to_rank, num_stages, microbatches).run(max_cells, s);
+  const StepWaits waits = pytorch_step_waits(s, stage_to_rank, num_stages, max_cells, microbatches);
+  put_step_timelines(s, waits, s);
+  s.num_stages = num_stages;
 }
 
 }  // namespace ppsched

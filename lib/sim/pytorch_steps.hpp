@@ -84,6 +84,7 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "ir/step_timelines.hpp"
 
 namespace ppsched {
 
@@ -126,6 +127,15 @@ inline constexpr std::size_t kDefaultMaxStepCells = std::size_t{16} << 20;
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                                 std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells,
                                 bool lock_step_only = false);
+/// simulate_pytorch_steps's timelines, as where each rank waited (ir/step_timelines.hpp): what a
+/// writer reads them from without building them (write_pytorch_csv's overload). Throws as
+/// simulate_pytorch_steps. `microbatches` as for simulate_pytorch_steps_in_place.
+StepWaits pytorch_step_waits(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                             std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells,
+                             std::uint32_t microbatches = 0, bool lock_step_only = false);
+/// Builds the timelines `waits` puts on the ranks of `programs` into `out`'s programs; `out` may be
+/// `programs` itself (each rank's timeline replaces its program).
+void put_step_timelines(const Schedule& programs, const StepWaits& waits, Schedule& out);
 /// simulate_pytorch_steps, with the timelines written over `s` (its programs, and num_stages), rank
 /// by rank once the simulation is done: a long dry run never holds the schedule and its timelines
 /// whole at once. On a throw (the same as above) `s` is unchanged. `microbatches` is

@@ -28,20 +28,9 @@
 #include <vector>
 
 #include "ir/schedule.hpp"
+#include "ir/step_timelines.hpp"
 
 namespace ppsched {
-
-/// `count` idle steps before the action at input index `before` (idle steps of the input counted).
-struct StepWait {
-  std::uint32_t before;
-  std::uint32_t count;
-};
-
-/// Where each rank waited, and its timeline's length: the lock-step loop's result.
-struct StepWaits {
-  std::vector<std::vector<StepWait>> waits;  ///< per rank, in order
-  std::vector<std::size_t> cells;            ///< per rank
-};
 
 /// The lock-step dry run's waits for `s`, when it finishes and is well-formed as above; nullopt
 /// otherwise (the lock-step loop then runs, and says why). `microbatches` bounds every

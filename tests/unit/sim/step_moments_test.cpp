@@ -22,7 +22,14 @@ namespace {
 std::string outcome(const Schedule& s, const std::vector<std::uint32_t>& placement, std::uint32_t stages,
                     bool lock_step_only) {
   try {
-    return to_pytorch_csv(simulate_pytorch_steps(s, placement, stages, kDefaultMaxStepCells, lock_step_only));
+    const std::string csv =
+        to_pytorch_csv(simulate_pytorch_steps(s, placement, stages, kDefaultMaxStepCells, lock_step_only));
+    // The CSV written off the programs and the waits, without the timelines, is the same bytes.
+    std::string off_waits;
+    StringSink sink(off_waits);
+    write_pytorch_csv(s, pytorch_step_waits(s, placement, stages, kDefaultMaxStepCells, 0, lock_step_only), sink);
+    CHECK(off_waits == csv);
+    return csv;
   } catch (const SimDeadlock& d) {
     std::string out = "deadlock\n" + to_pytorch_csv(d.partial());
     for (const auto& st : d.stuck()) out += std::to_string(st.rank) + ":" + std::to_string(st.step) + "\n";
@@ -51,6 +58,25 @@ TEST_CASE("placing actions by their moments gives the lock-step loop's timelines
     ++runs;
   });
   CHECK(runs > 20);
+}
+
+TEST_CASE("the CSV off the waits: ranks of several chunks, idle input steps, empty ranks, LF") {
+  // 2 ranks x 70,000 microbatches lowered: 280,000 actions a rank, three chunks of the writer.
+  Schedule s = lower_send_recv(synthesize("1F1B", SynthParams{.ranks = 2, .microbatches = 70000}));
+  // Idle steps of the input, which the timelines drop, at the start, across a chunk's end, at the end.
+  for (std::size_t at : {std::size_t{0}, std::size_t{131071}, std::size_t{131072}, s.ranks[1].actions.size()})
+    s.ranks[1].actions.insert(s.ranks[1].actions.begin() + static_cast<std::ptrdiff_t>(at), 2, Action::idle());
+  s.ranks.push_back({});                  // a rank with no action
+  s.ranks.push_back({{Action::idle()}});  // and one with an idle step only
+  const auto placement = placement_of(s).stage_to_rank;
+  const Schedule timelines = simulate_pytorch_steps(s, placement, 2);
+  const StepWaits waits = pytorch_step_waits(s, placement, 2);
+  for (LineEnding eol : {LineEnding::Crlf, LineEnding::Lf}) {
+    std::string off_waits;
+    StringSink sink(off_waits);
+    write_pytorch_csv(s, waits, sink, {eol});
+    CHECK((off_waits == to_pytorch_csv(timelines, {eol})));  // not printed: 3 MB each
+  }
 }
 
 TEST_CASE("placing actions by their moments agrees with the lock-step loop on damaged schedules") {
