@@ -98,27 +98,19 @@ std::uint32_t infer_microbatch_count(const Schedule& s) {
   return largest_plus_one(s, [](const Action& a) -> std::uint32_t { return a.index + 1u; });
 }
 
-// A rank's program runs the same stage for long stretches (all of it with one stage per rank): an
-// action whose stage is the one before it was placed already, which one compare tells.
 void ShapeGatherer::add_rank(std::uint32_t rank, std::span<const Action> program, const SubActionTable& subs) {
-  std::uint32_t mb = microbatches_;
-  std::uint16_t last = Action::kNoStage;
+  Rank gathered(*this, rank);
   for (const Action& a : program) {
-    if (a.is_container()) [[unlikely]] {
-      for (const Action& sub : subs.group(a.group())) {
-        if (sub.has_stage()) place(sub.stage, rank);
-        if (!sub.is_container()) mb = std::max(mb, sub.index + 1u);
-      }
+    if (!a.is_container()) [[likely]] {
+      gathered.add(a);
       continue;
     }
-    mb = std::max(mb, a.index + 1u);  // idle: kNoMicrobatch + 1 wraps to 0
-    if (a.stage == last) continue;    // idle steps have no stage either
-    if (a.has_stage()) {
-      place(a.stage, rank);
-      last = a.stage;
+    for (const Action& sub : subs.group(a.group())) {
+      if (sub.has_stage()) place(sub.stage, rank);
+      if (!sub.is_container()) microbatches_ = std::max(microbatches_, sub.index + 1u);
     }
   }
-  microbatches_ = mb;
+  gathered.done();
 }
 
 void ShapeGatherer::merge(const ShapeGatherer& other, std::uint32_t first_rank) {

@@ -5,6 +5,7 @@
 // Source locations of parsed actions live beside it in a SourceMap, not inside it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -102,6 +103,28 @@ class ShapeGatherer {
  public:
   /// Rank `rank`'s program; `subs` holds its containers' sub-actions.
   void add_rank(std::uint32_t rank, std::span<const Action> program, const SubActionTable& subs);
+  /// A rank's plain actions (no container) one at a time, in program order, for a reader that has
+  /// each at hand as it parses it; done() adds them. Adding an action twice changes nothing.
+  class Rank {
+   public:
+    Rank(ShapeGatherer& to, std::uint32_t rank) : to_(to), rank_(rank) {}
+    // A rank's program runs the same stage for long stretches (all of it with one stage per
+    // rank): an action whose stage is the one before it was placed already, which one compare tells.
+    void add(const Action& a) {
+      microbatches_ = std::max(microbatches_, a.index + 1u);  // idle: kNoMicrobatch + 1 wraps to 0
+      if (a.stage != last_ && a.has_stage()) {                // idle steps have no stage
+        to_.place(a.stage, rank_);
+        last_ = a.stage;
+      }
+    }
+    void done() { to_.microbatches_ = std::max(to_.microbatches_, microbatches_); }
+
+   private:
+    ShapeGatherer& to_;
+    std::uint32_t rank_;
+    std::uint16_t last_ = Action::kNoStage;
+    std::uint32_t microbatches_ = 0;
+  };
   /// Adds what `other` gathered, its ranks numbered from `first_rank` on.
   void merge(const ShapeGatherer& other, std::uint32_t first_rank);
   /// infer_shape of a schedule whose every rank was added (and no other).

@@ -36,8 +36,6 @@ namespace ppsched {
 namespace {
 
 constexpr std::size_t kRowDone = std::string_view::npos;
-// A row parsed from canonical cells alone holds no container, so no sub-action.
-const SubActionTable kNoSubActions;
 
 // An action as today's names say it: under Pre26 a B is the input-gradient backward.
 Action in_dialect(ActionDialect dialect, Action a) {
@@ -74,7 +72,8 @@ void reserve_row(std::string_view line, std::vector<Action>& program, StepColumn
 // parsed and split in one pass. Returns kRowDone when the row is complete, else the start of the
 // first cell that needs more (quoted, non-canonical, an error), read by the caller.
 std::size_t read_canonical_cells(std::string_view line, std::size_t pos, ActionDialect dialect,
-                                 std::vector<Action>& program, StepColumns& columns, std::uint32_t& kinds) {
+                                 std::vector<Action>& program, StepColumns& columns, std::uint32_t& kinds,
+                                 ShapeGatherer::Rank& shape) {
   const char* const line_end = line.data() + line.size();
   for (;;) {
     Action fast = Action::idle();  // an empty cell: an idle step
@@ -84,6 +83,7 @@ std::size_t read_canonical_cells(std::string_view line, std::size_t pos, ActionD
     if (!stop || (stop != line_end && *stop != ',')) return pos;
     fast = in_dialect(dialect, fast);
     kinds |= 1u << static_cast<unsigned>(fast.kind);
+    shape.add(fast);
     program.push_back(fast);
     columns.push_back(static_cast<std::uint32_t>(pos + 1));
     if (stop == line_end) return kRowDone;
@@ -108,7 +108,7 @@ struct SecondHalf {
   std::vector<std::vector<Action>> programs;  ///< by row; empty for a row that is not clean
   std::vector<StepColumns> columns;           ///< by row, as programs
   std::uint32_t kinds = 0;                    ///< of the clean rows' actions
-  ShapeGatherer shape;                        ///< of the clean rows, numbered from 0
+  ShapeGatherer shape;                        ///< of the rows' canonical cells, numbered from 0
   bool too_long = false;                      ///< the rows stop at a line over the limit
   std::exception_ptr error;                   ///< a failed read
 
@@ -130,11 +130,14 @@ struct SecondHalf {
         std::uint32_t row_kinds = 0;
         if (!raw.empty()) {
           reserve_row(raw, program, cols);
-          row.clean = read_canonical_cells(raw, 0, dialect, program, cols, row_kinds) == kRowDone;
+          // A row that is not clean is read again by the calling thread as the same rank: what
+          // was gathered of it here is a part of what that reading gathers.
+          ShapeGatherer::Rank row_shape(shape, static_cast<std::uint32_t>(rows.size()));
+          row.clean = read_canonical_cells(raw, 0, dialect, program, cols, row_kinds, row_shape) == kRowDone;
+          row_shape.done();
         }
         if (row.clean) {
           kinds |= row_kinds;
-          shape.add_rank(static_cast<std::uint32_t>(rows.size()), program, kNoSubActions);
         } else {
           program = {};
           cols = {};
@@ -270,7 +273,6 @@ class CsvScheduleReader {
     const auto line_no = static_cast<unsigned>(out_.schedule.ranks.size() + 1);
     if (out_.schedule.ranks.size() == kMaxCsvRanks) return too_many_rows(line_no, raw);
     if (!read_row(line_no, raw)) return Flow::Fail;
-    shape_.add_rank(line_no - 1, out_.schedule.ranks.back().actions, out_.schedule.sub_actions);
     if (sink_.full()) {
       Diagnostic d;
       d.severity = Severity::Note;
@@ -316,8 +318,19 @@ class CsvScheduleReader {
     out_.source.rank_line.push_back(line_no);
     if (line.empty()) return true;  // a blank line is a rank with no actions
     reserve_row(line, program, columns);
-    std::size_t pos = read_canonical_cells(line, 0, opt_.dialect, program, columns, kinds_);
+    ShapeGatherer::Rank shape(shape_, line_no - 1);
+    std::size_t pos = read_canonical_cells(line, 0, opt_.dialect, program, columns, kinds_, shape);
+    shape.done();
     if (pos == kRowDone) return true;
+    const bool read = read_rest_of_row(line_no, line, pos, program, columns);
+    shape_.add_rank(line_no - 1, program, out_.schedule.sub_actions);  // its other cells, containers too
+    return read;
+  }
+
+  // read_row from `pos`, the first cell that is not canonical.
+  bool read_rest_of_row(unsigned line_no, std::string_view line, std::size_t pos, std::vector<Action>& program,
+                        StepColumns& columns) {
+    ShapeGatherer::Rank shape(shape_, line_no - 1);  // read_row gathers the whole row afterwards
     if (const void* nul = std::memchr(line.data() + pos, 0, line.size() - pos)) {
       const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - line.data());
       // The column counts a skipped BOM on the first line, as LineReader's byte count does.
@@ -348,7 +361,7 @@ class CsvScheduleReader {
         columns.push_back(static_cast<std::uint32_t>(pos + 1));
         return true;
       }
-      pos = read_canonical_cells(line, pos, opt_.dialect, program, columns, kinds_);
+      pos = read_canonical_cells(line, pos, opt_.dialect, program, columns, kinds_, shape);
       if (pos == kRowDone) return true;
     }
   }
