@@ -28,7 +28,8 @@ void append_action_text(std::string& out, const Action& a, const SubActionTable&
 inline constexpr std::size_t kMaxPlainActionText = 32;
 /// Writes plain (not container, not idle) action `a` at `p`, which has room for
 /// kMaxPlainActionText bytes, and returns one past its end: the hot loop of the writers, which
-/// keep a raw buffer rather than append to a string a cell at a time.
+/// keep a raw buffer rather than append to a string a cell at a time. It may write spaces past
+/// the end it returns (within the room), which a writer overwrites or keeps as blanks.
 char* write_plain_text(char* p, const Action& a);
 /// How many bytes write_plain_text writes for `a`, counted without writing them (a step grid's
 /// widths pass reads every cell of a dry run's timeline).

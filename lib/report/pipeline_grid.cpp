@@ -84,7 +84,8 @@ void write_pipeline_grid(const Schedule& s, ByteSink& sink, std::optional<std::s
   write_ordered_chunks(sink, (steps + steps_per_chunk - 1) / steps_per_chunk, [&](std::size_t k, ChunkText& text) {
     const std::size_t first = k * steps_per_chunk, last = std::min(steps, first + steps_per_chunk);
     std::string container;
-    char* p = text.room((last - first) * row_room);
+    // A cell's text may come with spaces after it (write_plain_text): the last one's need room.
+    char* p = text.room((last - first) * row_room + kMaxPlainActionText);
     char label[24];
     for (std::size_t t = first; t < last; ++t) {
       std::memcpy(p, blank.data(), row_size);
