@@ -43,26 +43,14 @@ Action in_dialect(ActionDialect dialect, Action a) {
   return Action::make(ActionKind::I, a.stage, a.microbatch());
 }
 
-// Commas come every few bytes, so they are counted, not searched for: in blocks of at most 255
-// bytes with a byte-wide counter, a loop GCC turns into 16 or 32 bytes per step (counted into a
-// size_t, GCC keeps it byte by byte: docs/bench.md, "Figures behind the reader's choices").
-std::size_t count_commas(std::string_view line) {
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < line.size();) {
-    const std::size_t block = std::min<std::size_t>(line.size() - i, 255);
-    unsigned char in_block = 0;
-    for (std::size_t j = 0; j < block; ++j) in_block = static_cast<unsigned char>(in_block + (line[i + j] == ','));
-    total += in_block;
-    i += block;
-  }
-  return total;
-}
-
-// Every comma ends a cell (commas inside quotes only make this an overestimate), so a row's arrays
-// are sized once: growing them by doubling copied each 10M-action file about twice and touched
-// twice the fresh memory.
+// A row's arrays are sized once, for as many cells as the line can hold but for empty ones (each
+// other cell takes at least two bytes with its comma): pages reserved and never written cost no
+// memory, and growing the arrays by doubling copied each 10M-action file about twice and touched
+// twice the fresh memory. Counting the commas instead was a second pass over every line, 3-6 ms
+// of validate's 0.13 s on the 6.2M-action file (docs/bench.md). A row of mostly empty cells (a
+// dry run's timelines read back) may still grow.
 void reserve_row(std::string_view line, std::vector<Action>& program, StepColumns& columns) {
-  const std::size_t cells = count_commas(line) + 1;
+  const std::size_t cells = line.size() / 2 + 1;
   program.reserve(cells);
   columns.reserve(cells);
 }
