@@ -17,7 +17,7 @@ namespace ppsched {
 
 namespace {
 
-constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
+constexpr std::uint32_t kNoKey = ~std::uint32_t{0};
 
 // A moment of the loop: step * 2 + pass.
 using Moment = std::uint64_t;
@@ -36,7 +36,8 @@ class MomentRun {
   std::optional<StepWaits> run(std::size_t split_at) {
     const std::size_t ranks = s_.rank_count(), stages = owner_.size();
     const std::size_t steps = s_.step_count();
-    // Moments fit 32 bits (plus one for "not yet"), and the grids must be no larger than the schedule.
+    // Moments fit 32 bits (plus one for "not yet"), and the grids must be no larger than the schedule
+    // (so a SEND's key, under 2 * (steps + 1024), fits 32 bits too).
     if (ranks == 0 || steps >= (std::size_t{1} << 30) || double(stages) * double(mbs_) > double(steps) + 1024)
       return std::nullopt;
     done_.assign(stages * mbs_, 0);
@@ -71,7 +72,7 @@ class MomentRun {
       }
     }
     std::int64_t last = -1;
-    for (const Lane& lane : lanes_) last = std::max(last, lane.prev_step);
+    for (const Lane& lane : lanes_) last = std::max<std::int64_t>(last, lane.prev_step);
     // PyTorch stops at the first step in which no rank ran anything in its first pass. (Here that
     // cannot happen: a SEND waits only on its own rank, so it runs in a first pass, and a RECV in
     // the step of its SEND or the one after. It is checked all the same.)
@@ -88,18 +89,19 @@ class MomentRun {
   }
 
  private:
-  // A rank's progress and result so far. A cache line (or two) each, as a half's own: the two
-  // halves write their lanes at every action, and a line shared across the split would pass
-  // between the cores each time.
+  // A rank's progress and result so far. A cache line each, as a half's own: the two halves
+  // write their lanes at every action, and a line shared across the split would pass between the
+  // cores each time. Steps, cells and keys fit 32 bits, as run() checks.
   struct alignas(64) Lane {
     const Action* begin = nullptr;
     const Action* next = nullptr;
     const Action* end = nullptr;
-    std::int64_t prev_step = -1;     ///< the step of its last action run
-    std::uint64_t waiting = kNoKey;  ///< the SEND (sent_ index) its head waits for
-    std::size_t cells = 0;           ///< its timeline's length so far
+    std::int32_t prev_step = -1;     ///< the step of its last action run
+    std::uint32_t cells = 0;         ///< its timeline's length so far
+    std::uint32_t waiting = kNoKey;  ///< the SEND (sent_ index) its head waits for
     std::vector<StepWait> waits;
   };
+  static_assert(sizeof(Lane) == 64);
   struct Poll {
     std::uint32_t rank;
     std::uint64_t key;
@@ -213,7 +215,7 @@ class MomentRun {
           const std::uint64_t key = cell(peer, m) * 2 + !forward;
           const std::uint32_t sent = sent_[key].load(std::memory_order_acquire);
           if (sent == 0) {
-            lane.waiting = key;
+            lane.waiting = static_cast<std::uint32_t>(key);
             if (!h.holds(q)) h.polls.push_back({r, key});
             return;
           }
@@ -243,9 +245,9 @@ class MomentRun {
     const std::int64_t idle = t - (lane.prev_step + 1);
     if (idle > 0)
       lane.waits.push_back({static_cast<std::uint32_t>(lane.next - lane.begin), static_cast<std::uint32_t>(idle)});
-    lane.cells += static_cast<std::size_t>(idle) + 1;
+    lane.cells += static_cast<std::uint32_t>(idle) + 1;
     if ((at & 1) == 0) h.first_pass[static_cast<std::size_t>(t)] = true;
-    lane.prev_step = t;
+    lane.prev_step = static_cast<std::int32_t>(t);
     ++lane.next;
     if (a.kind >= ActionKind::F && a.kind <= ActionKind::RecvB) done_[cell(a.stage, a.index)] |= bit(a.kind);
     if (a.kind != ActionKind::SendF && a.kind != ActionKind::SendB) return;
