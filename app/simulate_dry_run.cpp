@@ -19,10 +19,7 @@ int run_dry_run(Schedule& s, const std::optional<InferredShapeOf>& known, const 
         known ? pytorch_step_waits(s, known->placement.stage_to_rank, stages, kDefaultMaxStepCells, known->microbatches)
               : pytorch_step_waits(s, placement_of(s).stage_to_rank, stages);
     // The CSV is written off the programs and the waits; the other faces read the timelines.
-    if (format != "csv") {
-      put_step_timelines(s, waits, s);
-      s.num_stages = stages;
-    }
+    if (format != "csv") put_step_timelines(s, waits, stages, s);
     write_output(output, [&](ByteSink& out) {
       if (format == "csv")
         write_pytorch_csv(s, waits, out);

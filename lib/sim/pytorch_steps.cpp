@@ -306,7 +306,7 @@ StepWaits pytorch_step_waits(const Schedule& s, const std::vector<std::uint32_t>
 
 // Rank by rank, each half of the ranks on its own thread (ir/rank_halves.hpp): a rank reads only
 // its own program, which its timeline then replaces when `out` is `programs`.
-void put_step_timelines(const Schedule& programs, const StepWaits& waits, Schedule& out) {
+void put_step_timelines(const Schedule& programs, const StepWaits& waits, std::uint32_t num_stages, Schedule& out) {
   for_rank_halves(programs, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r) {
       const auto& p = programs.ranks[r].actions;
@@ -314,6 +314,7 @@ void put_step_timelines(const Schedule& programs, const StepWaits& waits, Schedu
       out.ranks[r].actions = std::move(timeline);
     }
   });
+  out.num_stages = num_stages;
 }
 
 Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
@@ -321,16 +322,8 @@ Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32
   StepSimulator sim(s, stage_to_rank, num_stages);
   const StepWaits waits = sim.run(max_cells, lock_step_only);
   Schedule out = sim.empty_out();
-  put_step_timelines(s, waits, out);
-  out.num_stages = num_stages;
+  put_step_timelines(s, waits, num_stages, out);
   return out;
-}
-
-void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                     std::uint32_t num_stages, std::size_t max_cells, std::uint32_t microbatches) {
-  const StepWaits waits = pytorch_step_waits(s, stage_to_rank, num_stages, max_cells, microbatches);
-  put_step_timelines(s, waits, s);
-  s.num_stages = num_stages;
 }
 
 }  // namespace ppsched

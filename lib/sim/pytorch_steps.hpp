@@ -129,19 +129,15 @@ Schedule simulate_pytorch_steps(const Schedule& s, const std::vector<std::uint32
                                 bool lock_step_only = false);
 /// simulate_pytorch_steps's timelines, as where each rank waited (ir/step_timelines.hpp): what a
 /// writer reads them from without building them (write_pytorch_csv's overload). Throws as
-/// simulate_pytorch_steps. `microbatches` as for simulate_pytorch_steps_in_place.
+/// simulate_pytorch_steps. `microbatches` is microbatches_in_use(s) where the caller knows it
+/// already (0: found here, a pass over `s`).
 StepWaits pytorch_step_waits(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
                              std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells,
                              std::uint32_t microbatches = 0, bool lock_step_only = false);
-/// Builds the timelines `waits` puts on the ranks of `programs` into `out`'s programs; `out` may be
-/// `programs` itself (each rank's timeline replaces its program).
-void put_step_timelines(const Schedule& programs, const StepWaits& waits, Schedule& out);
-/// simulate_pytorch_steps, with the timelines written over `s` (its programs, and num_stages), rank
-/// by rank once the simulation is done: a long dry run never holds the schedule and its timelines
-/// whole at once. On a throw (the same as above) `s` is unchanged. `microbatches` is
-/// microbatches_in_use(s) where the caller knows it already (0: found here, a pass over `s`).
-void simulate_pytorch_steps_in_place(Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
-                                     std::uint32_t num_stages, std::size_t max_cells = kDefaultMaxStepCells,
-                                     std::uint32_t microbatches = 0);
+/// Builds the timelines `waits` puts on the ranks of `programs` into `out`'s programs, and states
+/// `num_stages` in `out`, as simulate_pytorch_steps's result does; `out` may be `programs` itself:
+/// each rank's timeline replaces its program once built, so a long dry run never holds the schedule
+/// and its timelines whole at once.
+void put_step_timelines(const Schedule& programs, const StepWaits& waits, std::uint32_t num_stages, Schedule& out);
 
 }  // namespace ppsched

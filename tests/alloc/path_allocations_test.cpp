@@ -108,9 +108,12 @@ TEST_CASE("the lock-step dry run allocates nothing per action") {
   check_path("pytorch-steps", [](const std::string& text) {
     ParsedSchedule p = parse(text);
     Schedule s = std::move(p.schedule);
-    simulate_pytorch_steps_in_place(s, placement_of(s).stage_to_rank, stated_stages(s));
+    // As `simulate --simulator pytorch-steps` runs it: the CSV off the waits, the grid off the timelines.
+    const std::uint32_t stages = stated_stages(s);
+    const StepWaits waits = pytorch_step_waits(s, placement_of(s).stage_to_rank, stages);
     NullSink csv, grid;
-    write_pytorch_csv(s, csv);
+    write_pytorch_csv(s, waits, csv);
+    put_step_timelines(s, waits, stages, s);
     write_steps_text(s, grid);
     CHECK(csv.bytes_ > text.size());
   });
