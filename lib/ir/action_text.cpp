@@ -19,9 +19,6 @@ void append_plain(std::string& out, const Action& a) {
   out.append(buf, write_plain_text(buf, a));
 }
 
-}  // namespace
-
-namespace {
 // Each kind's name padded with spaces to 16 bytes: write_plain_text copies all 16 (one move, where
 // a copy of the name's own length was a call to memcpy and a fifth of the CSV writer's time), and
 // the microbatch's digits overwrite the padding.

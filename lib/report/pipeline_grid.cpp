@@ -84,7 +84,7 @@ void write_pipeline_grid(const Schedule& s, ByteSink& sink, std::optional<std::s
   write_ordered_chunks(sink, (steps + steps_per_chunk - 1) / steps_per_chunk, [&](std::size_t k, ChunkText& text) {
     const std::size_t first = k * steps_per_chunk, last = std::min(steps, first + steps_per_chunk);
     std::string container;
-    // A cell's text may come with spaces after it (write_plain_text): the last one's need room.
+    // write_plain_text may put spaces after a cell's text: past the last row's end, they need room.
     char* p = text.room((last - first) * row_room + kMaxPlainActionText);
     char label[24];
     for (std::size_t t = first; t < last; ++t) {
