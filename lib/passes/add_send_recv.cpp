@@ -261,8 +261,15 @@ Schedule SendRecvLowering::run() {
 
 }  // namespace
 
-Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages) {
+Schedule add_send_recv_round_robin(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                   std::uint32_t num_stages) {
   return SendRecvLowering(s, stage_to_rank, num_stages).run();
+}
+
+Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages) {
+  if (std::optional<Schedule> by_rounds = add_send_recv_by_rounds(s, stage_to_rank, num_stages))
+    return std::move(*by_rounds);
+  return add_send_recv_round_robin(s, stage_to_rank, num_stages);
 }
 
 }  // namespace ppsched

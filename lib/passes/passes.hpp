@@ -84,6 +84,17 @@ Schedule add_reduce_grad(const Schedule& s, std::uint32_t num_microbatches);
 /// all (PyTorch asserts). Linear in the output, times log(ranks).
 Schedule add_send_recv(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank, std::uint32_t num_stages);
 
+/// add_send_recv's two ways, which it chooses between and the tests hold to each other. By rounds
+/// (send_recv_rounds.cpp): when each action is emitted, then each rank's output assembled, on two
+/// threads for a large schedule; nullopt for what it leaves to the round robin (a container, a
+/// SEND or RECV in the input, an action off its stage's rank or outside the pipeline, a duplicated
+/// action, an empty rank, a schedule that cannot finish). The round robin itself (add_send_recv.cpp),
+/// which takes any input and raises add_send_recv's errors.
+std::optional<Schedule> add_send_recv_by_rounds(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                                std::uint32_t num_stages);
+Schedule add_send_recv_round_robin(const Schedule& s, const std::vector<std::uint32_t>& stage_to_rank,
+                                   std::uint32_t num_stages);
+
 /// Merges an I followed (idle steps skipped) by a W of the same stage and microbatch into one
 /// B. Idle steps are dropped. PyTorch's `_merge_bw`.
 Schedule merge_bw(const Schedule& s);

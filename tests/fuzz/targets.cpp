@@ -214,6 +214,22 @@ void pipeline(const std::uint8_t* d, std::size_t n) {
   } catch (const SimDeadlock&) {
   } catch (const UserError&) {  // PyTorch's KeyError cases, documented
   }
+  // add_send_recv's two ways: the rounds, where they apply, give the round robin's output exactly.
+  {
+    const std::vector<std::uint32_t> inferred = placement_of(s).stage_to_rank;
+    const std::uint32_t pipeline = stated_stages(s);
+    if (std::optional<Schedule> by_rounds = add_send_recv_by_rounds(s, inferred, pipeline)) {
+      try {
+        const Schedule reference = add_send_recv_round_robin(s, inferred, pipeline);
+        auto same_rank = [](const RankProgram& a, const RankProgram& b) { return a.actions == b.actions; };
+        if (!std::equal(reference.ranks.begin(), reference.ranks.end(), by_rounds->ranks.begin(),
+                        by_rounds->ranks.end(), same_rank))
+          fuzz_fail("add_send_recv by rounds differs from the round robin");
+      } catch (const PassError&) {
+        fuzz_fail("add_send_recv by rounds lowered what the round robin refuses");
+      }
+    }
+  }
   // Both recipes, and the runtime one with PyTorch's lowering keywords (deferred RECVs, an
   // unbounded look-ahead).
   const std::function<Schedule(const Schedule&)> passes[] = {[](const Schedule& x) { return lower_runtime(x); },
