@@ -12,6 +12,8 @@
 //                             that produces this Timeline on this machine
 //   BM_SimulateTimedQueues1f1b  BM_SimulateTimed1f1b with split communicator queues (0 per-rank,
 //                             1 per-direction, 2 per-edge)
+//   BM_StepWaits1f1b          the dry run's placing of each action (pytorch_step_waits), same input,
+//                             on two threads (one:0) and on one (one:1)
 //   BM_FindStuck1f1b          the verdict-only run (find_stuck, what `validate` uses without
 //                             thresholds) on the same 6.2M-action schedule
 //
@@ -20,7 +22,9 @@
 #include <benchmark/benchmark.h>
 
 #include <map>
+#include <optional>
 
+#include "ir/rank_halves.hpp"
 #include "passes/passes.hpp"
 #include "sim/activation_liveness.hpp"
 #include "sim/aggregate.hpp"
@@ -125,6 +129,22 @@ void BM_SimulateSteps1f1b(benchmark::State& state) {
   for (auto _ : state) {
     Schedule t = simulate_pytorch_steps(s, s.placement.stage_to_rank, s.num_stages);
     benchmark::DoNotOptimize(t.ranks.data());
+  }
+  state.counters["actions"] = static_cast<double>(actions);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
+}
+
+// The dry run's placing alone (step_waits_by_moments): what `simulate --simulator pytorch-steps
+// --format csv` spends between reading and writing. Two threads from a million steps; one:1 keeps
+// it on one, to see what the second thread gains.
+void BM_StepWaits1f1b(benchmark::State& state) {
+  const Schedule& s = lowered_1f1b(64, static_cast<std::uint32_t>(state.range(0)));
+  std::size_t actions = s.action_count();
+  std::optional<OneThreadHere> one;
+  if (state.range(1)) one.emplace();
+  for (auto _ : state) {
+    StepWaits w = pytorch_step_waits(s, s.placement.stage_to_rank, s.num_stages);
+    benchmark::DoNotOptimize(w.cells.data());
   }
   state.counters["actions"] = static_cast<double>(actions);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * actions));
@@ -266,6 +286,13 @@ BENCHMARK(BM_SimulateSteps1f1b)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);
+BENCHMARK(BM_StepWaits1f1b)
+    ->ArgNames({"microbatches", "one"})
+    ->Args({16384, 0})
+    ->Args({16384, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(10);
 BENCHMARK(BM_SimulateTimedSizes)
     ->ArgName("actions")
     ->Arg(1000)
