@@ -67,7 +67,9 @@ class RoundsLowering {
       if (map_[st] >= ranks) return false;
     for (const RankProgram& p : s_.ranks)
       if (p.actions.empty()) return false;  // PyTorch asserts; the round robin says so
-    mbs_ = microbatches_in_use(s_);
+    // A stated count bounds every microbatch the rounds look up (a larger one leaves them), and
+    // saves a pass over the actions.
+    mbs_ = s_.num_microbatches ? s_.num_microbatches : microbatches_in_use(s_);
     if (double(stages_) * double(mbs_) > dense_grid_limit(steps)) return false;
     own_.assign(std::size_t{stages_} * mbs_, 0);
     recv_.assign(std::size_t{stages_} * mbs_ * 2, kNotYet);
@@ -216,46 +218,55 @@ class RoundsLowering {
   // Rank q's output: its heads (each followed by its SEND) and the RECVs sent to it, by moment.
   void assemble_rank(std::uint32_t q, std::vector<Action>& out) const {
     out.reserve(sizes_[q]);
+    constexpr std::uint64_t kNoMore = ~std::uint64_t{0};
+    // A rank that sends to q, read in step with its rounds: its next RECV for q and that RECV's moment.
     struct From {
-      std::uint32_t rank, next;
-      std::optional<Action> recv;  // the RECV of action `next - 1`, when not taken yet
+      const Action* next;
+      const Action* end;
+      const std::uint32_t* round;
+      std::uint32_t rank;
+      std::uint64_t moment;
+      Action recv;
+    };
+    auto refill = [&](From& f) {
+      for (; f.next != f.end; ++f.next, ++f.round) {
+        if (const std::optional<Action> recv = recv_for(*f.next, f.rank, q)) {
+          f.recv = *recv;
+          f.moment = std::uint64_t{*f.round} << 32 | f.rank;
+          ++f.next;
+          ++f.round;
+          return;
+        }
+      }
+      f.moment = kNoMore;
     };
     std::vector<From> senders;
-    for (std::uint32_t p : senders_of(q)) senders.push_back({p, 0, std::nullopt});
-    // The next RECV from a sender (its action before `next`), and its moment.
-    auto refill = [&](From& f) {
-      const std::vector<Action>& program = s_.ranks[f.rank].actions;
-      while (!f.recv && f.next < program.size()) f.recv = recv_for(program[f.next++], f.rank, q);
-    };
-    auto moment = [&](const From& f) { return std::uint64_t{rounds_[f.rank][f.next - 1]} << 32 | f.rank; };
-    for (From& f : senders) refill(f);
-    const std::vector<Action>& own = s_.ranks[q].actions;
-    for (std::uint32_t i = 0; i < own.size(); ++i) {
-      const std::uint64_t mine = std::uint64_t{rounds_[q][i]} << 32 | q;
-      for (;;) {  // the RECVs appended before this head's moment
+    for (std::uint32_t p : senders_of(q)) {
+      const std::vector<Action>& program = s_.ranks[p].actions;
+      senders.push_back({program.data(), program.data() + program.size(), rounds_[p].data(), p, kNoMore, {}});
+      refill(senders.back());
+    }
+    // The RECVs appended before `moment`, in the order they were.
+    auto take_recvs_before = [&](std::uint64_t moment) {
+      for (;;) {
         From* first = nullptr;
         for (From& f : senders)
-          if (f.recv && moment(f) < mine && (!first || moment(f) < moment(*first))) first = &f;
-        if (!first) break;
-        out.push_back(*first->recv);
-        first->recv.reset();
+          if (f.moment < moment && (!first || f.moment < first->moment)) first = &f;
+        if (!first) return;
+        out.push_back(first->recv);
         refill(*first);
       }
-      const Action& a = own[i];
+    };
+    const std::vector<Action>& own = s_.ranks[q].actions;
+    const std::uint32_t* round = rounds_[q].data();
+    for (const Action& a : own) {
+      take_recvs_before(std::uint64_t{*round++} << 32 | q);
       if (a.is_idle()) continue;
       out.push_back(a);
       if (sends_to(a, q))
         out.push_back(Action::make(a.kind == ActionKind::F ? ActionKind::SendF : ActionKind::SendB, a.stage, a.index));
     }
-    for (;;) {  // the RECVs appended after its last head
-      From* first = nullptr;
-      for (From& f : senders)
-        if (f.recv && (!first || moment(f) < moment(*first))) first = &f;
-      if (!first) break;
-      out.push_back(*first->recv);
-      first->recv.reset();
-      refill(*first);
-    }
+    take_recvs_before(kNoMore);
   }
 
   Schedule assemble() const {
