@@ -12,6 +12,8 @@
 //                             that produces this Timeline on this machine
 //   BM_SimulateTimedQueues1f1b  BM_SimulateTimed1f1b with split communicator queues (0 per-rank,
 //                             1 per-direction, 2 per-edge)
+//   BM_SimulateAggregates1f1b the aggregates run (simulate_aggregates: summary, validate's
+//                             deadlock verdict), same input, on two threads (one:0) and on one (one:1)
 //   BM_StepWaits1f1b          the dry run's placing of each action (pytorch_step_waits), same input,
 //                             on two threads (one:0) and on one (one:1)
 //   BM_FindStuck1f1b          the verdict-only run (find_stuck, what `validate` uses without
@@ -114,6 +116,8 @@ void run_aggregates(benchmark::State& state, std::uint32_t ranks, std::uint32_t 
 }
 
 void BM_SimulateAggregates1f1b(benchmark::State& state) {
+  std::optional<OneThreadHere> one;
+  if (state.range(1)) one.emplace();
   run_aggregates(state, 64, static_cast<std::uint32_t>(state.range(0)));
 }
 
@@ -245,8 +249,9 @@ BENCHMARK(BM_SimulateTimed1f1b)
     ->UseRealTime()
     ->Iterations(5);
 BENCHMARK(BM_SimulateAggregates1f1b)
-    ->ArgName("microbatches")
-    ->Arg(16384)
+    ->ArgNames({"microbatches", "one"})
+    ->Args({16384, 0})
+    ->Args({16384, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(5);
