@@ -23,6 +23,7 @@
 // and a schedule that cannot finish (it names the stuck ranks, as PyTorch does).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -71,12 +72,21 @@ class RoundsLowering {
     // saves a pass over the actions.
     mbs_ = s_.num_microbatches ? s_.num_microbatches : microbatches_in_use(s_);
     if (double(stages_) * double(mbs_) > dense_grid_limit(steps)) return false;
-    own_.assign(std::size_t{stages_} * mbs_, 0);
-    recv_.assign(std::size_t{stages_} * mbs_ * 2, kNotYet);
     lanes_.resize(ranks);
-    rounds_.resize(ranks);
     sizes_.assign(ranks, 0);
-    for (std::size_t r = 0; r < ranks; ++r) rounds_[r].resize(s_.ranks[r].actions.size());
+    // Fresh memory, 4 bytes per action and 9 per (stage, microbatch): its pages are faulted in,
+    // and the tables cleared, by two threads for a large schedule, a half each.
+    const std::size_t cells = std::size_t{stages_} * mbs_;
+    own_ = std::make_unique_for_overwrite<std::uint8_t[]>(cells);
+    recv_ = std::make_unique_for_overwrite<std::uint32_t[]>(cells * 2);
+    rounds_.resize(ranks);
+    for_rank_halves(s_, [&](std::size_t half, std::size_t begin, std::size_t end) {
+      for (std::size_t r = begin; r < end; ++r) rounds_[r].resize(s_.ranks[r].actions.size());
+      if (half == 1 && begin == end) return;  // no second half: the first clears everything
+      const std::size_t from = half == 0 ? 0 : cells / 2, to = half == 1 || end == ranks ? cells : cells / 2;
+      std::fill(own_.get() + from, own_.get() + to, std::uint8_t{0});
+      std::fill(recv_.get() + 2 * from, recv_.get() + 2 * to, kNotYet);
+    });
     return true;
   }
 
@@ -286,8 +296,8 @@ class RoundsLowering {
   const std::vector<std::uint32_t>& map_;
   const std::uint32_t stages_;
   std::uint32_t mbs_ = 0;
-  std::vector<std::uint8_t> own_;                   ///< per (stage, microbatch): kOwn* bits
-  std::vector<std::uint32_t> recv_;                 ///< per (stage, microbatch, direction): 1 + round appended
+  std::unique_ptr<std::uint8_t[]> own_;             ///< per (stage, microbatch): kOwn* bits
+  std::unique_ptr<std::uint32_t[]> recv_;           ///< per (stage, microbatch, direction): 1 + round appended
   std::vector<Lane> lanes_;                         ///< per rank
   std::vector<std::vector<std::uint32_t>> rounds_;  ///< per rank and input action: its round
   std::vector<std::size_t> sizes_;                  ///< per rank: its output's length
