@@ -22,6 +22,7 @@ Schedule runtime_order(const SynthParams& p) {
   Schedule s = make_schedule(p, 1, PlacementStyle::Loop);
   for (std::uint32_t r = 0; r < p.ranks; ++r) {
     auto& ops = s.ranks[r].actions;
+    ops.reserve(2 * std::size_t{p.microbatches});  // its exact size: grown by doubling, it touched twice the memory
     std::uint32_t f = 0, b = 0;
     std::uint32_t warmup = std::min(p.microbatches, p.ranks - r);
     while (f < warmup) ops.push_back(F(r, f++));
