@@ -48,6 +48,9 @@ class MomentRun {
       const auto& p = s_.ranks[r].actions;
       lanes_[r].begin = lanes_[r].next = p.data();
       lanes_[r].end = p.data() + p.size();
+      // At most a wait per action. Grown by doubling, the waits were copied and touched twice; a
+      // block this large is mapped on its own, and pages never written cost nothing.
+      lanes_[r].waits.reserve(p.size());
       any = any || std::any_of(p.begin(), p.end(), [](const Action& a) { return !a.is_idle(); });
     }
     if (!any) return std::nullopt;  // PyTorch: not progressing, with no rank stuck
