@@ -15,7 +15,9 @@
 // yet. (A round in which nothing moves cannot fall between two that do: what a rank waits for
 // was emitted in an earlier round or earlier in the same one.) The outputs are then assembled,
 // each rank's by merging its own heads with the RECVs its neighbour ranks send it, by moment: on
-// two threads for a large schedule, and each output written once, at its final size.
+// two threads for a large schedule, and each output written once, at its final size, which the
+// input alone gives (a large schedule's outputs are sized, and their pages faulted in, on the
+// second core while the first places the rounds).
 //
 // The round robin (add_send_recv.cpp) stays the reference and takes what this does not: a
 // container, a SEND or RECV in the input, an action off its stage's rank, a stage or microbatch
@@ -26,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -63,9 +66,18 @@ class RoundsLowering {
         if (thread.joinable()) thread.join();
       }
     } joiner{outputs};
-    if (ahead) outputs = std::thread([this] { allocate_outputs(true); });
+    std::exception_ptr outputs_failed;  // std::bad_alloc, reported here as on one thread
+    if (ahead)
+      outputs = std::thread([this, &outputs_failed] {
+        try {
+          allocate_outputs(true);
+        } catch (...) {
+          outputs_failed = std::current_exception();
+        }
+      });
     const bool placed = place_rounds();
     if (outputs.joinable()) outputs.join();
+    if (outputs_failed) std::rethrow_exception(outputs_failed);
     if (!placed) return std::nullopt;
     if (!ahead) allocate_outputs(false);
     return assemble();
