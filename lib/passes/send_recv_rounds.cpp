@@ -156,7 +156,6 @@ class RoundsLowering {
       if (a.is_container() || !a.has_stage() || a.stage > last_stage || map_[a.stage] != r) return false;
       const std::uint32_t st = a.stage;
       std::size_t needs = kNoWait;  // the RECV cell the head needs, appended by `sender`
-
       std::uint32_t sender = 0;
       switch (a.kind) {
         case ActionKind::F:
@@ -211,11 +210,10 @@ class RoundsLowering {
     const std::uint8_t bit = forward ? kOwnF : a.kind == ActionKind::I ? kOwnI : kOwnB;
     if (have & (forward ? kOwnF : kOwnI | kOwnB)) return false;
     have |= bit;
-    if (forward ? st + 1 == stages_ : st == 0) return true;
-    const std::uint32_t to_stage = forward ? st + 1 : st - 1;
-    const std::uint32_t q = map_[to_stage];
-    if (q == r) return true;  // no comms between stages of one rank
-    const std::size_t cell = recv_cell(to_stage, mb, forward);
+    const std::optional<std::uint16_t> to_stage = sends_to(a, r);
+    if (!to_stage) return true;
+    const std::uint32_t q = map_[*to_stage];
+    const std::size_t cell = recv_cell(*to_stage, mb, forward);
     recv_[cell] = round + 1;
     if (lanes_[q].wait == cell) {
       lanes_[q].wait = kNoWait;
